@@ -1,0 +1,65 @@
+#include "app/datasets.hpp"
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+
+#include "weights_tools/error.hpp"
+#include "weights_tools/idx.hpp"
+
+namespace bs {
+
+std::string data_dir() {
+  if (const char* d = std::getenv("BATCHSCOPE_DATA"); d && *d) return d;
+  return BATCHSCOPE_DATA_DIR;
+}
+
+void pick_shipped_dataset(const Shape& input, std::string& images, std::string& labels) {
+  const std::string path = data_dir() + "/datasets.json";
+  std::ifstream in(path);
+  if (!in) fail(path, "cannot open (set BATCHSCOPE_DATA to the data folder, or pass --data and --labels)");
+  nlohmann::json j;
+  try {
+    j = nlohmann::json::parse(in);
+  } catch (const std::exception& e) {
+    fail(path, std::string("invalid JSON (") + e.what() + ")");
+  }
+  std::string offered;
+  for (const auto& d : j.at("datasets")) {
+    Shape s{d.at("shape")[0].get<int>(), d.at("shape")[1].get<int>(), d.at("shape")[2].get<int>()};
+    if (s == input) {
+      images = data_dir() + "/" + d.at("images").get<std::string>();
+      labels = data_dir() + "/" + d.at("labels").get<std::string>();
+      return;
+    }
+    offered += (offered.empty() ? "" : ", ") + to_string(s);
+  }
+  fail("--data", "no shipped test set has the model's input shape " + to_string(input) + " (shipped: " + offered +
+                     "); pass --data and --labels");
+}
+
+LabelledImages load_labelled(const std::string& images, const std::string& labels, int count,
+                             const std::string& count_flag) {
+  LabelledImages out;
+  out.images_path = images;
+  out.labels_path = labels;
+  IdxFile im = read_idx(images);
+  if (im.dims.size() != 3 && im.dims.size() != 4)
+    fail(images, "expected images of shape (N, H, W) or (N, C, H, W), found " + std::to_string(im.dims.size()) + " dimensions");
+  IdxFile lb = read_idx(labels);
+  if (lb.dims.size() != 1) fail(labels, "expected labels of shape (N,), found " + std::to_string(lb.dims.size()) + " dimensions");
+  const int64_t available = std::min(im.dims[0], lb.dims[0]);
+  if (count > available)
+    fail(count_flag, std::to_string(count) + " images requested, " + images + " and its labels hold " +
+                         std::to_string(available));
+  out.count = count > 0 ? count : static_cast<int>(available);
+  out.shape = im.dims.size() == 3 ? Shape{1, static_cast<int>(im.dims[1]), static_cast<int>(im.dims[2])}
+                                  : Shape{static_cast<int>(im.dims[1]), static_cast<int>(im.dims[2]), static_cast<int>(im.dims[3])};
+  im.values.resize(static_cast<size_t>(out.count) * out.shape.size());
+  out.images = std::move(im.values);
+  out.labels.assign(lb.values.begin(), lb.values.begin() + out.count);
+  return out;
+}
+
+}  // namespace bs

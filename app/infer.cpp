@@ -1,0 +1,105 @@
+#include "app/infer.hpp"
+
+#include <chrono>
+#include <cmath>
+#include <iostream>
+
+#include "app/datasets.hpp"
+#include "app/runner.hpp"
+#include "kernels/cpu/ref_ops.hpp"
+#include "weights_tools/error.hpp"
+#include "weights_tools/npy.hpp"
+
+namespace bs {
+
+void InferOptions::add_to(CLI::App& app) {
+  app.add_option("--model", model_dir, "model folder holding model.json")->required();
+  app.add_option("--images", images, "use the first N images of the test set (default: all)")->check(CLI::PositiveNumber);
+  app.add_option("--batch", batch, "images per forward pass (default: all at once)")->check(CLI::PositiveNumber);
+  app.add_option("--backend", backend, "cpu-ref | cpu | cuda | cudnn (those built in)")->capture_default_str();
+  app.add_option("--conv-variant", conv_variant, "cuda: convolution version, number or name");
+  app.add_option("--threads", threads, "cpu: threads (default: all cores)")->check(CLI::PositiveNumber);
+  app.add_option("--data", data, "IDX images (gzipped or not); default: the shipped set matching the input");
+  app.add_option("--labels", labels, "IDX labels for --data");
+  app.add_option("--input", input, "run this float (N, C, H, W) .npy instead of a test set");
+  app.add_option("--output", output, "with --input: write the outputs (N, classes) here as .npy");
+  app.add_flag("--probabilities", probabilities, "with --input: write softmax probabilities, not logits");
+  app.footer(
+      "Examples:\n"
+      "  batchscope infer --model data/models/ece408\n"
+      "  batchscope infer --model data/models/ece408 --images 1000 --batch 100 --backend cpu-ref\n"
+      "  batchscope infer --model data/models/ece408 --input x.npy --output logits.npy");
+}
+
+void InferOptions::validate() const {
+  if (!data.empty() && labels.empty()) fail("--data", "needs --labels too");
+  if (data.empty() && !labels.empty()) fail("--labels", "needs --data too");
+  if (!input.empty() && output.empty()) fail("--input", "needs --output");
+  if (input.empty() && !output.empty()) fail("--output", "needs --input");
+  if (!input.empty() && !data.empty()) fail("--input", "cannot be combined with --data");
+  if (probabilities && input.empty()) fail("--probabilities", "applies only with --input/--output");
+}
+
+namespace {
+
+int run_tensor(const InferOptions& o, const Model& m, Backend& b) {
+  Array x = read_npy(o.input);
+  if (x.shape.size() != 4 || x.shape[1] != m.input.c || x.shape[2] != m.input.h || x.shape[3] != m.input.w)
+    fail(o.input, "shape (N, " + std::to_string(m.input.c) + ", " + std::to_string(m.input.h) + ", " +
+                      std::to_string(m.input.w) + ") expected, file has " + shape_str(x.shape));
+  const int n = static_cast<int>(x.shape[0]);
+  std::vector<float> in = x.to_float();
+  const size_t layers = m.logits_layers();
+  std::vector<float> y = run_batches(b, m, in.data(), n, o.batch, layers, nullptr);
+  const int64_t f = layers ? m.layers[layers - 1].out.size() : m.input.size();
+  if (o.probabilities) ref::softmax(y.data(), n, f, y.data());
+  write_npy(o.output, Array::from_float({n, f}, y));
+  std::cout << "wrote " << o.output << " (" << n << ", " << f << ") " << (o.probabilities ? "probabilities" : "logits")
+            << " from backend " << b.name() << "\n";
+  return 0;
+}
+
+}  // namespace
+
+int run_infer(const InferOptions& o) {
+  o.validate();
+  Model m = load_model(o.model_dir);
+  BackendOptions bo;
+  bo.conv_variant = o.conv_variant;
+  bo.threads = o.threads;
+  std::unique_ptr<Backend> b = open_backend(m, o.backend, bo);
+  if (!o.input.empty()) return run_tensor(o, m, *b);
+
+  std::string images = o.data, labels = o.labels;
+  if (images.empty()) pick_shipped_dataset(m.input, images, labels);
+  LabelledImages set = load_labelled(images, labels, o.images, "--images");
+  if (set.shape != m.input)
+    fail(images, "images of shape " + to_string(set.shape) + " do not fit the model's input " + to_string(m.input));
+  std::cerr << "Loaded " << set.count << " images from " << images << "; model " << m.name << " (" << m.weights_note
+            << " weights), backend " << b->name() << "\n";
+
+  RunStats stats;
+  const size_t layers = m.logits_layers();
+  auto t0 = std::chrono::steady_clock::now();
+  std::vector<float> logits = run_batches(*b, m, set.images.data(), set.count, o.batch, layers, &stats);
+  auto t1 = std::chrono::steady_clock::now();
+
+  for (size_t i = 0; i < layers; ++i)
+    if (m.layers[i].kind() == LayerKind::conv) std::cout << "Op Time: " << fmt_num(stats.layer_seconds[i]) << "\n";
+  const int64_t classes = m.layers[layers - 1].out.size();
+  int correct = 0;
+  for (int i = 0; i < set.count; ++i) {
+    const float* row = logits.data() + int64_t{i} * classes;
+    int best = 0;
+    for (int c = 1; c < classes; ++c)
+      if (row[c] > row[best]) best = c;
+    if (std::isnan(row[best])) fail(b->name(), "produced NaN outputs for image " + std::to_string(i));
+    correct += best == set.labels[i];
+  }
+  std::cout << "Total Time: " << fmt_num(std::chrono::duration<double>(t1 - t0).count()) << " (" << set.count
+            << " images, batch " << (o.batch ? o.batch : set.count) << ", backend " << b->name() << ")\n";
+  std::cout << "Correctness: " << fmt_num(static_cast<double>(correct) / set.count) << " Model: " << m.name << "\n";
+  return 0;
+}
+
+}  // namespace bs

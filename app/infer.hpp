@@ -1,0 +1,26 @@
+// `batchscope infer`: run a model over a labelled test set (printing the course's Op Time and Correctness
+// lines) or over any (N, C, H, W) tensor from a .npy file (writing its logits or probabilities).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+
+namespace bs {
+
+struct InferOptions {
+  std::string model_dir;
+  int images = 0;  // 0 = all
+  int batch = 0;   // 0 = all at once (as the course's scripts did)
+  std::string backend = "cpu";
+  std::string conv_variant;
+  int threads = 0;
+  std::string data, labels;
+  std::string input, output;
+  bool probabilities = false;
+
+  void add_to(CLI::App& app);
+  void validate() const;
+};
+
+int run_infer(const InferOptions& o);
+
+}  // namespace bs

@@ -1,0 +1,38 @@
+#include "app/runner.hpp"
+
+#include <cstdio>
+
+#include "weights_tools/error.hpp"
+
+namespace bs {
+
+std::unique_ptr<Backend> open_backend(const Model& m, const std::string& name, const BackendOptions& opts) {
+  std::unique_ptr<Backend> b = make_backend(name, opts);
+  for (const Layer& l : m.layers) {
+    Support s = b->supports(l);
+    if (!s.ok) fail("layer '" + l.name + "'", "backend " + b->name() + " does not support it: " + s.reason);
+  }
+  b->load(m);
+  return b;
+}
+
+std::vector<float> run_batches(Backend& b, const Model& m, const float* images, int count, int batch,
+                               size_t n_layers, RunStats* stats) {
+  const int64_t in_size = m.input.size();
+  const int64_t out_size = n_layers ? m.layers[n_layers - 1].out.size() : in_size;
+  std::vector<float> out(static_cast<size_t>(out_size) * count);
+  if (batch <= 0) batch = count;
+  for (int start = 0; start < count; start += batch) {
+    const int n = std::min(batch, count - start);
+    b.forward(images + start * in_size, n, n_layers, out.data() + start * out_size, stats);
+  }
+  return out;
+}
+
+std::string fmt_num(double v) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.10g", v);
+  return buf;
+}
+
+}  // namespace bs

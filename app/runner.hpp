@@ -1,0 +1,22 @@
+// Helpers shared by the subcommands: open a backend for a model (checking every layer is supported),
+// run a batch loop, and format numbers the way the course's scripts printed them.
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+
+namespace bs {
+
+// Makes the backend, checks supports() for every layer (throwing "layer 'x': <backend> does not support
+// it: <reason>"), and loads the model.
+std::unique_ptr<Backend> open_backend(const Model& m, const std::string& name, const BackendOptions& opts);
+
+// Runs `count` images (N, C, H, W) through layers [0, n_layers) in batches of `batch`; returns the outputs.
+std::vector<float> run_batches(Backend& b, const Model& m, const float* images, int count, int batch,
+                               size_t n_layers, RunStats* stats);
+
+std::string fmt_num(double v);  // shortest of %.10g: 0.8397, 0.852, 0.84
+
+}  // namespace bs

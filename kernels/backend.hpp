@@ -1,0 +1,50 @@
+// One interface, several backends: cpu-ref (plain loops, the oracle), cpu (im2col + OpenBLAS), and, where
+// built with CUDA, cuda (this project's kernels) and cudnn (cuDNN + cuBLAS).
+#pragma once
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/model.hpp"
+
+namespace bs {
+
+struct Support {
+  bool ok = true;
+  std::string reason;  // why not, when !ok
+};
+
+// Time spent per layer, accumulated over forward() calls (seconds; device time for GPU backends).
+struct RunStats {
+  std::vector<double> layer_seconds;
+  void add(size_t layer, double s) {
+    if (layer_seconds.size() <= layer) layer_seconds.resize(layer + 1, 0.0);
+    layer_seconds[layer] += s;
+  }
+};
+
+struct BackendOptions {
+  std::string conv_variant;  // cuda: a version number or name; empty = the default
+  int threads = 0;           // cpu: 0 = all cores
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+  virtual std::string name() const = 0;
+  // Whether this backend (with its chosen variants) can run the layer; never throws.
+  virtual Support supports(const Layer& layer) const = 0;
+  // Takes the model (uploads weights for device backends). Throws, naming the layer, when a layer is
+  // unsupported: nothing falls back silently.
+  virtual void load(const Model& model) = 0;
+  // Runs layers [0, n_layers) on n images. in: (N, C, H, W) host floats; out: (N, features of the last
+  // layer run) host floats.
+  virtual void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) = 0;
+  // Which implementation ran a layer ("im2col+sgemm", "v6 implicit-gemm", ...), for reports.
+  virtual std::string describe(const Layer& layer) const { (void)layer; return name(); }
+};
+
+std::vector<std::string> backend_names();  // those built into this binary
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts = {});
+
+}  // namespace bs

@@ -1,0 +1,85 @@
+#include "kernels/cpu/blas_ops.hpp"
+
+#include <cblas.h>
+#include <omp.h>
+
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+namespace bs::blas {
+
+void im2col(const float* img, Shape is, const ConvParams& p, Shape os, int g, float* col) {
+  const int cg = is.c / p.groups;
+  const int64_t plane = int64_t{os.h} * os.w;
+  for (int c = 0; c < cg; ++c) {
+    const float* src = img + int64_t(g * cg + c) * is.h * is.w;
+    for (int ky = 0; ky < p.kh; ++ky)
+      for (int kx = 0; kx < p.kw; ++kx) {
+        float* dst = col + ((int64_t{c} * p.kh + ky) * p.kw + kx) * plane;
+        for (int oy = 0; oy < os.h; ++oy) {
+          const int y = oy * p.sh - p.ph + ky;
+          float* row = dst + int64_t{oy} * os.w;
+          if (y < 0 || y >= is.h) {
+            std::fill(row, row + os.w, 0.0f);
+            continue;
+          }
+          const float* srow = src + int64_t{y} * is.w;
+          if (p.sw == 1) {  // contiguous run with zero borders
+            for (int ox = 0; ox < os.w; ++ox) {
+              const int x = ox - p.pw + kx;
+              row[ox] = (x >= 0 && x < is.w) ? srow[x] : 0.0f;
+            }
+          } else {
+            for (int ox = 0; ox < os.w; ++ox) {
+              const int x = ox * p.sw - p.pw + kx;
+              row[ox] = (x >= 0 && x < is.w) ? srow[x] : 0.0f;
+            }
+          }
+        }
+      }
+  }
+}
+
+void conv(const float* in, int n, Shape is, const ConvParams& p, Shape os, float* out, int threads) {
+  const int cg = is.c / p.groups, mg = p.filters / p.groups;
+  const int kdim = cg * p.kh * p.kw;  // GEMM K
+  const int64_t plane = int64_t{os.h} * os.w;  // GEMM N
+  const bool direct = p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+  openblas_set_num_threads(1);  // parallel over images instead
+#pragma omp parallel num_threads(threads)
+  {
+    std::vector<float> col(direct ? 0 : static_cast<size_t>(kdim) * plane);
+#pragma omp for schedule(static)
+    for (int b = 0; b < n; ++b) {
+      const float* img = in + int64_t{b} * is.size();
+      float* dst = out + int64_t{b} * os.size();
+      for (int g = 0; g < p.groups; ++g) {
+        const float* B = direct ? img + int64_t{g} * cg * plane : col.data();
+        if (!direct) im2col(img, is, p, os, g, col.data());
+        // out_g (M/g, OH*OW) = W_g (M/g, K) x col (K, OH*OW)
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, mg, static_cast<int>(plane), kdim, 1.0f,
+                    p.weight.data() + int64_t{g} * mg * kdim, kdim, B, static_cast<int>(plane), 0.0f,
+                    dst + int64_t{g} * mg * plane, static_cast<int>(plane));
+      }
+      if (!p.bias.empty())
+        for (int m = 0; m < p.filters; ++m) {
+          float* o = dst + m * plane;
+          const float bv = p.bias[m];
+          for (int64_t i = 0; i < plane; ++i) o[i] += bv;
+        }
+    }
+  }
+}
+
+void fc(const float* in, int n, int64_t inputs, const FcParams& p, float* out, int threads) {
+  openblas_set_num_threads(threads);
+  // out (N, O) = in (N, I) x W^T (I, O)
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, n, p.outputs, static_cast<int>(inputs), 1.0f, in,
+              static_cast<int>(inputs), p.weight.data(), static_cast<int>(inputs), 0.0f, out, p.outputs);
+  if (!p.bias.empty())
+    for (int b = 0; b < n; ++b)
+      for (int o = 0; o < p.outputs; ++o) out[int64_t{b} * p.outputs + o] += p.bias[o];
+}
+
+}  // namespace bs::blas

@@ -1,0 +1,77 @@
+// A network described as data: model.json (input shape, ordered layers, the .npy file and layout of each
+// weight tensor) loaded into typed layers with their shapes inferred once. See README "model.json".
+#pragma once
+#include <cstdint>
+#include <string>
+#include <variant>
+#include <vector>
+
+namespace bs {
+
+// Per-image activation shape. After flatten and fully connected layers h == w == 1.
+struct Shape {
+  int c = 0, h = 0, w = 0;
+  int64_t size() const { return int64_t{c} * h * w; }
+  bool operator==(const Shape&) const = default;
+};
+std::string to_string(const Shape& s);  // "(C, H, W)"
+
+struct ConvParams {
+  int filters = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, groups = 1;
+  std::vector<float> weight;  // (M, C/groups, KH, KW)
+  std::vector<float> bias;    // (M,) or empty
+};
+enum class Act { relu, tanh, sigmoid };
+struct ActParams { Act act = Act::relu; };
+enum class PoolKind { max, avg };
+struct PoolParams {
+  PoolKind kind = PoolKind::max;
+  int kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
+  bool ceil_mode = false;  // Caffe rounds the output size up, MXNet's "valid" convention down
+};
+// Across channels, Caffe's convention: b = a / (k + alpha/size * sum over `size` neighbours of a^2)^beta
+struct LrnParams { int size = 5; float alpha = 1e-4f, beta = 0.75f, k = 1.0f; };
+struct FlattenParams {};
+struct FcParams {
+  int outputs = 0;
+  std::vector<float> weight;  // (outputs, inputs)
+  std::vector<float> bias;    // (outputs,) or empty
+};
+struct SoftmaxParams {};
+
+using LayerOp = std::variant<ConvParams, ActParams, PoolParams, LrnParams, FlattenParams, FcParams, SoftmaxParams>;
+
+enum class LayerKind { conv, act, pool, lrn, flatten, fc, softmax };
+const char* kind_name(LayerKind k);  // "conv", "act", ... (also the profile's kernel categories)
+
+struct Layer {
+  std::string name;
+  LayerOp op;
+  Shape in, out;
+  LayerKind kind() const { return static_cast<LayerKind>(op.index()); }
+  std::string type_name() const;   // the model.json "type"
+  double flops_per_image() const;  // multiply-adds count 2
+  int64_t weight_count() const;
+};
+
+struct Model {
+  std::string name;
+  std::string dir;            // folder holding model.json
+  std::string weights_note;   // "real" or "synthetic: ..." (from model.json "weights")
+  Shape input;
+  std::vector<Layer> layers;
+
+  Shape output() const { return layers.empty() ? input : layers.back().out; }
+  // Layers to run for logits: all but a trailing softmax.
+  size_t logits_layers() const;
+  double flops_per_image() const;
+};
+
+// Loads DIR/model.json and its weights; every error names the file or layer and what disagrees.
+Model load_model(const std::string& dir);
+// Builds a model from a JSON text; weight files are resolved relative to `dir`.
+Model parse_model(const std::string& json_text, const std::string& dir, const std::string& where);
+// Runs shape inference over m.layers from m.input (called by the loaders; exposed for tests).
+void infer_shapes(Model& m, const std::string& where);
+
+}  // namespace bs

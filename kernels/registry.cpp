@@ -1,0 +1,33 @@
+// Maps backend names to constructors; GPU backends exist only in builds with CUDA.
+#include "kernels/backend.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs {
+
+std::unique_ptr<Backend> make_cpu_backend(bool fast, const BackendOptions& opts);
+#ifdef BATCHSCOPE_HAVE_CUDA
+std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts);
+std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& opts);
+#endif
+
+std::vector<std::string> backend_names() {
+#ifdef BATCHSCOPE_HAVE_CUDA
+  return {"cpu-ref", "cpu", "cuda", "cudnn"};
+#else
+  return {"cpu-ref", "cpu"};
+#endif
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts) {
+  if (name == "cpu-ref") return make_cpu_backend(false, opts);
+  if (name == "cpu") return make_cpu_backend(true, opts);
+#ifdef BATCHSCOPE_HAVE_CUDA
+  if (name == "cuda") return make_cuda_backend(opts);
+  if (name == "cudnn") return make_cudnn_backend(opts);
+#endif
+  std::string all;
+  for (const auto& b : backend_names()) all += (all.empty() ? "" : ", ") + b;
+  fail("--backend", "unknown backend '" + name + "' (this build has: " + all + ")");
+}
+
+}  // namespace bs

@@ -1,0 +1,24 @@
+// NumPy .npy files: format versions 1.0, 2.0 and 3.0; dtypes float32, float64, float16, int32, int64,
+// uint8 in either byte order; C or Fortran order. Reading always yields native-order, C-order bytes.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "weights_tools/array.hpp"
+
+namespace bs {
+
+// Parses a whole .npy image; `where` names the file (or zip member) in error messages.
+Array parse_npy(const uint8_t* data, size_t size, const std::string& where);
+Array read_npy(const std::string& path);
+
+// Encodes as little-endian C-order .npy. version 0 picks 1.0, or 2.0 when the header needs it.
+std::vector<uint8_t> encode_npy(const Array& a, int version = 0);
+void write_npy(const std::string& path, const Array& a);  // atomic
+
+// Reads a .npy holding any supported dtype and returns float32 values, checking the shape when
+// `expected` is non-empty: "<path>: shape (a, b) expected, file has (c, d)".
+std::vector<float> read_npy_float(const std::string& path, const std::vector<int64_t>& expected = {});
+
+}  // namespace bs

@@ -1,0 +1,20 @@
+// NumPy .npz archives (a zip of .npy members), stored or deflated, through libzip.
+#pragma once
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "weights_tools/array.hpp"
+
+namespace bs {
+
+struct NamedArray {
+  std::string name;  // member name without the ".npy" suffix
+  Array array;
+};
+
+std::vector<NamedArray> read_npz(const std::string& path);
+// Writes atomically; `compress` selects deflate (np.savez_compressed) over store (np.savez).
+void write_npz(const std::string& path, const std::vector<NamedArray>& arrays, bool compress);
+
+}  // namespace bs

@@ -23,6 +23,7 @@ void InferOptions::add_to(CLI::App& app) {
   app.add_option("--labels", labels, "IDX labels for --data");
   app.add_option("--input", input, "run this float (N, C, H, W) .npy instead of a test set");
   app.add_option("--output", output, "with --input: write the outputs (N, classes) here as .npy");
+  app.add_flag("--layer-times", layer_times, "also print each layer's time and implementation");
   app.add_flag("--probabilities", probabilities, "with --input: write softmax probabilities, not logits");
   app.footer(
       "Examples:\n"
@@ -86,6 +87,10 @@ int run_infer(const InferOptions& o) {
 
   for (size_t i = 0; i < layers; ++i)
     if (m.layers[i].kind() == LayerKind::conv) std::cout << "Op Time: " << fmt_num(stats.layer_seconds[i]) << "\n";
+  if (o.layer_times)
+    for (size_t i = 0; i < layers; ++i)
+      std::cout << "Layer " << m.layers[i].name << " (" << m.layers[i].type_name() << ", " << b->describe(m.layers[i])
+                << "): " << fmt_num(stats.layer_seconds[i]) << " s\n";
   const int64_t classes = m.layers[layers - 1].out.size();
   int correct = 0;
   for (int i = 0; i < set.count; ++i) {

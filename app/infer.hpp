@@ -16,6 +16,7 @@ struct InferOptions {
   std::string data, labels;
   std::string input, output;
   bool probabilities = false;
+  bool layer_times = false;
 
   void add_to(CLI::App& app);
   void validate() const;

@@ -31,7 +31,13 @@ void write_model_folder(const std::string& out, const ModelFolder& folder,
       js << folder.model.dump(2) << "\n";
       if (!js) fail(out, "cannot write model.json");
     }
-    validate(tmp.string());
+    try {
+      validate(tmp.string());
+    } catch (const Error& e) {  // report the folder the user named, not the temporary one
+      std::string msg = e.what();
+      for (size_t at; (at = msg.find(tmp.string())) != std::string::npos;) msg.replace(at, tmp.string().size(), out);
+      throw Error(msg);
+    }
     if (fs::exists(target, ec)) fs::remove_all(target, ec);
     fs::rename(tmp, target, ec);
     if (ec) fail(out, "cannot move the new model folder into place (" + ec.message() + ")");

@@ -1,0 +1,96 @@
+#!/usr/bin/env bash
+# Bad input to the commands: each must print exactly one error line naming the file or flag and the
+# problem, exit non-zero, and leave no output behind. Usage: test_cli.sh BATCHSCOPE BATCHSCOPE_WEIGHTS SRC
+set -u
+bs=$1; bw=$2; src=$3
+model=$src/data/models/ece408
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failures=0; passed=0
+
+expect_fail() {  # expect_fail REGEX CMD...
+  local re=$1; shift
+  "$@" >"$tmp/out" 2>"$tmp/err"
+  local rc=$?
+  local lines
+  lines=$(wc -l <"$tmp/err")
+  if [ $rc -eq 0 ] || [ "$lines" -ne 1 ] || ! grep -Eq -- "$re" "$tmp/err"; then
+    echo "FAIL: $* -> rc=$rc, stderr ($lines lines):"; sed 's/^/    /' "$tmp/err"; echo "    expected /$re/"
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+expect_ok() {  # expect_ok REGEX CMD...
+  local re=$1; shift
+  if ! "$@" >"$tmp/out" 2>"$tmp/err" || ! grep -Eq -- "$re" "$tmp/out"; then
+    echo "FAIL: $* (expected success and /$re/ on stdout)"; sed 's/^/    /' "$tmp/err" "$tmp/out"
+    failures=$((failures + 1))
+  else
+    passed=$((passed + 1))
+  fi
+}
+expect_absent() {
+  if [ -e "$1" ]; then echo "FAIL: $1 exists after a failed run"; failures=$((failures + 1)); else passed=$((passed + 1)); fi
+}
+
+# --- infer: flags
+expect_fail "--images: 20000 images requested, .*t10k-48-images.* hold 10000" $bs infer --model "$model" --images 20000
+expect_fail "--images.*abc" $bs infer --model "$model" --images abc
+expect_fail "--batch.*0" $bs infer --model "$model" --batch 0
+expect_fail "--backend: unknown backend 'bogus'" $bs infer --model "$model" --backend bogus
+expect_fail "/nonexistent/model.json: cannot open" $bs infer --model /nonexistent
+expect_fail "--data: needs --labels" $bs infer --model "$model" --data x.gz
+expect_fail "--input: needs --output" $bs infer --model "$model" --input x.npy
+expect_fail "error: .*(subcommand|required)" $bs
+expect_fail "--model is required" $bs infer
+
+# --- infer: bad files
+head -c 1000 "$src/data/ece408-2019sp/t10k-48-images-idx3-ubyte.gz" >"$tmp/trunc.gz"
+expect_fail "$tmp/trunc.gz: (corrupt gzip|truncated IDX)" $bs infer --model "$model" --data "$tmp/trunc.gz" --labels "$src/data/fashion-mnist/t10k-labels-idx1-ubyte.gz"
+printf 'hello world, not idx' >"$tmp/text.idx"
+expect_fail "$tmp/text.idx: not an IDX file \(wrong magic" $bs infer --model "$model" --data "$tmp/text.idx" --labels "$src/data/fashion-mnist/t10k-labels-idx1-ubyte.gz"
+expect_fail "t10k-images-idx3-ubyte.gz: images of shape \(1, 28, 28\) do not fit the model's input \(1, 48, 48\)" \
+  $bs infer --model "$model" --data "$src/data/fashion-mnist/t10k-images-idx3-ubyte.gz" --labels "$src/data/fashion-mnist/t10k-labels-idx1-ubyte.gz"
+head -c 200 "$model/new0_weight.npy" >"$tmp/trunc.npy"
+expect_fail "$tmp/trunc.npy: truncated .npy data" $bs infer --model "$model" --input "$tmp/trunc.npy" --output "$tmp/y.npy"
+expect_absent "$tmp/y.npy"
+expect_fail "new0_weight.npy: shape \(N, 1, 48, 48\) expected, file has \(6, 1, 5, 5\)" \
+  $bs infer --model "$model" --input "$model/new0_weight.npy" --output "$tmp/y.npy"
+expect_absent "$tmp/y.npy"
+
+# --- model folders with problems
+cp -r "$model" "$tmp/m"
+sed -i 's/"type": "tanh"/"type": "tanhh"/' "$tmp/m/model.json"
+expect_fail "model.json: layer 'activation0': unknown layer type 'tanhh'" $bs infer --model "$tmp/m" --images 10
+cp "$model/model.json" "$tmp/m/model.json"
+sed -i 's/"outputs": 140,//' "$tmp/m/model.json"
+expect_fail "layer 'fullyconnected0': missing field 'outputs'" $bs infer --model "$tmp/m" --images 10
+cp "$model/model.json" "$tmp/m/model.json"
+cp "$model/fullyconnected1_weight.npy" "$tmp/m/fullyconnected0_weight.npy"
+expect_fail "fullyconnected0_weight.npy: shape \(140, 5184\) expected, file has \(10, 140\) \(layer 'fullyconnected0'" $bs infer --model "$tmp/m" --images 10
+printf '\x93NUMPY\x01\x00\x20\x00{"descr": "<c8"' >"$tmp/m/fullyconnected0_weight.npy"
+expect_fail "fullyconnected0_weight.npy: corrupt .npy header|fullyconnected0_weight.npy: truncated" $bs infer --model "$tmp/m" --images 10
+
+# --- batchscope-weights
+expect_fail "--input-shape: expected C,H,W" $bw import-mxnet --symbol "$src/data/ece408-2019sp/ece408-symbol.json" \
+  --params "$src/data/ece408-2019sp/ece408-0002.params" --input-shape 1,48 --out "$tmp/imp"
+expect_absent "$tmp/imp"
+expect_fail "$tmp/imp/fullyconnected0_weight.npy: shape \(140, 1024\) expected, file has \(140, 5184\) \(layer 'fullyconnected0'" $bw import-mxnet --symbol "$src/data/ece408-2019sp/ece408-symbol.json" \
+  --params "$src/data/ece408-2019sp/ece408-0002.params" --input-shape 1,28,28 --out "$tmp/imp"
+expect_absent "$tmp/imp"
+head -c 3000 "$src/data/ece408-2019sp/ece408-0002.params" >"$tmp/trunc.params"
+expect_fail "$tmp/trunc.params: truncated .params file" $bw inspect "$tmp/trunc.params"
+expect_fail "$tmp/text.idx: not a .npy, .npz or MXNet .params file" $bw inspect "$tmp/text.idx"
+expect_fail "$tmp/nope.npy: cannot open" $bw inspect "$tmp/nope.npy"
+expect_fail "error: .*(subcommand|required)" $bw
+
+# --- the good paths
+expect_ok "^Correctness: 0.84 Model: ece408$" $bs infer --model "$model" --images 100
+expect_ok "arg:new1_weight" $bw inspect "$src/data/ece408-2019sp/ece408-0002.params"
+expect_ok "wrote $tmp/imp/model.json and 6 tensors" $bw import-mxnet --symbol "$src/data/ece408-2019sp/ece408-symbol.json" \
+  --params "$src/data/ece408-2019sp/ece408-0002.params" --input-shape 1,48,48 --out "$tmp/imp"
+expect_ok "^Correctness: 0.852 Model: ece408$" $bs infer --model "$tmp/imp" --images 1000 --batch 128
+
+echo "$passed passed, $failures failed"
+[ $failures -eq 0 ]

@@ -1,0 +1,148 @@
+// The table of single-layer test cases that every backend is checked on against cpu-ref (the ggml
+// test-backend-ops habit): nested loops over kernel size, stride, padding, groups and batch, plus the
+// ECE 408 and AlexNet layer shapes. Inputs and weights are drawn fresh for every run.
+#pragma once
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/model.hpp"
+#include "test_util.hpp"
+
+namespace bs::test {
+
+struct OpCase {
+  std::string label;
+  Shape input;
+  int batch = 1;
+  LayerOp op;
+};
+
+// gtest prints parameters; show the label rather than raw bytes.
+inline void PrintTo(const OpCase& c, std::ostream* os) { *os << c.label; }
+
+inline std::string conv_label(Shape s, int n, const ConvParams& c) {
+  return "conv in" + to_string(s) + " n" + std::to_string(n) + " m" + std::to_string(c.filters) + " k" +
+         std::to_string(c.kh) + "x" + std::to_string(c.kw) + " s" + std::to_string(c.sh) + " p" + std::to_string(c.ph) +
+         " g" + std::to_string(c.groups) + (c.bias.empty() ? "" : " bias");
+}
+
+inline ConvParams conv_params(int m, int k, int s, int p, int g, bool bias) {
+  ConvParams c;
+  c.filters = m; c.kh = c.kw = k; c.sh = c.sw = s; c.ph = c.pw = p; c.groups = g;
+  if (bias) c.bias.resize(static_cast<size_t>(m));  // filled with random values per run
+  return c;
+}
+
+// `big` adds the full-size ECE 408 and AlexNet layers (slow on cpu-ref; meant for GPU backends).
+inline std::vector<OpCase> op_cases(bool big) {
+  std::vector<OpCase> cases;
+  for (int k : {1, 3, 5, 11})
+    for (int s : {1, 2, 4})
+      for (int p : {0, 1, 2})
+        for (int g : {1, 2})
+          for (int n : {1, 3}) {
+            if (p >= k) continue;
+            Shape in{4, 13 + (k == 11 ? 4 : 0), 15};  // odd sizes that divide no tile
+            ConvParams c = conv_params(6, k, s, p, g, (k + s + n) % 2 == 0);
+            cases.push_back({conv_label(in, n, c), in, n, c});
+          }
+  for (int n : {1, 2}) {  // rectangular kernels, stride and padding per axis
+    ConvParams c = conv_params(5, 3, 1, 0, 1, true);
+    c.kw = 5; c.sw = 2; c.pw = 2;
+    cases.push_back({"conv rect 3x5 s1x2 p0x2 n" + std::to_string(n), {3, 9, 11}, n, c});
+  }
+  for (PoolKind kind : {PoolKind::max, PoolKind::avg})
+    for (int k : {2, 3})
+      for (int s : {1, 2})
+        for (int p : {0, 1})
+          for (bool ceil : {false, true}) {
+            if (p >= k) continue;
+            PoolParams pp;
+            pp.kind = kind; pp.kh = pp.kw = k; pp.sh = pp.sw = s; pp.ph = pp.pw = p; pp.ceil_mode = ceil;
+            cases.push_back({std::string(kind == PoolKind::max ? "maxpool" : "avgpool") + " k" + std::to_string(k) +
+                                 " s" + std::to_string(s) + " p" + std::to_string(p) + (ceil ? " ceil" : ""),
+                             {3, 11, 12}, 2, pp});
+          }
+  for (int size : {1, 3, 5}) {
+    LrnParams l; l.size = size; l.alpha = 1e-2f; l.beta = 0.75f; l.k = 2.0f;
+    cases.push_back({"lrn size " + std::to_string(size), {7, 5, 6}, 2, l});
+  }
+  for (Act a : {Act::relu, Act::tanh, Act::sigmoid})
+    cases.push_back({"act " + std::to_string(static_cast<int>(a)), {3, 7, 9}, 2, ActParams{a}});
+  for (bool bias : {false, true})
+    for (int n : {1, 5}) {
+      FcParams f; f.outputs = 37;
+      if (bias) f.bias.resize(37);
+      cases.push_back({"fc 123->37 n" + std::to_string(n) + (bias ? " bias" : ""), {123, 1, 1}, n, f});
+    }
+  cases.push_back({"softmax 10", {10, 1, 1}, 4, SoftmaxParams{}});
+  cases.push_back({"softmax 1000", {1000, 1, 1}, 2, SoftmaxParams{}});
+  cases.push_back({"flatten", {3, 4, 5}, 2, FlattenParams{}});
+  if (big) {
+    // ECE 408 layers at the course's batch shape (smaller batch), then every AlexNet (BVLC) layer.
+    cases.push_back({"ece408 conv1", {1, 48, 48}, 64, conv_params(6, 5, 1, 0, 1, false)});
+    cases.push_back({"ece408 conv2", {6, 22, 22}, 64, conv_params(16, 5, 1, 0, 1, false)});
+    PoolParams p2; p2.kh = p2.kw = 2; p2.sh = p2.sw = 2;
+    cases.push_back({"ece408 pool", {6, 44, 44}, 64, p2});
+    FcParams f1; f1.outputs = 140; f1.bias.resize(140);
+    cases.push_back({"ece408 fc1", {5184, 1, 1}, 64, f1});
+    cases.push_back({"alexnet conv1", {3, 227, 227}, 2, conv_params(96, 11, 4, 0, 1, true)});
+    cases.push_back({"alexnet conv2", {96, 27, 27}, 2, conv_params(256, 5, 1, 2, 2, true)});
+    cases.push_back({"alexnet conv3", {256, 13, 13}, 2, conv_params(384, 3, 1, 1, 1, true)});
+    cases.push_back({"alexnet conv4", {384, 13, 13}, 2, conv_params(384, 3, 1, 1, 2, true)});
+    cases.push_back({"alexnet conv5", {384, 13, 13}, 2, conv_params(256, 3, 1, 1, 2, true)});
+    LrnParams l; l.size = 5; l.alpha = 1e-4f; l.beta = 0.75f; l.k = 1.0f;
+    cases.push_back({"alexnet norm1", {96, 55, 55}, 2, l});
+    PoolParams p3; p3.kh = p3.kw = 3; p3.sh = p3.sw = 2;
+    cases.push_back({"alexnet pool1", {96, 55, 55}, 2, p3});
+    cases.push_back({"alexnet pool5", {256, 13, 13}, 2, p3});
+    FcParams f6; f6.outputs = 4096; f6.bias.resize(4096);
+    cases.push_back({"alexnet fc6", {9216, 1, 1}, 3, f6});
+    FcParams f8; f8.outputs = 1000; f8.bias.resize(1000);
+    cases.push_back({"alexnet fc8", {4096, 1, 1}, 3, f8});
+  }
+  return cases;
+}
+
+// Builds a one-layer model with fresh random weights for a case.
+inline Model single_layer_model(const OpCase& c, std::mt19937& rng) {
+  Model m;
+  m.name = c.label;
+  m.input = c.input;
+  Layer l;
+  l.name = "layer";
+  l.op = c.op;
+  m.layers.push_back(l);
+  infer_shapes(m, c.label);
+  Layer& L = m.layers[0];
+  if (auto* cp = std::get_if<ConvParams>(&L.op)) {
+    cp->weight = random_vector(static_cast<size_t>(cp->filters) * (L.in.c / cp->groups) * cp->kh * cp->kw, rng);
+    if (!cp->bias.empty()) cp->bias = random_vector(cp->bias.size(), rng);
+  } else if (auto* f = std::get_if<FcParams>(&L.op)) {
+    f->weight = random_vector(static_cast<size_t>(f->outputs) * L.in.size(), rng);
+    if (!f->bias.empty()) f->bias = random_vector(f->bias.size(), rng);
+  }
+  return m;
+}
+
+// Runs the model's layers on `backend`, with the output buffer poisoned with NaN and a guard zone after
+// it; reports unwritten elements (NaN left) and writes past the end.
+struct GuardedRun {
+  std::vector<float> out;
+  bool guard_intact = true;
+};
+inline GuardedRun guarded_forward(Backend& b, const Model& m, const std::vector<float>& in, int n) {
+  const int64_t out_size = m.output().size() * n;
+  const size_t guard = 1024;
+  std::vector<float> buf(static_cast<size_t>(out_size) + guard, std::nanf(""));
+  for (size_t i = 0; i < guard; ++i) buf[out_size + i] = 12345.0f + static_cast<float>(i);
+  b.forward(in.data(), n, m.layers.size(), buf.data(), nullptr);
+  GuardedRun r;
+  for (size_t i = 0; i < guard; ++i) r.guard_intact &= buf[out_size + i] == 12345.0f + static_cast<float>(i);
+  r.out.assign(buf.begin(), buf.begin() + out_size);
+  return r;
+}
+
+}  // namespace bs::test

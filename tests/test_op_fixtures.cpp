@@ -1,0 +1,119 @@
+// Hand-computed fixtures (the tiny-dnn habit): each expected value is worked out in the comments, and
+// every CPU backend must reproduce it.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "kernels/backend.hpp"
+#include "test_util.hpp"
+
+using namespace bs;
+
+namespace {
+
+std::vector<float> run_one(const std::string& backend, Shape in, int n, LayerOp op, const std::vector<float>& x) {
+  Model m;
+  m.name = "fixture";
+  m.input = in;
+  Layer l;
+  l.name = "op";
+  l.op = std::move(op);
+  m.layers.push_back(std::move(l));
+  infer_shapes(m, "fixture");
+  auto b = make_backend(backend);
+  b->load(m);
+  std::vector<float> out(static_cast<size_t>(m.output().size()) * n, std::nanf(""));
+  b->forward(x.data(), n, 1, out.data(), nullptr);
+  return out;
+}
+
+std::vector<float> one_to_16() {
+  std::vector<float> x(16);
+  for (int i = 0; i < 16; ++i) x[i] = static_cast<float>(i + 1);
+  return x;
+}
+
+class Fixture : public ::testing::TestWithParam<std::string> {};
+
+// Input 4x4:   1  2  3  4
+//              5  6  7  8
+//              9 10 11 12
+//             13 14 15 16
+TEST_P(Fixture, MaxPool4x4) {
+  PoolParams p; p.kh = p.kw = 2; p.sh = p.sw = 2;
+  EXPECT_EQ(run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16()), (std::vector<float>{6, 8, 14, 16}));
+}
+
+TEST_P(Fixture, AvgPool4x4) {
+  PoolParams p; p.kind = PoolKind::avg; p.kh = p.kw = 2; p.sh = p.sw = 2;
+  // (1+2+5+6)/4, (3+4+7+8)/4, (9+10+13+14)/4, (11+12+15+16)/4
+  EXPECT_EQ(run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16()), (std::vector<float>{3.5, 5.5, 11.5, 13.5}));
+}
+
+TEST_P(Fixture, OverlappingMaxPool3x3Stride2WithPadding) {
+  PoolParams p; p.kh = p.kw = 3; p.sh = p.sw = 2; p.ph = p.pw = 1;
+  // out 2x2, windows rows/cols {-1..1} and {1..3}: max(1,2,5,6)=6, max(2..4,6..8)=8, 14, 16
+  EXPECT_EQ(run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16()), (std::vector<float>{6, 8, 14, 16}));
+  p.kind = PoolKind::avg;
+  // Caffe divides by the window clipped to the padded input: 9 everywhere here.
+  // top-left: (1+2+5+6)/9; top-right: (2+3+4+6+7+8)/9; bottom-left: (5+6+9+10+13+14)/9; (6+7+8+10+11+12+14+15+16)/9
+  std::vector<float> got = run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16());
+  std::vector<float> want = {14.0f / 9, 30.0f / 9, 57.0f / 9, 99.0f / 9};
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], want[i]);
+}
+
+TEST_P(Fixture, Conv3x3EdgeFilterWithBiasAndPadding) {
+  ConvParams c; c.filters = 1; c.kh = c.kw = 3;
+  c.weight = {1, 0, -1, 1, 0, -1, 1, 0, -1};  // left column minus right column
+  c.bias = {0.5f};
+  // Valid: every window's left column minus right column = -(2+2+2) = -6, plus 0.5.
+  EXPECT_EQ(run_one(GetParam(), {1, 4, 4}, 1, c, one_to_16()), (std::vector<float>{-5.5, -5.5, -5.5, -5.5}));
+  c.ph = c.pw = 1; c.sh = c.sw = 2;
+  // Padded, stride 2 -> 2x2 from windows centred at (0,0), (0,2), (2,0), (2,2):
+  // (0,0): left col is padding, right col x=1 rows 0..1: -(2+6) = -8
+  // (0,2): left x=1 rows 0..1: 2+6, right x=3: 4+8 -> -4
+  // (2,0): right x=1 rows 1..3: -(6+10+14) = -30
+  // (2,2): (6+10+14) - (8+12+16) = -6
+  EXPECT_EQ(run_one(GetParam(), {1, 4, 4}, 1, c, one_to_16()), (std::vector<float>{-7.5, -3.5, -29.5, -5.5}));
+}
+
+TEST_P(Fixture, GroupedConvKeepsGroupsApart) {
+  // 2 input channels, 2 filters, 2 groups, 1x1 kernels: filter g sees only channel g.
+  ConvParams c; c.filters = 2; c.kh = c.kw = 1; c.groups = 2;
+  c.weight = {2.0f, -1.0f};
+  std::vector<float> x = {1, 2, 3, 4, 10, 20, 30, 40};  // (1, 2, 2, 2)
+  EXPECT_EQ(run_one(GetParam(), {2, 2, 2}, 1, c, x), (std::vector<float>{2, 4, 6, 8, -10, -20, -30, -40}));
+}
+
+TEST_P(Fixture, LrnAcrossFiveChannels) {
+  // One pixel, channels a = 1..5, size 5, alpha 5 (alpha/size = 1), beta 1, k 1: b_c = a_c / (1 + sum a_j^2)
+  // over j in [c-2, c+2] clipped: c0: 1+4+9=14, c1: 30, c2: 55, c3: 54, c4: 50.
+  LrnParams l; l.size = 5; l.alpha = 5; l.beta = 1; l.k = 1;
+  std::vector<float> got = run_one(GetParam(), {5, 1, 1}, 1, l, {1, 2, 3, 4, 5});
+  std::vector<float> want = {1.0f / 15, 2.0f / 31, 3.0f / 56, 4.0f / 55, 5.0f / 51};
+  for (int i = 0; i < 5; ++i) EXPECT_FLOAT_EQ(got[i], want[i]) << i;
+}
+
+TEST_P(Fixture, FullyConnectedWithBias) {
+  FcParams f; f.outputs = 3;
+  f.weight = {1, 2, 3, 4, 5, 6};  // (3, 2)
+  f.bias = {0.5f, 0, -0.5f};
+  // x = (1, -1): 1-2+0.5, 3-4, 5-6-0.5
+  EXPECT_EQ(run_one(GetParam(), {2, 1, 1}, 1, f, {1, -1}), (std::vector<float>{-0.5, -1, -1.5}));
+}
+
+TEST_P(Fixture, SoftmaxAndActivations) {
+  std::vector<float> got = run_one(GetParam(), {3, 1, 1}, 1, SoftmaxParams{}, {0, std::log(2.0f), std::log(3.0f)});
+  for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], (i + 1) / 6.0, 1e-7);
+  EXPECT_EQ(run_one(GetParam(), {4, 1, 1}, 1, ActParams{Act::relu}, {-2, -0.0f, 0.5, 3}), (std::vector<float>{0, 0, 0.5, 3}));
+  std::vector<float> s = run_one(GetParam(), {2, 1, 1}, 1, ActParams{Act::sigmoid}, {0, std::log(3.0f)});
+  EXPECT_FLOAT_EQ(s[0], 0.5f);
+  EXPECT_FLOAT_EQ(s[1], 0.75f);  // 1 / (1 + 1/3)
+  std::vector<float> t = run_one(GetParam(), {1, 1, 1}, 1, ActParams{Act::tanh}, {std::log(2.0f)});
+  EXPECT_FLOAT_EQ(t[0], 0.6f);  // (2 - 1/2) / (2 + 1/2)
+}
+
+INSTANTIATE_TEST_SUITE_P(CpuBackends, Fixture, ::testing::Values("cpu-ref", "cpu"),
+                         [](const auto& info) { return info.param == "cpu-ref" ? std::string("cpu_ref") : info.param; });
+
+}  // namespace

@@ -1,0 +1,66 @@
+// Shared test helpers: fixture paths, a temporary folder per test, random tensors, relative L2 error.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace bs::test {
+
+inline std::string fixture(const std::string& name) { return std::string(BATCHSCOPE_TEST_FIXTURES) + "/" + name; }
+inline std::string data_file(const std::string& name) { return std::string(BATCHSCOPE_TEST_DATA) + "/" + name; }
+
+// A fresh folder under the build tree, removed at the end of the test.
+class TempDir {
+ public:
+  TempDir() {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    path_ = std::filesystem::temp_directory_path() /
+            ("bs_test_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
+             std::to_string(std::random_device{}()));
+    std::filesystem::create_directories(path_);
+  }
+  ~TempDir() { std::filesystem::remove_all(path_); }
+  std::string operator/(const std::string& name) const { return (path_ / name).string(); }
+  std::string str() const { return path_.string(); }
+
+ private:
+  std::filesystem::path path_;
+};
+
+inline void write_bytes(const std::string& path, const std::vector<uint8_t>& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
+}
+inline void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// Fresh random values in [-1, 1) from a seed drawn per call (printed on failure by the caller).
+inline std::vector<float> random_vector(size_t n, std::mt19937& rng) {
+  std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+  std::vector<float> v(n);
+  for (float& x : v) x = u(rng);
+  return v;
+}
+inline std::mt19937 fresh_rng(uint32_t* seed_out = nullptr) {
+  uint32_t seed = std::random_device{}();
+  if (seed_out) *seed_out = seed;
+  return std::mt19937(seed);
+}
+
+// ||a - b|| / ||b||; NaN anywhere gives +inf so that it never passes a tolerance.
+inline double rel_l2(const std::vector<float>& a, const std::vector<float>& b) {
+  if (a.size() != b.size()) return INFINITY;
+  double num = 0, den = 0;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::isnan(a[i]) || std::isnan(b[i])) return INFINITY;
+    num += (double(a[i]) - b[i]) * (double(a[i]) - b[i]);
+    den += double(b[i]) * b[i];
+  }
+  return den == 0 ? std::sqrt(num) : std::sqrt(num / den);
+}
+
+}  // namespace bs::test

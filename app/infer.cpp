@@ -1,5 +1,7 @@
 #include "app/infer.hpp"
 
+#include <algorithm>
+#include <array>
 #include <chrono>
 #include <cmath>
 #include <iostream>
@@ -18,17 +20,22 @@ void InferOptions::add_to(CLI::App& app) {
   app.add_option("--batch", batch, "images per forward pass (default: all at once)")->check(CLI::PositiveNumber);
   app.add_option("--backend", backend, "cpu-ref | cpu | cuda | cudnn (those built in)")->capture_default_str();
   app.add_option("--conv-variant", conv_variant, "cuda: convolution version, number or name");
+  app.add_option("--fc-variant", fc_variant, "cuda: fully connected version, 1 naive | 2 tiled | 3 texture");
   app.add_option("--threads", threads, "cpu: threads (default: all cores)")->check(CLI::PositiveNumber);
   app.add_option("--data", data, "IDX images (gzipped or not); default: the shipped set matching the input");
   app.add_option("--labels", labels, "IDX labels for --data");
   app.add_option("--input", input, "run this float (N, C, H, W) .npy instead of a test set");
   app.add_option("--output", output, "with --input: write the outputs (N, classes) here as .npy");
-  app.add_flag("--layer-times", layer_times, "also print each layer's time and implementation");
+  app.add_flag("--layer-times", layer_times, "also print each layer's time, implementation, GFLOP/s and GB/s");
+  app.add_option("--reps", reps, "timed repetitions over the whole set; times are medians (min, max follow)")
+      ->check(CLI::PositiveNumber);
+  app.add_option("--warmup", warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
   app.add_flag("--probabilities", probabilities, "with --input: write softmax probabilities, not logits");
   app.footer(
       "Examples:\n"
       "  batchscope infer --model data/models/ece408\n"
       "  batchscope infer --model data/models/ece408 --images 1000 --batch 100 --backend cpu-ref\n"
+      "  batchscope infer --model data/models/ece408 --backend cuda --conv-variant fused --layer-times\n"
       "  batchscope infer --model data/models/ece408 --input x.npy --output logits.npy");
 }
 
@@ -67,6 +74,7 @@ int run_infer(const InferOptions& o) {
   Model m = load_model(o.model_dir);
   BackendOptions bo;
   bo.conv_variant = o.conv_variant;
+  bo.fc_variant = o.fc_variant;
   bo.threads = o.threads;
   std::unique_ptr<Backend> b = open_backend(m, o.backend, bo);
   if (!o.input.empty()) return run_tensor(o, m, *b);
@@ -79,18 +87,42 @@ int run_infer(const InferOptions& o) {
   std::cerr << "Loaded " << set.count << " images from " << images << "; model " << m.name << " (" << m.weights_note
             << " weights), backend " << b->name() << "\n";
 
-  RunStats stats;
   const size_t layers = m.logits_layers();
-  auto t0 = std::chrono::steady_clock::now();
-  std::vector<float> logits = run_batches(*b, m, set.images.data(), set.count, o.batch, layers, &stats);
-  auto t1 = std::chrono::steady_clock::now();
-
+  for (int w = 0; w < o.warmup; ++w) run_batches(*b, m, set.images.data(), set.count, o.batch, layers, nullptr);
+  std::vector<RunStats> runs(o.reps);
+  std::vector<double> totals;
+  std::vector<float> logits;
+  for (int r = 0; r < o.reps; ++r) {
+    auto t0 = std::chrono::steady_clock::now();
+    logits = run_batches(*b, m, set.images.data(), set.count, o.batch, layers, &runs[r]);
+    totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (o.reps > 1) std::cerr << "\rrepetition " << r + 1 << "/" << o.reps << std::flush;
+  }
+  if (o.reps > 1) std::cerr << "\n";
+  auto stat = [&](auto get) {  // median, min, max over the repetitions
+    std::vector<double> v;
+    for (const RunStats& s : runs) v.push_back(get(s));
+    std::sort(v.begin(), v.end());
+    return std::array<double, 3>{v[v.size() / 2], v.front(), v.back()};
+  };
   for (size_t i = 0; i < layers; ++i)
-    if (m.layers[i].kind() == LayerKind::conv) std::cout << "Op Time: " << fmt_num(stats.layer_seconds[i]) << "\n";
-  if (o.layer_times)
-    for (size_t i = 0; i < layers; ++i)
-      std::cout << "Layer " << m.layers[i].name << " (" << m.layers[i].type_name() << ", " << b->describe(m.layers[i])
-                << "): " << fmt_num(stats.layer_seconds[i]) << " s\n";
+    if (m.layers[i].kind() == LayerKind::conv)
+      std::cout << "Op Time: " << fmt_num(stat([&](const RunStats& s) { return s.layer_seconds[i]; })[0]) << "\n";
+  if (o.layer_times) {
+    std::cout << "# layer, type, implementation, median s, min s, max s, GFLOP/s, GB/s (activations in+out, weights)\n";
+    for (size_t i = 0; i < layers; ++i) {
+      const Layer& l = m.layers[i];
+      auto t = stat([&](const RunStats& s) { return s.layer_seconds[i]; });
+      const double flops = l.flops_per_image() * set.count;
+      const double bytes = 4.0 * ((l.in.size() + l.out.size()) * static_cast<double>(set.count) + l.weight_count());
+      char buf[256];
+      std::snprintf(buf, sizeof buf, "Layer %s, %s, %s, %.6g, %.6g, %.6g, %.1f, %.1f\n", l.name.c_str(), l.type_name().c_str(),
+                    b->describe(l).c_str(), t[0], t[1], t[2], t[0] > 0 ? flops / t[0] * 1e-9 : 0.0, t[0] > 0 ? bytes / t[0] * 1e-9 : 0.0);
+      std::cout << buf;
+    }
+  }
+  std::sort(totals.begin(), totals.end());
+  const double total = totals[totals.size() / 2];
   const int64_t classes = m.layers[layers - 1].out.size();
   int correct = 0;
   for (int i = 0; i < set.count; ++i) {
@@ -101,7 +133,7 @@ int run_infer(const InferOptions& o) {
     if (std::isnan(row[best])) fail(b->name(), "produced NaN outputs for image " + std::to_string(i));
     correct += best == set.labels[i];
   }
-  std::cout << "Total Time: " << fmt_num(std::chrono::duration<double>(t1 - t0).count()) << " (" << set.count
+  std::cout << "Total Time: " << fmt_num(total) << " (" << set.count
             << " images, batch " << (o.batch ? o.batch : set.count) << ", backend " << b->name() << ")\n";
   std::cout << "Correctness: " << fmt_num(static_cast<double>(correct) / set.count) << " Model: " << m.name << "\n";
   return 0;

@@ -12,11 +12,13 @@ struct InferOptions {
   int batch = 0;   // 0 = all at once (as the course's scripts did)
   std::string backend = "cpu";
   std::string conv_variant;
+  std::string fc_variant;
   int threads = 0;
   std::string data, labels;
   std::string input, output;
   bool probabilities = false;
   bool layer_times = false;
+  int reps = 1, warmup = 0;
 
   void add_to(CLI::App& app);
   void validate() const;

@@ -26,6 +26,8 @@ struct RunStats {
 struct BackendOptions {
   std::string conv_variant;  // cuda: a version number or name; empty = the default
   int threads = 0;           // cpu: 0 = all cores
+  std::string fc_variant;    // cuda: fully connected version; empty = the default
+  bool guard_check = false;  // GPU: poison activations with NaN, guard zones after them, checked after each run
 };
 
 class Backend {

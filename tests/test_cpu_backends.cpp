@@ -19,7 +19,9 @@ TEST_P(CpuVsRef, AgreesWithinRelL2_1e5) {
   std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
   auto ref = make_backend("cpu-ref");
   ref->load(m);
-  auto cpu = make_backend("cpu", BackendOptions{"", 2});
+  BackendOptions two_threads;
+  two_threads.threads = 2;
+  auto cpu = make_backend("cpu", two_threads);
   ASSERT_TRUE(cpu->supports(m.layers[0]).ok);
   cpu->load(m);
   test::GuardedRun want = test::guarded_forward(*ref, m, in, c.batch);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <random>
@@ -11,8 +12,14 @@
 
 namespace bs::test {
 
-inline std::string fixture(const std::string& name) { return std::string(BATCHSCOPE_TEST_FIXTURES) + "/" + name; }
-inline std::string data_file(const std::string& name) { return std::string(BATCHSCOPE_TEST_DATA) + "/" + name; }
+// The source tree: compiled in, or $BATCHSCOPE_SOURCE_DIR when the binaries run from another checkout
+// (the GPU machine runs binaries built elsewhere).
+inline std::string source_dir() {
+  const char* s = std::getenv("BATCHSCOPE_SOURCE_DIR");
+  return s && *s ? s : BATCHSCOPE_SOURCE_DIR;
+}
+inline std::string fixture(const std::string& name) { return source_dir() + "/tests/fixtures/" + name; }
+inline std::string data_file(const std::string& name) { return source_dir() + "/data/" + name; }
 
 // A fresh folder under the build tree, removed at the end of the test.
 class TempDir {

@@ -24,7 +24,8 @@ class CpuBackend : public Backend {
     if (!fast_) return "reference loops";
     if (l.kind() == LayerKind::conv) return "im2col+sgemm";
     if (l.kind() == LayerKind::fc) return "sgemm";
-    return "reference loops, OpenMP over the batch";
+    if (l.kind() == LayerKind::flatten) return "no-op (copy)";
+    return "reference loops (OpenMP over the batch)";
   }
   void load(const Model& m) override { model_ = &m; }
 

@@ -1,0 +1,41 @@
+#!/usr/bin/env bash
+# On the GPU machine: runs the GPU test suite, compute-sanitizer (memcheck over a representative subset,
+# racecheck over the shared-memory kernels), and the ECE 408 benchmark of every conv variant and cuDNN.
+# Logs go to $OUT (default ./out). Binaries come prebuilt in .device/ (scripts/pack_device.sh), because
+# the GPU machine lacks CLI11, nlohmann-json and libzip; BUILD=1 builds there instead.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+bin=.device
+{ nvidia-smi; nvcc --version | tail -1; git log -1 --format='commit %H %s' 2>/dev/null || cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+cat "$OUT/device.txt" | head -20
+
+step() { echo "== $1 ($(date +%T))"; }
+
+step "GPU tests"
+"$bin/test_gpu" --gtest_brief=1 >"$OUT/test_gpu.log" 2>&1
+echo "test_gpu exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests ran" "$OUT/test_gpu.log" | tail -15
+grep -c "Skipped" "$OUT/test_gpu.log" | sed 's/^/skip lines: /'
+
+if [ "${SANITIZE:-1}" = 1 ]; then
+  step "compute-sanitizer memcheck"
+  small='*k3x3_s2_p1_g2*:*k5x5_s1_p2_g1*:*k11x11_s4_p0_g2*:*rect*:*maxpool_k3_s2_p1*:*avgpool_k2_s2_p1_ceil*:*lrn*:*act*:*fc_123__37_n5_bias*:*softmax*:*flatten*:*GpuFused*:*GpuErrors*'
+  compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$small" >"$OUT/memcheck.log" 2>&1
+  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -4
+  step "compute-sanitizer racecheck (shared-memory kernels: conv v2 v5 v6 v7 v8, fc tiled, softmax)"
+  race='*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*'
+  compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$race" >"$OUT/racecheck.log" 2>&1
+  echo "racecheck exit $?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | tail -4
+fi
+
+step "ECE 408 benchmark: 10,000 images, one batch, 2 warm-ups, 10 repetitions"
+for v in 1 2 3 4 5 6 7 8; do
+  echo "-- cuda v$v"
+  "$bin/batchscope" infer --model data/models/ece408 --backend cuda --conv-variant $v --warmup 2 --reps 10 --layer-times 2>/dev/null
+done >"$OUT/bench_ece408.txt"
+echo "-- cudnn" >>"$OUT/bench_ece408.txt"
+"$bin/batchscope" infer --model data/models/ece408 --backend cudnn --warmup 2 --reps 10 --layer-times >>"$OUT/bench_ece408.txt" 2>/dev/null
+grep -E "^--|^Op Time|Correctness" "$OUT/bench_ece408.txt"

@@ -1,0 +1,75 @@
+// Convolution on the GPU: a menu of numbered versions (the llm.c dev/cuda habit). Version numbers and
+// names appear in CSVs and reports, so results and code stay matched.
+//
+//   v1 direct          one thread per output, weights in global memory
+//   v2 smem-tile       one block per 16x16 output tile of one (image, filter); the input tile it reads
+//                      ((16-1)*stride+K)^2 per channel is staged in shared memory
+//   v3 constant        v1 with the weights in __constant__ memory (64 KiB); a layer with more weights is
+//                      run in chunks of filters, each chunk uploaded by cudaMemcpyToSymbolAsync (visible in
+//                      the profile as its own copy)
+//   v4 texture         v1 with the weights read through a texture object (the read-only / texture cache)
+//   v5 unroll-gemm     im2col ("unroll") kernel into a workspace, then the tiled shared-memory SGEMM
+//                      (images processed in chunks so the workspace stays bounded)
+//   v6 implicit-gemm   unroll fused into the GEMM (implicit GEMM): 64x64 block tiles, 4x4 outputs per
+//                      thread in registers, the im2col matrix never written
+//   v7 specialised     kernels compiled for fixed (C, K, M) shapes, stride 1, no padding: weights in
+//                      __constant__ memory read as FFMA immediates, the input tile in shared memory, each
+//                      thread computing every filter for two neighbouring outputs
+//   v8 fused           v7 with bias + activation + 2x2 max pool folded into its epilogue when the model has
+//                      them right after the convolution; the pooled map is all it writes
+//
+// Every version handles bias; v1-v6 handle any stride, padding and groups. supports() says why not otherwise.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "kernels/model.hpp"
+
+namespace bs::cuda {
+
+struct ConvVersion {
+  int number;
+  const char* name;
+  const char* summary;
+};
+const std::vector<ConvVersion>& conv_versions();
+// Accepts "6", "v6" or "implicit-gemm"; throws naming the flag and the menu for anything else.
+int parse_conv_variant(const std::string& text);
+constexpr int kDefaultConvVariant = 6;
+
+// What a fused epilogue does after the convolution (v8).
+struct Epilogue {
+  bool has_act = false;
+  Act act = Act::relu;
+  bool pool2x2 = false;  // max pool kernel 2 stride 2, no padding
+};
+
+struct ConvArgs {
+  const float* in = nullptr;    // (N, C, H, W)
+  const float* w = nullptr;     // (M, C/groups, KH, KW)
+  const float* bias = nullptr;  // (M,) or null
+  float* out = nullptr;         // (N, M, OH, OW), or (N, M, OH/2, OW/2) with a pooling epilogue
+  int n = 0;
+  Shape is, os;  // input and (unpooled) output shape per image
+  const ConvParams* p = nullptr;
+  cudaTextureObject_t wtex = 0;    // v4: texture over w
+  float* workspace = nullptr;      // v5: im2col chunk
+  size_t workspace_floats = 0;
+  Epilogue epi;                    // v8 only
+};
+
+Support conv_supports(int version, const Layer& layer, const Epilogue& epi = {});
+size_t conv_workspace_floats(int version, const Layer& layer, int n);  // v5's im2col chunk
+void conv_forward(int version, const ConvArgs& a, cudaStream_t s);
+
+// Implemented in conv_const.cu (the translation unit that owns the __constant__ weight bank).
+namespace detail {
+Support const_supports(int version, const Layer& layer, const Epilogue& epi);
+void const_forward(int version, const ConvArgs& a, cudaStream_t s);
+}  // namespace detail
+
+}  // namespace bs::cuda

@@ -1,0 +1,190 @@
+// GPU backends against cpu-ref: every op x every variant x the generated table of shapes (including every
+// ECE 408 and AlexNet layer), fresh random inputs, relative L2 <= 1e-5 in FP32, activations poisoned with
+// NaN and guard zones checked after every run. Without a GPU each test skips and says why.
+#include <gtest/gtest.h>
+
+#include <map>
+
+#include "app/datasets.hpp"
+#include "app/runner.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/cuda/conv.hpp"
+#include "kernels/cuda/ops.hpp"
+#include "op_cases.hpp"
+#include "weights_tools/error.hpp"
+
+using namespace bs;
+
+namespace {
+
+// Empty when a GPU backend can be made, else the reason (e.g. no CUDA GPU is available).
+std::string gpu_missing() {
+  static const std::string reason = [] {
+    try {
+      make_backend("cuda");
+      return std::string();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  }();
+  return reason;
+}
+
+#define SKIP_WITHOUT_GPU()                                             \
+  do {                                                                 \
+    if (!gpu_missing().empty()) GTEST_SKIP() << gpu_missing();         \
+  } while (0)
+
+struct Config {
+  std::string backend, conv, fc;
+  std::string label() const { return backend + (conv.empty() ? "" : "_conv" + conv) + (fc.empty() ? "" : "_fc" + fc); }
+};
+
+void PrintTo(const Config& c, std::ostream* os) { *os << c.label(); }
+
+struct GpuCase {
+  test::OpCase op;
+  Config config;
+};
+void PrintTo(const GpuCase& c, std::ostream* os) { *os << c.op.label << " on " << c.config.label(); }
+
+std::vector<GpuCase> gpu_cases() {
+  std::vector<GpuCase> out;
+  for (const test::OpCase& c : test::op_cases(true)) {
+    const LayerKind k = static_cast<LayerKind>(c.op.index());
+    if (k == LayerKind::conv)
+      for (const auto& v : cuda::conv_versions()) out.push_back({c, {"cuda", std::to_string(v.number), ""}});
+    else if (k == LayerKind::fc)
+      for (const auto& v : cuda::fc_versions()) out.push_back({c, {"cuda", "", std::to_string(v.number)}});
+    else
+      out.push_back({c, {"cuda", "", ""}});
+    out.push_back({c, {"cudnn", "", ""}});
+  }
+  return out;
+}
+
+// The reference output per case, computed once per process with fresh random data.
+struct Reference {
+  Model model;
+  std::vector<float> input, output;
+  uint32_t seed;
+};
+const Reference& reference(const test::OpCase& c) {
+  static std::map<std::string, Reference> cache;
+  auto it = cache.find(c.label);
+  if (it != cache.end()) return it->second;
+  Reference r;
+  std::mt19937 rng = test::fresh_rng(&r.seed);
+  r.model = test::single_layer_model(c, rng);
+  r.input = test::random_vector(static_cast<size_t>(r.model.input.size()) * c.batch, rng);
+  auto ref = make_backend("cpu-ref");
+  ref->load(r.model);
+  r.output = test::guarded_forward(*ref, r.model, r.input, c.batch).out;
+  return cache.emplace(c.label, std::move(r)).first->second;
+}
+
+class GpuVsRef : public ::testing::TestWithParam<GpuCase> {};
+
+TEST_P(GpuVsRef, AgreesWithinRelL2_1e5) {
+  SKIP_WITHOUT_GPU();
+  const GpuCase& g = GetParam();
+  BackendOptions o;
+  o.conv_variant = g.config.conv;
+  o.fc_variant = g.config.fc;
+  o.guard_check = true;
+  auto b = make_backend(g.config.backend, o);
+  const Reference& r = reference(g.op);
+  Support s = b->supports(r.model.layers[0]);
+  if (!s.ok) GTEST_SKIP() << g.config.label() << " does not support " << g.op.label << ": " << s.reason;
+  b->load(r.model);
+  test::GuardedRun got = test::guarded_forward(*b, r.model, r.input, g.op.batch);  // throws on a stray device write
+  EXPECT_TRUE(got.guard_intact) << "write past the host output";
+  EXPECT_LE(test::rel_l2(got.out, r.output), 1e-5) << g.op.label << " on " << g.config.label() << " seed " << r.seed;
+}
+
+INSTANTIATE_TEST_SUITE_P(Table, GpuVsRef, ::testing::ValuesIn(gpu_cases()), [](const auto& info) {
+  std::string s = std::to_string(info.index) + "_" + info.param.op.label + "_" + info.param.config.label();
+  for (char& ch : s)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return s;
+});
+
+// v8 folds the activation and 2x2 max pool that follow a convolution into its kernel.
+TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
+  SKIP_WITHOUT_GPU();
+  struct Chain { Shape in; int filters; Act act; bool pool; int batch; };
+  for (const Chain& ch : {Chain{{1, 48, 48}, 6, Act::tanh, true, 37}, Chain{{6, 22, 22}, 16, Act::relu, false, 19},
+                          Chain{{6, 22, 22}, 16, Act::sigmoid, true, 5}, Chain{{1, 48, 48}, 6, Act::relu, false, 3}}) {
+    uint32_t seed;
+    std::mt19937 rng = test::fresh_rng(&seed);
+    Model m;
+    m.name = "chain";
+    m.input = ch.in;
+    ConvParams c = test::conv_params(ch.filters, 5, 1, 0, 1, true);
+    c.weight = test::random_vector(static_cast<size_t>(ch.filters) * ch.in.c * 25, rng);
+    c.bias = test::random_vector(static_cast<size_t>(ch.filters), rng);
+    m.layers.push_back({"conv", c, {}, {}});
+    m.layers.push_back({"act", ActParams{ch.act}, {}, {}});
+    PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
+    if (ch.pool) m.layers.push_back({"pool", p, {}, {}});
+    infer_shapes(m, "chain");
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * ch.batch, rng);
+    auto ref = make_backend("cpu-ref");
+    ref->load(m);
+    BackendOptions o;
+    o.conv_variant = "fused";
+    o.guard_check = true;
+    auto gpu = make_backend("cuda", o);
+    gpu->load(m);
+    EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv");
+    test::GuardedRun want = test::guarded_forward(*ref, m, in, ch.batch), got = test::guarded_forward(*gpu, m, in, ch.batch);
+    EXPECT_LE(test::rel_l2(got.out, want.out), 1e-5) << "seed " << seed << " pool " << ch.pool;
+  }
+}
+
+TEST(GpuErrors, UnknownVariantAndUnsupportedLayerAreClearErrors) {
+  SKIP_WITHOUT_GPU();
+  BackendOptions o;
+  o.conv_variant = "warp-speed";
+  try {
+    make_backend("cuda", o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("--conv-variant: unknown variant 'warp-speed'"), std::string::npos) << e.what();
+  }
+  o.conv_variant = "7";
+  std::mt19937 rng(1);
+  Model m = test::single_layer_model({"alexnet conv1", {3, 227, 227}, 1, test::conv_params(96, 11, 4, 0, 1, true)}, rng);
+  try {
+    open_backend(m, "cuda", o);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("layer 'layer': backend cuda does not support it: v7 is compiled for stride 1"), std::string::npos) << e.what();
+  }
+}
+
+// End to end: the course's published 0.8397 on every GPU backend and conv variant.
+class GpuEce408 : public ::testing::TestWithParam<Config> {};
+TEST_P(GpuEce408, Correctness08397) {
+  SKIP_WITHOUT_GPU();
+  Model m = load_model(test::data_file("models/ece408"));
+  BackendOptions o;
+  o.conv_variant = GetParam().conv;
+  auto b = open_backend(m, GetParam().backend, o);
+  LabelledImages set = load_labelled(test::data_file("ece408-2019sp/t10k-48-images-idx3-ubyte.gz"),
+                                     test::data_file("fashion-mnist/t10k-labels-idx1-ubyte.gz"), 0, "--images");
+  std::vector<float> logits = run_batches(*b, m, set.images.data(), set.count, 0, m.logits_layers(), nullptr);
+  int correct = 0;
+  for (int i = 0; i < set.count; ++i) {
+    const float* r = logits.data() + i * 10;
+    correct += std::max_element(r, r + 10) - r == set.labels[i];
+  }
+  EXPECT_EQ(static_cast<double>(correct) / set.count, 0.8397);
+}
+INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
+                         ::testing::Values(Config{"cuda", "1", ""}, Config{"cuda", "2", ""}, Config{"cuda", "3", ""},
+                                           Config{"cuda", "4", ""}, Config{"cuda", "5", ""}, Config{"cuda", "6", ""},
+                                           Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cudnn", "", ""}),
+                         [](const auto& info) { return info.param.label(); });
+
+}  // namespace

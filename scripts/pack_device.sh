@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 rm -rf .device && mkdir -p .device/lib
 cp build/app/batchscope build/weights_tools/batchscope-weights build/tests/test_gpu .device/
-for lib in libzip.so.4 libopenblas.so.0 libgfortran.so.5 libquadmath.so.0; do
+for lib in libzip.so.4; do  # the GPU machine has OpenBLAS, CUDA and cuDNN
   cp -L "$(ldconfig -p | awk -v l=$lib '$1 == l {print $NF; exit}')" .device/lib/
 done
 git log -1 --format='commit %H %s' >.device/COMMIT

@@ -131,14 +131,17 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * ch.batch, rng);
     auto ref = make_backend("cpu-ref");
     ref->load(m);
-    BackendOptions o;
-    o.conv_variant = "fused";
-    o.guard_check = true;
-    auto gpu = make_backend("cuda", o);
-    gpu->load(m);
-    EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv");
-    test::GuardedRun want = test::guarded_forward(*ref, m, in, ch.batch), got = test::guarded_forward(*gpu, m, in, ch.batch);
-    EXPECT_LE(test::rel_l2(got.out, want.out), 1e-5) << "seed " << seed << " pool " << ch.pool;
+    test::GuardedRun want = test::guarded_forward(*ref, m, in, ch.batch);
+    for (const char* variant : {"fused", "tiled-fused"}) {
+      BackendOptions o;
+      o.conv_variant = variant;
+      o.guard_check = true;
+      auto gpu = make_backend("cuda", o);
+      gpu->load(m);
+      EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv");
+      test::GuardedRun got = test::guarded_forward(*gpu, m, in, ch.batch);
+      EXPECT_LE(test::rel_l2(got.out, want.out), 1e-5) << variant << " seed " << seed << " pool " << ch.pool;
+    }
   }
 }
 
@@ -184,7 +187,8 @@ TEST_P(GpuEce408, Correctness08397) {
 INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                          ::testing::Values(Config{"cuda", "1", ""}, Config{"cuda", "2", ""}, Config{"cuda", "3", ""},
                                            Config{"cuda", "4", ""}, Config{"cuda", "5", ""}, Config{"cuda", "6", ""},
-                                           Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cudnn", "", ""}),
+                                           Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cuda", "9", ""},
+                                           Config{"cuda", "10", ""}, Config{"cudnn", "", ""}),
                          [](const auto& info) { return info.param.label(); });
 
 }  // namespace

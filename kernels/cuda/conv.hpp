@@ -17,6 +17,9 @@
 //                      thread computing every filter for two neighbouring outputs
 //   v8 fused           v7 with bias + activation + 2x2 max pool folded into its epilogue when the model has
 //                      them right after the convolution; the pooled map is all it writes
+//   v9 tiled-spec      compile-time shapes like v7, but weights staged in shared memory as (C, K, K, M) and
+//                      a register tile of PX outputs x MQ filters per thread (conv_tiled_spec.cu says why)
+//   v10 tiled-fused    v9 with v8's fused bias + activation + 2x2 max pool epilogue
 //
 // Every version handles bias; v1-v6 handle any stride, padding and groups. supports() says why not otherwise.
 #pragma once
@@ -70,6 +73,9 @@ void conv_forward(int version, const ConvArgs& a, cudaStream_t s);
 namespace detail {
 Support const_supports(int version, const Layer& layer, const Epilogue& epi);
 void const_forward(int version, const ConvArgs& a, cudaStream_t s);
+// Implemented in conv_tiled_spec.cu.
+Support tiled_supports(int version, const Layer& layer, const Epilogue& epi);
+void tiled_forward(int version, const ConvArgs& a, cudaStream_t s);
 }  // namespace detail
 
 }  // namespace bs::cuda

@@ -19,6 +19,8 @@ const std::vector<ConvVersion>& conv_versions() {
       {6, "implicit-gemm", "unroll fused into a register-tiled SGEMM"},
       {7, "specialised", "compile-time shapes, weights as constant-memory FFMA operands"},
       {8, "fused", "v7 + bias + activation + 2x2 max pool in one kernel"},
+      {9, "tiled-spec", "compile-time shapes, weights in shared memory, PX x MQ register tile per thread"},
+      {10, "tiled-fused", "v9 + bias + activation + 2x2 max pool in one kernel"},
   };
   return v;
 }
@@ -162,6 +164,7 @@ Support conv_supports(int version, const Layer& layer, const Epilogue& epi) {
     return {};
   }
   if (version == 3 || version == 7 || version == 8) return detail::const_supports(version, layer, epi);
+  if (version == 9 || version == 10) return detail::tiled_supports(version, layer, epi);
   return {false, "unknown version " + std::to_string(version)};
 }
 
@@ -219,6 +222,9 @@ void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
     }
     case 3: case 7: case 8:
       detail::const_forward(version, a, s);
+      return;
+    case 9: case 10:
+      detail::tiled_forward(version, a, s);
       return;
     default:
       fail("--conv-variant", "unknown version " + std::to_string(version));

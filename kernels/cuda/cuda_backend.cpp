@@ -162,7 +162,7 @@ class CudaBackend : public Backend {
     const Model& m = *model_;
     Plan& p = plan_[i];
     p.conv_v = conv_v_;
-    if (conv_v_ != 8) return;
+    if (conv_v_ != 8 && conv_v_ != 10) return;
     cuda::Epilogue e;
     size_t j = i + 1;
     if (j < m.layers.size() && m.layers[j].kind() == LayerKind::act) {
@@ -175,7 +175,7 @@ class CudaBackend : public Backend {
       cuda::Epilogue with_pool = e;
       with_pool.pool2x2 = true;
       if (pp.kind == PoolKind::max && pp.kh == 2 && pp.kw == 2 && pp.sh == 2 && pp.sw == 2 && pp.ph == 0 && pp.pw == 0 &&
-          cuda::conv_supports(8, m.layers[i], with_pool).ok)
+          cuda::conv_supports(conv_v_, m.layers[i], with_pool).ok)
         e = with_pool;
     }
     p.epi = e;

@@ -1,0 +1,184 @@
+// Convolution versions v9 (register-tiled specialised) and v10 (v9 + fused epilogue).
+//
+// Why they exist: v7 keeps the weights in __constant__ memory and reads them as FFMA operands. That is ideal
+// while a layer's weights fit the per-SM constant cache (ECE 408 conv1: 600 bytes), but conv2's 9.6 KB
+// thrash it: measured on an H200, v7 ran conv2 at 8.2 TFLOP/s, an eighth of the FP32 peak. v9 instead
+// stages the weights in shared memory as (C, K, K, M), and gives each thread a PX x MQ register tile
+// (PX neighbouring outputs along x, MQ filters), so each shared-memory load feeds several FMAs: per input
+// row segment (PX+K-1 values) and K weight vectors, K*PX*MQ multiply-adds.
+//
+// Layouts: in (N, C, H, W); w (M, C, K, K) in global memory, restaged in shared memory as (C, K, K, M);
+// out (N, M, OH, OW), or (N, M, OH/2, OW/2) when v10 pools.
+#include <algorithm>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/conv.hpp"
+
+namespace bs::cuda {
+namespace {
+
+__device__ __forceinline__ float activate(float v, int act) {
+  return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
+}
+
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY>
+struct TiledShape {
+  static constexpr int OH = H - K + 1, OW = W - K + 1;
+  static constexpr int GX = OW / PX, GY = OH / TY, GM = M / MQ;
+  static constexpr int kThreads = GX * GY * GM;
+  static_assert(OW % PX == 0 && OH % TY == 0 && M % MQ == 0 && MQ % 2 == 0, "tile must divide the output");
+};
+
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY>
+__global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThreads)
+    tiled_spec_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
+                      float* __restrict__ out, int n, int images_per_block, bool has_act, int act, bool pool) {
+  using S = TiledShape<C, H, W, K, M, MQ, PX, TY>;
+  constexpr int OH = S::OH, OW = S::OW;
+  __shared__ __align__(16) float ws[C * K * K * M];  // (C, K, K, M)
+  __shared__ __align__(16) float xs[C * H * W];      // (C, H, W) of one image
+  for (int i = threadIdx.x; i < C * K * K * M; i += S::kThreads) {
+    const int m = i % M, k = i / M;  // k = (c * K + ky) * K + kx
+    ws[i] = w[m * C * K * K + k];
+  }
+  // gx fastest so that neighbouring threads store neighbouring outputs
+  const int gx = threadIdx.x % S::GX, gy = (threadIdx.x / S::GX) % S::GY, gm = threadIdx.x / (S::GX * S::GY);
+  const int ox = gx * PX, oy = gy * TY, m0 = gm * MQ;
+  const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
+  for (int b = first; b < last; ++b) {
+    __syncthreads();  // the previous image's reads of xs are done (and ws is written, the first time)
+    const float* src = in + static_cast<long long>(b) * C * H * W;
+    if constexpr ((C * H * W) % 4 == 0) {
+      for (int i = threadIdx.x; i < C * H * W / 4; i += S::kThreads)
+        reinterpret_cast<float4*>(xs)[i] = reinterpret_cast<const float4*>(src)[i];
+    } else {
+      for (int i = threadIdx.x; i < C * H * W; i += S::kThreads) xs[i] = src[i];
+    }
+    __syncthreads();
+    float acc[TY][PX][MQ];
+#pragma unroll
+    for (int t = 0; t < TY; ++t)
+#pragma unroll
+      for (int p = 0; p < PX; ++p)
+#pragma unroll
+        for (int q = 0; q < MQ; ++q) acc[t][p][q] = 0.0f;
+#pragma unroll 1
+    for (int c = 0; c < C; ++c) {
+#pragma unroll
+      for (int r = 0; r < TY + K - 1; ++r) {  // input row oy + r feeds output row t with ky = r - t
+        float v[PX + K - 1];
+        const float* row = xs + (c * H + oy + r) * W + ox;
+#pragma unroll
+        for (int i = 0; i < PX + K - 1; ++i) v[i] = row[i];
+#pragma unroll
+        for (int t = 0; t < TY; ++t) {
+          const int ky = r - t;
+          if (ky < 0 || ky >= K) continue;  // resolved at compile time
+#pragma unroll
+          for (int kx = 0; kx < K; ++kx) {
+            float wv[MQ];
+            const float2* wp = reinterpret_cast<const float2*>(ws + ((c * K + ky) * K + kx) * M + m0);
+#pragma unroll
+            for (int q = 0; q < MQ / 2; ++q) {
+              const float2 pair = wp[q];
+              wv[2 * q] = pair.x;
+              wv[2 * q + 1] = pair.y;
+            }
+#pragma unroll
+            for (int p = 0; p < PX; ++p)
+#pragma unroll
+              for (int q = 0; q < MQ; ++q) acc[t][p][q] = fmaf(v[kx + p], wv[q], acc[t][p][q]);
+          }
+        }
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < MQ; ++q) {
+      const int m = m0 + q;
+      const float bv = bias ? bias[m] : 0.0f;
+#pragma unroll
+      for (int t = 0; t < TY; ++t)
+#pragma unroll
+        for (int p = 0; p < PX; ++p) {
+          const float x = acc[t][p][q] + bv;
+          acc[t][p][q] = has_act ? activate(x, act) : x;
+        }
+      if (TY == 2 && pool) {
+        float* dst = out + ((static_cast<long long>(b) * M + m) * (OH / 2) + oy / 2) * (OW / 2) + ox / 2;
+#pragma unroll
+        for (int p = 0; p < PX / 2; ++p)
+          dst[p] = fmaxf(fmaxf(acc[0][2 * p][q], acc[0][2 * p + 1][q]), fmaxf(acc[TY - 1][2 * p][q], acc[TY - 1][2 * p + 1][q]));
+      } else {
+#pragma unroll
+        for (int t = 0; t < TY; ++t) {
+          float* dst = out + ((static_cast<long long>(b) * M + m) * OH + oy + t) * OW + ox;
+          if constexpr (PX % 4 == 0 && OW % 4 == 0) {
+#pragma unroll
+            for (int p = 0; p < PX; p += 4)
+              *reinterpret_cast<float4*>(dst + p) = make_float4(acc[t][p][q], acc[t][p + 1][q], acc[t][p + 2][q], acc[t][p + 3][q]);
+          } else if constexpr (PX % 2 == 0 && OW % 2 == 0) {
+#pragma unroll
+            for (int p = 0; p < PX; p += 2) *reinterpret_cast<float2*>(dst + p) = make_float2(acc[t][p][q], acc[t][p + 1][q]);
+          } else {
+#pragma unroll
+            for (int p = 0; p < PX; ++p) dst[p] = acc[t][p][q];
+          }
+        }
+      }
+    }
+  }
+}
+
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY>
+void launch_tiled(const ConvArgs& a, int images_per_block, bool has_act, int act, bool pool, cudaStream_t s) {
+  using S = TiledShape<C, H, W, K, M, MQ, PX, TY>;
+  const int blocks = (a.n + images_per_block - 1) / images_per_block;
+  tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY>
+      <<<blocks, S::kThreads, 0, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act, pool);
+}
+
+struct Shape5 {
+  int c, h, w, k, m;
+  bool matches(const Layer& l) const {
+    const ConvParams& p = std::get<ConvParams>(l.op);
+    return l.in.c == c && l.in.h == h && l.in.w == w && p.kh == k && p.kw == k && p.filters == m;
+  }
+};
+// The compiled shapes: ECE 408 conv1 (1x48x48, 6 filters 5x5) and conv2 (6x22x22, 16 filters 5x5).
+constexpr Shape5 kConv1{1, 48, 48, 5, 6}, kConv2{6, 22, 22, 5, 16};
+
+}  // namespace
+
+namespace detail {
+
+Support tiled_supports(int version, const Layer& layer, const Epilogue& epi) {
+  const ConvParams& p = std::get<ConvParams>(layer.op);
+  const std::string v = "v" + std::to_string(version);
+  if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1) return {false, v + " is compiled for stride 1, no padding, one group"};
+  if (!kConv1.matches(layer) && !kConv2.matches(layer))
+    return {false, v + " is compiled only for the shapes (1x48x48, 6 filters 5x5), (6x22x22, 16 filters 5x5)"};
+  if (version == 9 && (epi.has_act || epi.pool2x2)) return {false, "v9 has no fused epilogue (v10 has)"};
+  if (epi.pool2x2 && (layer.out.h % 2 || layer.out.w % 2)) return {false, "fused 2x2 pooling needs an even output size"};
+  return {};
+}
+
+void tiled_forward(int version, const ConvArgs& a, cudaStream_t s) {
+  const int act = a.epi.act == Act::relu ? 0 : a.epi.act == Act::tanh ? 1 : 2;
+  const bool has_act = version == 10 && a.epi.has_act, pool = version == 10 && a.epi.pool2x2;
+  Layer probe;
+  probe.in = a.is;
+  probe.op = ConvParams{a.p->filters, a.p->kh, a.p->kw, 1, 1, 0, 0, 1, {}, {}};
+  if (kConv1.matches(probe)) {
+    // 44x44 outputs: 4 pixels x 6 filters per thread; two rows per thread when pooling.
+    if (pool) launch_tiled<1, 48, 48, 5, 6, 6, 4, 2>(a, 2, has_act, act, true, s);
+    else launch_tiled<1, 48, 48, 5, 6, 6, 4, 1>(a, 2, has_act, act, false, s);
+  } else {
+    // 18x18 outputs: 6 pixels x 8 filters per thread, 108 threads per image.
+    if (pool) launch_tiled<6, 22, 22, 5, 16, 8, 6, 2>(a, 2, has_act, act, true, s);
+    else launch_tiled<6, 22, 22, 5, 16, 8, 6, 1>(a, 2, has_act, act, false, s);
+  }
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace detail
+}  // namespace bs::cuda

@@ -7,8 +7,14 @@
 // (PX neighbouring outputs along x, MQ filters), so each shared-memory load feeds several FMAs: per input
 // row segment (PX+K-1 values) and K weight vectors, K*PX*MQ multiply-adds.
 //
+// Each block is persistent over a range of images (sized from the occupancy calculator so that one wave
+// fills the GPU) and double-buffers them: while it computes image b from shared memory, image b+1 is on
+// its way in with cp.async, so the load latency hides behind the arithmetic.
+//
 // Layouts: in (N, C, H, W); w (M, C, K, K) in global memory, restaged in shared memory as (C, K, K, M);
 // out (N, M, OH, OW), or (N, M, OH/2, OW/2) when v10 pools.
+#include <cuda_pipeline.h>
+
 #include <algorithm>
 
 #include "kernels/cuda/check.hpp"
@@ -34,9 +40,10 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThread
     tiled_spec_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
                       float* __restrict__ out, int n, int images_per_block, bool has_act, int act, bool pool) {
   using S = TiledShape<C, H, W, K, M, MQ, PX, TY>;
-  constexpr int OH = S::OH, OW = S::OW;
+  constexpr int OH = S::OH, OW = S::OW, CHW = C * H * W;
+  static_assert(CHW % 4 == 0, "images are copied in 16-byte pieces");
   __shared__ __align__(16) float ws[C * K * K * M];  // (C, K, K, M)
-  __shared__ __align__(16) float xs[C * H * W];      // (C, H, W) of one image
+  __shared__ __align__(16) float xs[2][CHW];         // two images (C, H, W): computing one, loading the next
   for (int i = threadIdx.x; i < C * K * K * M; i += S::kThreads) {
     const int m = i % M, k = i / M;  // k = (c * K + ky) * K + kx
     ws[i] = w[m * C * K * K + k];
@@ -45,16 +52,21 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThread
   const int gx = threadIdx.x % S::GX, gy = (threadIdx.x / S::GX) % S::GY, gm = threadIdx.x / (S::GX * S::GY);
   const int ox = gx * PX, oy = gy * TY, m0 = gm * MQ;
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
-  for (int b = first; b < last; ++b) {
-    __syncthreads();  // the previous image's reads of xs are done (and ws is written, the first time)
-    const float* src = in + static_cast<long long>(b) * C * H * W;
-    if constexpr ((C * H * W) % 4 == 0) {
-      for (int i = threadIdx.x; i < C * H * W / 4; i += S::kThreads)
-        reinterpret_cast<float4*>(xs)[i] = reinterpret_cast<const float4*>(src)[i];
+  auto fetch = [&](int b, float* dst) {
+    const float* src = in + static_cast<long long>(b) * CHW;
+    for (int i = threadIdx.x; i < CHW / 4; i += S::kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
+    __pipeline_commit();
+  };
+  if (first < last) fetch(first, xs[0]);
+  for (int b = first, step = 0; b < last; ++b, ++step) {
+    if (b + 1 < last) {
+      fetch(b + 1, xs[(step + 1) & 1]);
+      __pipeline_wait_prior(1);  // image b has landed; b + 1 may still be in flight
     } else {
-      for (int i = threadIdx.x; i < C * H * W; i += S::kThreads) xs[i] = src[i];
+      __pipeline_wait_prior(0);
     }
-    __syncthreads();
+    __syncthreads();  // everyone's pieces of image b (and, the first time, ws) are visible
+    const float* x = xs[step & 1];
     float acc[TY][PX][MQ];
 #pragma unroll
     for (int t = 0; t < TY; ++t)
@@ -67,7 +79,7 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThread
 #pragma unroll
       for (int r = 0; r < TY + K - 1; ++r) {  // input row oy + r feeds output row t with ky = r - t
         float v[PX + K - 1];
-        const float* row = xs + (c * H + oy + r) * W + ox;
+        const float* row = x + (c * H + oy + r) * W + ox;
 #pragma unroll
         for (int i = 0; i < PX + K - 1; ++i) v[i] = row[i];
 #pragma unroll
@@ -77,12 +89,19 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThread
 #pragma unroll
           for (int kx = 0; kx < K; ++kx) {
             float wv[MQ];
-            const float2* wp = reinterpret_cast<const float2*>(ws + ((c * K + ky) * K + kx) * M + m0);
+            const float* wp = ws + ((c * K + ky) * K + kx) * M + m0;
+            if constexpr (MQ % 4 == 0 && M % 4 == 0) {
 #pragma unroll
-            for (int q = 0; q < MQ / 2; ++q) {
-              const float2 pair = wp[q];
-              wv[2 * q] = pair.x;
-              wv[2 * q + 1] = pair.y;
+              for (int q = 0; q < MQ; q += 4) {
+                const float4 f = *reinterpret_cast<const float4*>(wp + q);
+                wv[q] = f.x; wv[q + 1] = f.y; wv[q + 2] = f.z; wv[q + 3] = f.w;
+              }
+            } else {
+#pragma unroll
+              for (int q = 0; q < MQ; q += 2) {
+                const float2 f = *reinterpret_cast<const float2*>(wp + q);
+                wv[q] = f.x; wv[q + 1] = f.y;
+              }
             }
 #pragma unroll
             for (int p = 0; p < PX; ++p)
@@ -100,8 +119,8 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThread
       for (int t = 0; t < TY; ++t)
 #pragma unroll
         for (int p = 0; p < PX; ++p) {
-          const float x = acc[t][p][q] + bv;
-          acc[t][p][q] = has_act ? activate(x, act) : x;
+          const float v = acc[t][p][q] + bv;
+          acc[t][p][q] = has_act ? activate(v, act) : v;
         }
       if (TY == 2 && pool) {
         float* dst = out + ((static_cast<long long>(b) * M + m) * (OH / 2) + oy / 2) * (OW / 2) + ox / 2;
@@ -126,15 +145,25 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThread
         }
       }
     }
+    __syncthreads();  // all reads of this buffer are done before the next fetch overwrites it
   }
 }
 
+// One wave of persistent blocks: as many as fit on the GPU at once, each taking a contiguous run of images.
 template <int C, int H, int W, int K, int M, int MQ, int PX, int TY>
-void launch_tiled(const ConvArgs& a, int images_per_block, bool has_act, int act, bool pool, cudaStream_t s) {
+void launch_tiled(const ConvArgs& a, bool has_act, int act, bool pool, cudaStream_t s) {
   using S = TiledShape<C, H, W, K, M, MQ, PX, TY>;
+  auto kernel = tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY>;
+  static int resident = [&] {
+    int dev = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::kThreads, 0));
+    return std::max(1, sms * per_sm);
+  }();
+  const int images_per_block = std::max(1, (a.n + resident - 1) / resident);
   const int blocks = (a.n + images_per_block - 1) / images_per_block;
-  tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY>
-      <<<blocks, S::kThreads, 0, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act, pool);
+  kernel<<<blocks, S::kThreads, 0, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act, pool);
 }
 
 struct Shape5 {
@@ -169,13 +198,13 @@ void tiled_forward(int version, const ConvArgs& a, cudaStream_t s) {
   probe.in = a.is;
   probe.op = ConvParams{a.p->filters, a.p->kh, a.p->kw, 1, 1, 0, 0, 1, {}, {}};
   if (kConv1.matches(probe)) {
-    // 44x44 outputs: 4 pixels x 6 filters per thread; two rows per thread when pooling.
-    if (pool) launch_tiled<1, 48, 48, 5, 6, 6, 4, 2>(a, 2, has_act, act, true, s);
-    else launch_tiled<1, 48, 48, 5, 6, 6, 4, 1>(a, 2, has_act, act, false, s);
+    // 44x44 outputs: 4 pixels x 6 filters per thread (484 threads); pooling: 2x4 pixels x 2 filters (726).
+    if (pool) launch_tiled<1, 48, 48, 5, 6, 2, 4, 2>(a, has_act, act, true, s);
+    else launch_tiled<1, 48, 48, 5, 6, 6, 4, 1>(a, has_act, act, false, s);
   } else {
-    // 18x18 outputs: 6 pixels x 8 filters per thread, 108 threads per image.
-    if (pool) launch_tiled<6, 22, 22, 5, 16, 8, 6, 2>(a, 2, has_act, act, true, s);
-    else launch_tiled<6, 22, 22, 5, 16, 8, 6, 1>(a, 2, has_act, act, false, s);
+    // 18x18 outputs: 3 pixels x 8 filters per thread, 216 threads per image.
+    if (pool) launch_tiled<6, 22, 22, 5, 16, 8, 6, 2>(a, has_act, act, true, s);
+    else launch_tiled<6, 22, 22, 5, 16, 8, 3, 1>(a, has_act, act, false, s);
   }
   CUDA_CHECK_LAUNCH();
 }

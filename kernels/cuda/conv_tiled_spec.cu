@@ -7,6 +7,7 @@
 // (PX neighbouring outputs along x, MQ filters), so each shared-memory load feeds several FMAs: per input
 // row segment (PX+K-1 values) and K weight vectors, K*PX*MQ multiply-adds.
 //
+// conv1's 600 bytes of weights do fit the constant cache, so its tiles read them from __constant__ (CW).
 // Each block is persistent over a range of images (sized from the occupancy calculator so that one wave
 // fills the GPU) and double-buffers them: while it computes image b from shared memory, image b+1 is on
 // its way in with cp.async, so the load latency hides behind the arithmetic.
@@ -27,120 +28,137 @@ __device__ __forceinline__ float activate(float v, int act) {
   return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
 }
 
-template <int C, int H, int W, int K, int M, int MQ, int PX, int TY>
+// One image's tile geometry; a block runs IP images side by side so that its warps are full.
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP>
 struct TiledShape {
   static constexpr int OH = H - K + 1, OW = W - K + 1;
   static constexpr int GX = OW / PX, GY = OH / TY, GM = M / MQ;
-  static constexpr int kThreads = GX * GY * GM;
+  static constexpr int kPerImage = GX * GY * GM, kThreads = kPerImage * IP;
   static_assert(OW % PX == 0 && OH % TY == 0 && M % MQ == 0 && MQ % 2 == 0, "tile must divide the output");
 };
 
-template <int C, int H, int W, int K, int M, int MQ, int PX, int TY>
-__global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThreads)
+// Weights for the CW (constant-weights) form: (M, C, K, K), read as FFMA operands when every index is a
+// compile-time constant (one filter group per thread, GM == 1). Separate from conv_const.cu's bank.
+__constant__ float c_tiled_w[16384];
+
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP, bool CW, int MINB>
+__global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kThreads, MINB)
     tiled_spec_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
                       float* __restrict__ out, int n, int images_per_block, bool has_act, int act, bool pool) {
-  using S = TiledShape<C, H, W, K, M, MQ, PX, TY>;
+  using S = TiledShape<C, H, W, K, M, MQ, PX, TY, IP>;
   constexpr int OH = S::OH, OW = S::OW, CHW = C * H * W;
   static_assert(CHW % 4 == 0, "images are copied in 16-byte pieces");
-  __shared__ __align__(16) float ws[C * K * K * M];  // (C, K, K, M)
-  __shared__ __align__(16) float xs[2][CHW];         // two images (C, H, W): computing one, loading the next
-  for (int i = threadIdx.x; i < C * K * K * M; i += S::kThreads) {
-    const int m = i % M, k = i / M;  // k = (c * K + ky) * K + kx
-    ws[i] = w[m * C * K * K + k];
-  }
+  static_assert(!CW || S::GM == 1, "constant weights need compile-time filter indices");
+  extern __shared__ __align__(16) float smem[];
+  float* ws = smem;                                   // (C, K, K, M), unless CW
+  float* xs = smem + (CW ? 0 : C * K * K * M);        // [2][IP][C, H, W]: computing one set, loading the next
+  if constexpr (!CW)
+    for (int i = threadIdx.x; i < C * K * K * M; i += S::kThreads) {
+      const int m = i % M, k = i / M;  // k = (c * K + ky) * K + kx
+      ws[i] = w[m * C * K * K + k];
+    }
+  const int slot = threadIdx.x / S::kPerImage, rem = threadIdx.x % S::kPerImage;
   // gx fastest so that neighbouring threads store neighbouring outputs
-  const int gx = threadIdx.x % S::GX, gy = (threadIdx.x / S::GX) % S::GY, gm = threadIdx.x / (S::GX * S::GY);
-  const int ox = gx * PX, oy = gy * TY, m0 = gm * MQ;
+  const int gx = rem % S::GX, gy = (rem / S::GX) % S::GY, gm = rem / (S::GX * S::GY);
+  const int ox = gx * PX, oy = gy * TY, m0 = CW ? 0 : gm * MQ;
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
   auto fetch = [&](int b, float* dst) {
+    const int count = min(IP, last - b);
     const float* src = in + static_cast<long long>(b) * CHW;
-    for (int i = threadIdx.x; i < CHW / 4; i += S::kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
+    for (int i = threadIdx.x; i < count * CHW / 4; i += S::kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
     __pipeline_commit();
   };
-  if (first < last) fetch(first, xs[0]);
-  for (int b = first, step = 0; b < last; ++b, ++step) {
-    if (b + 1 < last) {
-      fetch(b + 1, xs[(step + 1) & 1]);
-      __pipeline_wait_prior(1);  // image b has landed; b + 1 may still be in flight
+  if (first < last) fetch(first, xs);
+  for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
+    if (b0 + IP < last) {
+      fetch(b0 + IP, xs + ((step + 1) & 1) * IP * CHW);
+      __pipeline_wait_prior(1);  // this set has landed; the next may still be in flight
     } else {
       __pipeline_wait_prior(0);
     }
-    __syncthreads();  // everyone's pieces of image b (and, the first time, ws) are visible
-    const float* x = xs[step & 1];
-    float acc[TY][PX][MQ];
-#pragma unroll
-    for (int t = 0; t < TY; ++t)
-#pragma unroll
-      for (int p = 0; p < PX; ++p)
-#pragma unroll
-        for (int q = 0; q < MQ; ++q) acc[t][p][q] = 0.0f;
-#pragma unroll 1
-    for (int c = 0; c < C; ++c) {
-#pragma unroll
-      for (int r = 0; r < TY + K - 1; ++r) {  // input row oy + r feeds output row t with ky = r - t
-        float v[PX + K - 1];
-        const float* row = x + (c * H + oy + r) * W + ox;
-#pragma unroll
-        for (int i = 0; i < PX + K - 1; ++i) v[i] = row[i];
-#pragma unroll
-        for (int t = 0; t < TY; ++t) {
-          const int ky = r - t;
-          if (ky < 0 || ky >= K) continue;  // resolved at compile time
-#pragma unroll
-          for (int kx = 0; kx < K; ++kx) {
-            float wv[MQ];
-            const float* wp = ws + ((c * K + ky) * K + kx) * M + m0;
-            if constexpr (MQ % 4 == 0 && M % 4 == 0) {
-#pragma unroll
-              for (int q = 0; q < MQ; q += 4) {
-                const float4 f = *reinterpret_cast<const float4*>(wp + q);
-                wv[q] = f.x; wv[q + 1] = f.y; wv[q + 2] = f.z; wv[q + 3] = f.w;
-              }
-            } else {
-#pragma unroll
-              for (int q = 0; q < MQ; q += 2) {
-                const float2 f = *reinterpret_cast<const float2*>(wp + q);
-                wv[q] = f.x; wv[q + 1] = f.y;
-              }
-            }
-#pragma unroll
-            for (int p = 0; p < PX; ++p)
-#pragma unroll
-              for (int q = 0; q < MQ; ++q) acc[t][p][q] = fmaf(v[kx + p], wv[q], acc[t][p][q]);
-          }
-        }
-      }
-    }
-#pragma unroll
-    for (int q = 0; q < MQ; ++q) {
-      const int m = m0 + q;
-      const float bv = bias ? bias[m] : 0.0f;
+    __syncthreads();  // everyone's pieces of this set (and, the first time, ws) are visible
+    const int b = b0 + slot;
+    if (b < last) {
+      const float* x = xs + ((step & 1) * IP + slot) * CHW;
+      float acc[TY][PX][MQ];
 #pragma unroll
       for (int t = 0; t < TY; ++t)
 #pragma unroll
-        for (int p = 0; p < PX; ++p) {
-          const float v = acc[t][p][q] + bv;
-          acc[t][p][q] = has_act ? activate(v, act) : v;
+        for (int p = 0; p < PX; ++p)
+#pragma unroll
+          for (int q = 0; q < MQ; ++q) acc[t][p][q] = 0.0f;
+#pragma unroll 1
+      for (int c = 0; c < C; ++c) {
+#pragma unroll
+        for (int r = 0; r < TY + K - 1; ++r) {  // input row oy + r feeds output row t with ky = r - t
+          float v[PX + K - 1];
+          const float* row = x + (c * H + oy + r) * W + ox;
+#pragma unroll
+          for (int i = 0; i < PX + K - 1; ++i) v[i] = row[i];
+#pragma unroll
+          for (int t = 0; t < TY; ++t) {
+            const int ky = r - t;
+            if (ky < 0 || ky >= K) continue;  // resolved at compile time
+#pragma unroll
+            for (int kx = 0; kx < K; ++kx) {
+              float wv[MQ];
+              if constexpr (CW) {
+#pragma unroll
+                for (int q = 0; q < MQ; ++q) wv[q] = c_tiled_w[((q * C + c) * K + ky) * K + kx];
+              } else if constexpr (MQ % 4 == 0 && M % 4 == 0) {
+                const float* wp = ws + ((c * K + ky) * K + kx) * M + m0;
+#pragma unroll
+                for (int q = 0; q < MQ; q += 4) {
+                  const float4 f = *reinterpret_cast<const float4*>(wp + q);
+                  wv[q] = f.x; wv[q + 1] = f.y; wv[q + 2] = f.z; wv[q + 3] = f.w;
+                }
+              } else {
+                const float* wp = ws + ((c * K + ky) * K + kx) * M + m0;
+#pragma unroll
+                for (int q = 0; q < MQ; q += 2) {
+                  const float2 f = *reinterpret_cast<const float2*>(wp + q);
+                  wv[q] = f.x; wv[q + 1] = f.y;
+                }
+              }
+#pragma unroll
+              for (int p = 0; p < PX; ++p)
+#pragma unroll
+                for (int q = 0; q < MQ; ++q) acc[t][p][q] = fmaf(v[kx + p], wv[q], acc[t][p][q]);
+            }
+          }
         }
-      if (TY == 2 && pool) {
-        float* dst = out + ((static_cast<long long>(b) * M + m) * (OH / 2) + oy / 2) * (OW / 2) + ox / 2;
+      }
 #pragma unroll
-        for (int p = 0; p < PX / 2; ++p)
-          dst[p] = fmaxf(fmaxf(acc[0][2 * p][q], acc[0][2 * p + 1][q]), fmaxf(acc[TY - 1][2 * p][q], acc[TY - 1][2 * p + 1][q]));
-      } else {
+      for (int q = 0; q < MQ; ++q) {
+        const int m = m0 + q;
+        const float bv = bias ? bias[m] : 0.0f;
 #pragma unroll
-        for (int t = 0; t < TY; ++t) {
-          float* dst = out + ((static_cast<long long>(b) * M + m) * OH + oy + t) * OW + ox;
-          if constexpr (PX % 4 == 0 && OW % 4 == 0) {
+        for (int t = 0; t < TY; ++t)
 #pragma unroll
-            for (int p = 0; p < PX; p += 4)
-              *reinterpret_cast<float4*>(dst + p) = make_float4(acc[t][p][q], acc[t][p + 1][q], acc[t][p + 2][q], acc[t][p + 3][q]);
-          } else if constexpr (PX % 2 == 0 && OW % 2 == 0) {
+          for (int p = 0; p < PX; ++p) {
+            const float v = acc[t][p][q] + bv;
+            acc[t][p][q] = has_act ? activate(v, act) : v;
+          }
+        if (TY == 2 && pool) {
+          float* dst = out + ((static_cast<long long>(b) * M + m) * (OH / 2) + oy / 2) * (OW / 2) + ox / 2;
 #pragma unroll
-            for (int p = 0; p < PX; p += 2) *reinterpret_cast<float2*>(dst + p) = make_float2(acc[t][p][q], acc[t][p + 1][q]);
-          } else {
+          for (int p = 0; p < PX / 2; ++p)
+            dst[p] = fmaxf(fmaxf(acc[0][2 * p][q], acc[0][2 * p + 1][q]), fmaxf(acc[TY - 1][2 * p][q], acc[TY - 1][2 * p + 1][q]));
+        } else {
 #pragma unroll
-            for (int p = 0; p < PX; ++p) dst[p] = acc[t][p][q];
+          for (int t = 0; t < TY; ++t) {
+            float* dst = out + ((static_cast<long long>(b) * M + m) * OH + oy + t) * OW + ox;
+            if constexpr (PX % 4 == 0 && OW % 4 == 0) {
+#pragma unroll
+              for (int p = 0; p < PX; p += 4)
+                *reinterpret_cast<float4*>(dst + p) = make_float4(acc[t][p][q], acc[t][p + 1][q], acc[t][p + 2][q], acc[t][p + 3][q]);
+            } else if constexpr (PX % 2 == 0 && OW % 2 == 0) {
+#pragma unroll
+              for (int p = 0; p < PX; p += 2) *reinterpret_cast<float2*>(dst + p) = make_float2(acc[t][p][q], acc[t][p + 1][q]);
+            } else {
+#pragma unroll
+              for (int p = 0; p < PX; ++p) dst[p] = acc[t][p][q];
+            }
           }
         }
       }
@@ -150,20 +168,26 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY>::kThread
 }
 
 // One wave of persistent blocks: as many as fit on the GPU at once, each taking a contiguous run of images.
-template <int C, int H, int W, int K, int M, int MQ, int PX, int TY>
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP, bool CW, int MINB = 1>
 void launch_tiled(const ConvArgs& a, bool has_act, int act, bool pool, cudaStream_t s) {
-  using S = TiledShape<C, H, W, K, M, MQ, PX, TY>;
-  auto kernel = tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY>;
+  using S = TiledShape<C, H, W, K, M, MQ, PX, TY, IP>;
+  auto kernel = tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY, IP, CW, MINB>;
+  constexpr size_t smem = sizeof(float) * ((CW ? 0 : C * K * K * M) + 2 * IP * C * H * W);
   static int resident = [&] {
     int dev = 0, sms = 0, per_sm = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::kThreads, 0));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::kThreads, smem));
     return std::max(1, sms * per_sm);
   }();
-  const int images_per_block = std::max(1, (a.n + resident - 1) / resident);
+  if (CW)
+    CUDA_CHECK(cudaMemcpyToSymbolAsync(c_tiled_w, a.w, sizeof(float) * M * C * K * K, 0, cudaMemcpyDeviceToDevice, s));
+  // Whole sets of IP images per block, and one wave of blocks.
+  const int sets = (a.n + IP - 1) / IP;
+  const int images_per_block = IP * std::max(1, (sets + resident - 1) / resident);
   const int blocks = (a.n + images_per_block - 1) / images_per_block;
-  kernel<<<blocks, S::kThreads, 0, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act, pool);
+  kernel<<<blocks, S::kThreads, smem, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act, pool);
 }
 
 struct Shape5 {
@@ -198,13 +222,15 @@ void tiled_forward(int version, const ConvArgs& a, cudaStream_t s) {
   probe.in = a.is;
   probe.op = ConvParams{a.p->filters, a.p->kh, a.p->kw, 1, 1, 0, 0, 1, {}, {}};
   if (kConv1.matches(probe)) {
-    // 44x44 outputs: 4 pixels x 6 filters per thread (484 threads); pooling: 2x4 pixels x 2 filters (726).
-    if (pool) launch_tiled<1, 48, 48, 5, 6, 2, 4, 2>(a, has_act, act, true, s);
-    else launch_tiled<1, 48, 48, 5, 6, 6, 4, 1>(a, has_act, act, false, s);
+    // 44x44 outputs. Its 600 bytes of weights fit the constant cache, so they are FFMA operands (CW).
+    // Plain: 4 pixels x 6 filters per thread (484 threads). Pooling: 2x2 pixels x 6 filters (484 threads).
+    if (pool) launch_tiled<1, 48, 48, 5, 6, 6, 2, 2, 1, true>(a, has_act, act, true, s);
+    else launch_tiled<1, 48, 48, 5, 6, 6, 4, 1, 1, true>(a, has_act, act, false, s);
   } else {
-    // 18x18 outputs: 3 pixels x 8 filters per thread, 216 threads per image.
-    if (pool) launch_tiled<6, 22, 22, 5, 16, 8, 6, 2>(a, has_act, act, true, s);
-    else launch_tiled<6, 22, 22, 5, 16, 8, 3, 1>(a, has_act, act, false, s);
+    // 18x18 outputs: 6 pixels x 8 filters per thread, 108 threads per image, two images per block,
+    // registers capped so that three blocks fit an SM.
+    if (pool) launch_tiled<6, 22, 22, 5, 16, 8, 6, 2, 2, false>(a, has_act, act, true, s);
+    else launch_tiled<6, 22, 22, 5, 16, 8, 6, 1, 2, false, 3>(a, has_act, act, false, s);
   }
   CUDA_CHECK_LAUNCH();
 }

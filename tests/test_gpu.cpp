@@ -188,7 +188,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                          ::testing::Values(Config{"cuda", "1", ""}, Config{"cuda", "2", ""}, Config{"cuda", "3", ""},
                                            Config{"cuda", "4", ""}, Config{"cuda", "5", ""}, Config{"cuda", "6", ""},
                                            Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cuda", "9", ""},
-                                           Config{"cuda", "10", ""}, Config{"cudnn", "", ""}),
+                                           Config{"cuda", "10", ""}, Config{"cuda", "auto", ""}, Config{"cudnn", "", ""}),
                          [](const auto& info) { return info.param.label(); });
 
 }  // namespace

@@ -40,9 +40,13 @@ struct ConvVersion {
   const char* summary;
 };
 const std::vector<ConvVersion>& conv_versions();
-// Accepts "6", "v6" or "implicit-gemm"; throws naming the flag and the menu for anything else.
+// Accepts "6", "v6" or "implicit-gemm", and "auto" (0); throws naming the flag and the menu otherwise.
 int parse_conv_variant(const std::string& text);
-constexpr int kDefaultConvVariant = 6;
+// auto (the default): per layer, the fastest version measured that supports it (v9 where compiled for
+// the shape, else v6), in the order of kAutoOrder.
+constexpr int kAutoConvVariant = 0;
+inline constexpr int kAutoOrder[] = {9, 6};
+int auto_conv_variant(const Layer& layer);
 
 // What a fused epilogue does after the convolution (v8).
 struct Epilogue {

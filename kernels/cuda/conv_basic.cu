@@ -25,14 +25,21 @@ const std::vector<ConvVersion>& conv_versions() {
   return v;
 }
 
+int auto_conv_variant(const Layer& layer) {
+  for (int v : kAutoOrder)
+    if (conv_supports(v, layer).ok) return v;
+  return 1;
+}
+
 int parse_conv_variant(const std::string& text) {
+  if (text == "auto" || text == "0") return kAutoConvVariant;
   std::string t = text;
   if (!t.empty() && (t[0] == 'v' || t[0] == 'V')) t = t.substr(1);
   for (const ConvVersion& v : conv_versions())
     if (t == std::to_string(v.number) || text == v.name) return v.number;
   std::string menu;
   for (const ConvVersion& v : conv_versions()) menu += (menu.empty() ? "" : ", ") + std::to_string(v.number) + " " + v.name;
-  fail("--conv-variant", "unknown variant '" + text + "' (choose one of: " + menu + ")");
+  fail("--conv-variant", "unknown variant '" + text + "' (choose auto or one of: " + menu + ")");
 }
 
 namespace {

@@ -38,7 +38,7 @@ class CudaBackend : public Backend {
  public:
   explicit CudaBackend(const BackendOptions& o) : opts_(o) {
     require_cuda_device("cuda");
-    conv_v_ = o.conv_variant.empty() ? cuda::kDefaultConvVariant : cuda::parse_conv_variant(o.conv_variant);
+    conv_v_ = o.conv_variant.empty() ? cuda::kAutoConvVariant : cuda::parse_conv_variant(o.conv_variant);
     fc_v_ = o.fc_variant.empty() ? cuda::kDefaultFcVariant : cuda::parse_fc_variant(o.fc_variant);
     CUDA_CHECK(cudaStreamCreate(&stream_));
   }
@@ -51,7 +51,7 @@ class CudaBackend : public Backend {
   std::string name() const override { return "cuda"; }
 
   Support supports(const Layer& l) const override {
-    if (l.kind() == LayerKind::conv) return cuda::conv_supports(conv_v_, l);
+    if (l.kind() == LayerKind::conv && conv_v_ != cuda::kAutoConvVariant) return cuda::conv_supports(conv_v_, l);
     return {};  // every other layer kind has one kernel that handles every shape
   }
 
@@ -62,7 +62,7 @@ class CudaBackend : public Backend {
       if (!p.fused_into.empty()) return "fused into " + p.fused_into;
       if (l.kind() == LayerKind::conv) {
         const auto& v = cuda::conv_versions()[p.conv_v - 1];
-        std::string s = "v" + std::to_string(v.number) + " " + v.name;
+        std::string s = (conv_v_ == cuda::kAutoConvVariant ? "auto: v" : "v") + std::to_string(v.number) + " " + v.name;
         if (p.epi.has_act || p.epi.pool2x2) {
           s += " (conv";
           if (p.epi.has_act) s += "+" + model_->layers[i + 1].type_name();
@@ -161,8 +161,8 @@ class CudaBackend : public Backend {
   void plan_conv(size_t i) {
     const Model& m = *model_;
     Plan& p = plan_[i];
-    p.conv_v = conv_v_;
-    if (conv_v_ != 8 && conv_v_ != 10) return;
+    p.conv_v = conv_v_ == cuda::kAutoConvVariant ? cuda::auto_conv_variant(m.layers[i]) : conv_v_;
+    if (p.conv_v != 8 && p.conv_v != 10) return;
     cuda::Epilogue e;
     size_t j = i + 1;
     if (j < m.layers.size() && m.layers[j].kind() == LayerKind::act) {
@@ -175,7 +175,7 @@ class CudaBackend : public Backend {
       cuda::Epilogue with_pool = e;
       with_pool.pool2x2 = true;
       if (pp.kind == PoolKind::max && pp.kh == 2 && pp.kw == 2 && pp.sh == 2 && pp.sw == 2 && pp.ph == 0 && pp.pw == 0 &&
-          cuda::conv_supports(conv_v_, m.layers[i], with_pool).ok)
+          cuda::conv_supports(p.conv_v, m.layers[i], with_pool).ok)
         e = with_pool;
     }
     p.epi = e;
@@ -239,7 +239,7 @@ class CudaBackend : public Backend {
   }
 
   BackendOptions opts_;
-  int conv_v_ = cuda::kDefaultConvVariant, fc_v_ = cuda::kDefaultFcVariant;
+  int conv_v_ = cuda::kAutoConvVariant, fc_v_ = cuda::kDefaultFcVariant;
   cudaStream_t stream_ = nullptr;
   const Model* model_ = nullptr;
   std::vector<DevLayer> dev_;

@@ -3,6 +3,7 @@
 #include <iostream>
 
 #include "app/infer.hpp"
+#include "app/sweep.hpp"
 #include "weights_tools/error.hpp"
 
 int main(int argc, char** argv) {
@@ -14,6 +15,16 @@ int main(int argc, char** argv) {
   CLI::App* infer_cmd = app.add_subcommand("infer", "run a model over a test set or a .npy tensor");
   infer.add_to(*infer_cmd);
 
+  bs::SweepOptions sweep, profile;
+  CLI::App* sweep_cmd = app.add_subcommand("sweep", "batch sweep with the execution-time breakdown (CSV + JSON)");
+  sweep.add_to(*sweep_cmd, false);
+  CLI::App* profile_cmd = app.add_subcommand("profile", "nvprof-style tables for one batch size");
+  profile.add_to(*profile_cmd, true);
+
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  sweep.command_line = profile.command_line = command_line;
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -21,6 +32,8 @@ int main(int argc, char** argv) {
   }
   try {
     if (*infer_cmd) return bs::run_infer(infer);
+    if (*sweep_cmd) return bs::run_sweep(sweep);
+    if (*profile_cmd) return bs::run_profile(profile);
   } catch (const bs::Error& e) {
     std::cerr << "batchscope: error: " << e.what() << "\n";
     return 1;

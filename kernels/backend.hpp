@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "kernels/model.hpp"
+#include "kernels/profile.hpp"
 
 namespace bs {
 
@@ -28,6 +29,10 @@ struct BackendOptions {
   int threads = 0;           // cpu: 0 = all cores
   std::string fc_variant;    // cuda: fully connected version; empty = the default
   bool guard_check = false;  // GPU: poison activations with NaN, guard zones after them, checked after each run
+  // GPU: the study's structure, allocate / copy in / run / copy out / free around every layer (intermediate
+  // activations go back to the host), instead of keeping weights and activations resident on the device.
+  bool per_layer_transfers = false;
+  bool pinned_host = false;  // per-layer: host intermediates in pinned memory (cudaMallocHost / cudaFreeHost)
 };
 
 class Backend {
@@ -44,6 +49,16 @@ class Backend {
   virtual void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) = 0;
   // Which implementation ran a layer ("im2col+sgemm", "v6 implicit-gemm", ...), for reports.
   virtual std::string describe(const Layer& layer) const { (void)layer; return name(); }
+  // Device memory a forward of n images needs (0 for CPU backends), and what the device has free.
+  virtual size_t device_bytes_needed(int n) const { (void)n; return 0; }
+  virtual size_t device_bytes_free() const { return 0; }
+  // Extra facts for the results' metadata, e.g. the cuDNN algorithm chosen per convolution.
+  virtual std::vector<std::string> notes() const { return {}; }
+  // Records, per layer, what the backend does (a profiler listens). Null: nobody listens.
+  void set_tracer(Tracer* t) { tracer_ = t; }
+
+ protected:
+  Tracer* tracer_ = nullptr;
 };
 
 std::vector<std::string> backend_names();  // those built into this binary

@@ -1,5 +1,6 @@
 // Maps backend names to constructors; GPU backends exist only in builds with CUDA.
 #include "kernels/backend.hpp"
+#include "kernels/device_info.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -8,6 +9,17 @@ std::unique_ptr<Backend> make_cpu_backend(bool fast, const BackendOptions& opts)
 #ifdef BATCHSCOPE_HAVE_CUDA
 std::unique_ptr<Backend> make_cuda_backend(const BackendOptions& opts);
 std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& opts);
+#endif
+
+#ifndef BATCHSCOPE_HAVE_CUDA
+std::unique_ptr<Profiler> make_cupti_profiler() { fail("profiler", "this build has no CUDA, so no CUPTI"); }
+nlohmann::json gpu_info() { return nlohmann::json{{"gpu", nullptr}}; }
+void init_gpu() {}
+bool gpu_available() { return false; }
+std::shared_ptr<float> host_buffer(size_t floats, bool pinned) {
+  if (pinned) fail("--host-memory", "pinned memory needs a build with CUDA");
+  return std::shared_ptr<float>(new float[floats], std::default_delete<float[]>());
+}
 #endif
 
 std::vector<std::string> backend_names() {

@@ -36,15 +36,28 @@ class CpuBackend : public Backend {
     for (size_t i = 0; i < n_layers; ++i) {
       const Layer& l = model_->layers[i];
       Buffer& dst_buf = (i % 2 == 0) ? a_ : b_;
-      dst_buf.reserve(static_cast<size_t>(l.out.size()) * n);
+      if (tracer_) {
+        const double a0 = tracer_->now();
+        if (dst_buf.reserve(static_cast<size_t>(l.out.size()) * n)) tracer_->cpu_phase("alloc", -1, a0, tracer_->now());
+        tracer_->layer_begin(static_cast<int>(i));
+      } else {
+        dst_buf.reserve(static_cast<size_t>(l.out.size()) * n);
+      }
       auto t0 = std::chrono::steady_clock::now();
+      const double p0 = tracer_ ? tracer_->now() : 0.0;
       run(l, src, n, dst_buf.data());
       auto t1 = std::chrono::steady_clock::now();
+      if (tracer_) {
+        tracer_->cpu_phase(l.name, static_cast<int>(i), p0, tracer_->now());
+        tracer_->layer_end(static_cast<int>(i));
+      }
       if (stats) stats->add(i, std::chrono::duration<double>(t1 - t0).count());
       src = dst_buf.data();
     }
     const int64_t features = n_layers ? model_->layers[n_layers - 1].out.size() : model_->input.size();
+    const double c0 = tracer_ ? tracer_->now() : 0.0;
     std::memcpy(out, src, sizeof(float) * static_cast<size_t>(features) * n);
+    if (tracer_) tracer_->cpu_phase("copy out", -1, c0, tracer_->now());
   }
 
  private:
@@ -86,13 +99,14 @@ class CpuBackend : public Backend {
   struct Buffer {
     std::unique_ptr<float[]> p;
     size_t cap = 0;
-    void reserve(size_t n) {
-      if (n <= cap) return;
+    bool reserve(size_t n) {  // true when it had to allocate
+      if (n <= cap) return false;
       p.reset(new float[n]);
       cap = n;
       float* d = p.get();
 #pragma omp parallel for schedule(static)
       for (int64_t i = 0; i < static_cast<int64_t>(n); i += 1024) d[i] = 0.0f;
+      return true;
     }
     float* data() { return p.get(); }
   };

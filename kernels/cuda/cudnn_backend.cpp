@@ -8,14 +8,11 @@
 #include <map>
 
 #include "kernels/backend.hpp"
-#include "kernels/cuda/buffer.hpp"
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/gpu_pipeline.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
-
-void require_cuda_device(const std::string& backend);
-
 namespace {
 
 const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
@@ -35,11 +32,9 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
 // Output size rule shared by cuDNN and floor-mode pooling; ceil-mode pools that differ are unsupported.
 int floor_out(int in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
 
-class CudnnBackend : public Backend {
+class CudnnBackend : public GpuPipelineBackend {
  public:
-  explicit CudnnBackend(const BackendOptions&) {
-    require_cuda_device("cudnn");
-    CUDA_CHECK(cudaStreamCreate(&stream_));
+  explicit CudnnBackend(const BackendOptions& o) : GpuPipelineBackend(o, "cudnn") {
     CUDNN_CHECK(cudnnCreate(&cudnn_));
     CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
     CUBLAS_CHECK(cublasCreate(&cublas_));
@@ -55,7 +50,6 @@ class CudnnBackend : public Backend {
     CUDNN_CHECK(cudnnCreateLRNDescriptor(&lrn_));
   }
   ~CudnnBackend() override {
-    for (auto& e : events_) cudaEventDestroy(e);
     cudnnDestroyLRNDescriptor(lrn_);
     cudnnDestroyActivationDescriptor(actd_);
     cudnnDestroyPoolingDescriptor(pool_);
@@ -66,7 +60,6 @@ class CudnnBackend : public Backend {
     cudnnDestroyTensorDescriptor(x_);
     cublasDestroy(cublas_);
     cudnnDestroy(cudnn_);
-    cudaStreamDestroy(stream_);
   }
 
   std::string name() const override { return "cudnn"; }
@@ -90,71 +83,17 @@ class CudnnBackend : public Backend {
     return std::string("cuDNN ") + kind_name(l.kind());
   }
 
-  void load(const Model& m) override {
-    model_ = &m;
-    dev_w_.clear(); dev_b_.clear();
-    dev_w_.resize(m.layers.size()); dev_b_.resize(m.layers.size());
-    last_algo_.assign(m.layers.size(), "");
-    for (size_t i = 0; i < m.layers.size(); ++i) {
-      const Layer& l = m.layers[i];
-      Support s = supports(l);
-      if (!s.ok) fail("layer '" + l.name + "'", "backend cudnn does not support it: " + s.reason);
-      const std::vector<float>* w = nullptr;
-      const std::vector<float>* b = nullptr;
-      if (auto* c = std::get_if<ConvParams>(&l.op)) { w = &c->weight; b = &c->bias; }
-      if (auto* f = std::get_if<FcParams>(&l.op)) { w = &f->weight; b = &f->bias; }
-      if (w) {
-        dev_w_[i].upload(w->data(), w->size(), stream_);
-        if (!b->empty()) dev_b_[i].upload(b->data(), b->size(), stream_);
-      }
-    }
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-  }
-
   // The algorithm cuDNN picked for each convolution at the last batch size: "<layer>=<ALGO>" entries.
-  std::vector<std::string> chosen_algorithms() const {
+  std::vector<std::string> notes() const override {
     std::vector<std::string> out;
     for (size_t i = 0; i < last_algo_.size(); ++i)
       if (!last_algo_[i].empty()) out.push_back(model_->layers[i].name + "=" + last_algo_[i]);
     return out;
   }
 
-  void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) override {
-    if (!model_) fail("cudnn", "forward() before load()");
-    const Model& m = *model_;
-    n_layers = std::min(n_layers, m.layers.size());
-    size_t max_act = 0;
-    for (const Layer& l : m.layers) max_act = std::max<size_t>(max_act, l.out.size());
-    in_.resize(static_cast<size_t>(m.input.size()) * n);
-    act_[0].resize(max_act * n);
-    act_[1].resize(max_act * n);
-    while (events_.size() < 2 * n_layers) {
-      cudaEvent_t e;
-      CUDA_CHECK(cudaEventCreate(&e));
-      events_.push_back(e);
-    }
-    CUDA_CHECK(cudaMemcpyAsync(in_.get(), in, static_cast<size_t>(m.input.size()) * n * sizeof(float), cudaMemcpyHostToDevice, stream_));
-    const float* src = in_.get();
-    int which = 0;
-    for (size_t i = 0; i < n_layers; ++i) {
-      CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
-      float* dst = act_[which].get();
-      const float* next = run_layer(i, src, n, dst);
-      if (next == dst) which ^= 1;
-      src = next;
-      CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
-    }
-    const int64_t f = n_layers ? m.layers[n_layers - 1].out.size() : m.input.size();
-    CUDA_CHECK(cudaMemcpyAsync(out, src, static_cast<size_t>(f) * n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
-    CUDA_CHECK(cudaStreamSynchronize(stream_));
-    for (size_t i = 0; i < n_layers; ++i) {
-      float ms = 0;
-      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]));
-      if (stats) stats->add(i, ms * 1e-3);
-    }
-  }
+ protected:
+  void after_load() override { last_algo_.assign(model_->layers.size(), ""); }
 
- private:
   void set4d(cudnnTensorDescriptor_t d, int n, Shape s) {
     CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s.c, s.h, s.w));
   }
@@ -164,8 +103,9 @@ class CudnnBackend : public Backend {
     size_t workspace;
   };
 
-  const float* run_layer(size_t i, const float* src, int n, float* dst) {
+  const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& lw) override {
     const Layer& l = model_->layers[i];
+    cur = l.out;
     const float one = 1.0f, zero = 0.0f;
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
       set4d(x_, n, l.in);
@@ -175,12 +115,12 @@ class CudnnBackend : public Backend {
       CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, c->groups));
       CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH));
       const Algo a = find_algo(i, n);
-      workspace_.resize(a.workspace / sizeof(float) + 1);
-      CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &one, x_, src, w_, dev_w_[i].get(), conv_, a.algo, workspace_.get(),
+      cudnn_ws_.resize(a.workspace / sizeof(float) + 1);
+      CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &one, x_, src, w_, lw.w, conv_, a.algo, cudnn_ws_.get(),
                                           a.workspace, &zero, y_, dst));
       if (!c->bias.empty()) {
         CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, c->filters, 1, 1));
-        CUDNN_CHECK(cudnnAddTensor(cudnn_, &one, b_, dev_b_[i].get(), &one, y_, dst));
+        CUDNN_CHECK(cudnnAddTensor(cudnn_, &one, b_, lw.b, &one, y_, dst));
       }
       return dst;
     }
@@ -212,12 +152,12 @@ class CudnnBackend : public Backend {
       const int in = static_cast<int>(l.in.size());
       // Column-major view: out (O x N) = W^T... W row-major (O, I) is col-major (I, O); in row-major (N, I)
       // is col-major (I, N). out col-major (O, N) = op_T(W) (O, I) x in (I, N).
-      CUBLAS_CHECK(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, f->outputs, n, in, &one, dev_w_[i].get(), in, src, in,
+      CUBLAS_CHECK(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, f->outputs, n, in, &one, lw.w, in, src, in,
                                &zero, dst, f->outputs));
       if (!f->bias.empty()) {
         CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, f->outputs, 1, 1));
         set4d(y_, n, l.out);
-        CUDNN_CHECK(cudnnAddTensor(cudnn_, &one, b_, dev_b_[i].get(), &one, y_, dst));
+        CUDNN_CHECK(cudnnAddTensor(cudnn_, &one, b_, lw.b, &one, y_, dst));
       }
       return dst;
     }
@@ -247,7 +187,6 @@ class CudnnBackend : public Backend {
     fail("layer '" + model_->layers[layer].name + "'", "cuDNN found no FP32 (FMA) convolution algorithm");
   }
 
-  cudaStream_t stream_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudnnTensorDescriptor_t x_, y_, b_;
@@ -256,13 +195,9 @@ class CudnnBackend : public Backend {
   cudnnPoolingDescriptor_t pool_;
   cudnnActivationDescriptor_t actd_;
   cudnnLRNDescriptor_t lrn_;
-  const Model* model_ = nullptr;
-  std::vector<DeviceBuffer<float>> dev_w_, dev_b_;  // (M, C/g, KH, KW) or (O, I); biases
-  DeviceBuffer<float> in_, act_[2];
-  DeviceBuffer<float> workspace_;
+  DeviceBuffer<float> cudnn_ws_;  // grows to the largest algorithm workspace asked for
   std::map<std::pair<size_t, int>, Algo> algo_cache_;
   std::vector<std::string> last_algo_;
-  std::vector<cudaEvent_t> events_;
 };
 
 }  // namespace

@@ -1,0 +1,73 @@
+#include "app/metadata.hpp"
+
+#include <sys/utsname.h>
+#include <unistd.h>
+
+#include <array>
+#include <cstdlib>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+
+namespace bs {
+
+nlohmann::json host_info() {
+  std::string cpu = "unknown";
+  std::ifstream ci("/proc/cpuinfo");
+  for (std::string line; std::getline(ci, line);)
+    if (line.rfind("model name", 0) == 0) {
+      cpu = line.substr(line.find(':') + 2);
+      break;
+    }
+  utsname u{};
+  uname(&u);
+  return {{"cpu", cpu},
+          {"cores", sysconf(_SC_NPROCESSORS_ONLN)},
+          {"memory_bytes", static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE)},
+          {"os", std::string(u.sysname) + " " + u.release},
+          {"hostname", u.nodename}};
+}
+
+static std::string source_dir() {
+  const char* s = std::getenv("BATCHSCOPE_SOURCE_DIR");
+  return s && *s ? s : BATCHSCOPE_SOURCE_DIR;
+}
+
+std::string git_commit() {
+  const std::string cmd = "git -C '" + source_dir() + "' rev-parse HEAD 2>/dev/null";
+  std::string out;
+  if (FILE* p = popen(cmd.c_str(), "r")) {
+    std::array<char, 128> buf{};
+    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
+    pclose(p);
+  }
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (out.empty()) {  // binaries carried to another machine: the commit they were built from
+    std::ifstream f(std::filesystem::path(source_dir()) / ".device/COMMIT");
+    std::getline(f, out);
+    if (out.rfind("commit ", 0) == 0) out = out.substr(7, 40);
+  }
+  return out.empty() ? "unknown" : out;
+}
+
+std::string utc_now() {
+  std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+nlohmann::json weights_info(const Model& m) {
+  const bool synthetic = m.weights_note.rfind("synthetic", 0) == 0;
+  nlohmann::json j = {{"kind", synthetic ? "synthetic" : "real"}, {"note", m.weights_note}};
+  std::ifstream in(std::filesystem::path(m.dir) / "model.json");
+  try {
+    nlohmann::json mj = nlohmann::json::parse(in);
+    if (mj.contains("provenance")) j["provenance"] = mj["provenance"];
+  } catch (const std::exception&) {
+  }
+  return j;
+}
+
+}  // namespace bs

@@ -1,0 +1,435 @@
+#include "app/sweep.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <random>
+#include <unistd.h>
+
+#include "app/datasets.hpp"
+#include "app/metadata.hpp"
+#include "app/results_io.hpp"
+#include "app/runner.hpp"
+#include "kernels/backend.hpp"
+#include "kernels/device_info.hpp"
+#include "kernels/profile.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs {
+
+void SweepOptions::add_to(CLI::App& app, bool profile_command) {
+  app.add_option("--model", model_dir, "model folder holding model.json")->required();
+  app.add_option("--backend", backend, "auto (cuda where a GPU exists, else cpu) | cpu-ref | cpu | cuda | cudnn")
+      ->capture_default_str();
+  app.add_option("--conv-variant", conv_variant, "cuda: convolution version (number or name, or auto)");
+  app.add_option("--fc-variant", fc_variant, "cuda: fully connected version");
+  if (profile_command) {
+    batches = {64};
+    app.add_option("--batch", batches[0], "images per forward pass")->capture_default_str();
+  } else {
+    app.add_option("--batches", batches, "batch sizes, comma-separated")->delimiter(',')->capture_default_str();
+    app.add_option("--reps", reps, "profiled warm repetitions per batch size (median, min, max)")->capture_default_str();
+    app.add_option("--out", out, "results CSV; FILE.layers.csv and FILE.json are written beside it")->required();
+    app.add_flag("--no-profile", no_profile, "time without the profiler (to measure its overhead)");
+    app.add_option("--check-images", check_images, "images per batch checked against cpu-ref (0: none)")
+        ->capture_default_str();
+  }
+  app.add_option("--warmup", warmup, "unprofiled warm-up runs per batch size")->capture_default_str();
+  app.add_option("--host-memory", host_memory, "pageable | pinned host buffers for input and output")->capture_default_str();
+  app.add_option("--transfers", transfers, "resident (weights and activations stay on the GPU) | per-layer "
+                                           "(allocate, copy in, run, copy out, free around every layer)")
+      ->capture_default_str();
+  app.add_option("--threads", threads, "cpu: threads (default: all cores)");
+  app.footer(profile_command
+                 ? "Examples:\n  batchscope profile --model data/models/ece408 --backend cuda --batch 256\n"
+                   "  batchscope profile --model data/models/ece408 --backend cuda --batch 64 --transfers per-layer"
+                 : "Examples:\n  batchscope sweep --model data/models/ece408 --out experiments/results/latest/ece408.csv\n"
+                   "  batchscope sweep --model data/models/ece408 --backend cuda --conv-variant 9 --batches 1,16,256 "
+                   "--host-memory pinned --out r.csv\n"
+                   "  batchscope sweep --model data/models/ece408 --backend cpu --batches 1,2,4 --reps 3 --out cpu.csv");
+}
+
+void SweepOptions::validate() const {
+  if (batches.empty()) fail("--batches", "needs at least one batch size");
+  for (int b : batches)
+    if (b <= 0) fail(batches.size() == 1 && out.empty() ? "--batch" : "--batches", "batch sizes must be positive, found " + std::to_string(b));
+  if (reps < 1) fail("--reps", "must be at least 1, found " + std::to_string(reps));
+  if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
+  if (check_images < 0) fail("--check-images", "must be 0 or more, found " + std::to_string(check_images));
+  if (host_memory != "pageable" && host_memory != "pinned")
+    fail("--host-memory", "expected pageable or pinned, found '" + host_memory + "'");
+  if (transfers != "resident" && transfers != "per-layer")
+    fail("--transfers", "expected resident or per-layer, found '" + transfers + "'");
+}
+
+namespace {
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
+}
+
+struct Inputs {
+  std::vector<float> pool;  // images to draw batches from, (P, C, H, W)
+  int count = 0;
+  std::string source;
+};
+
+// The shipped test set matching the model's input, else deterministic random images (seed 42).
+Inputs make_inputs(const Model& m, int max_batch) {
+  Inputs in;
+  try {
+    std::string images, labels;
+    pick_shipped_dataset(m.input, images, labels);
+    LabelledImages set = load_labelled(images, labels, 0, "--batches");
+    in.pool = std::move(set.images);
+    in.count = set.count;
+    in.source = images;
+    return in;
+  } catch (const Error&) {
+  }
+  in.count = std::max(2 * max_batch, 16);
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(0.0f, 255.0f);
+  in.pool.resize(static_cast<size_t>(in.count) * m.input.size());
+  for (float& x : in.pool) x = u(rng);
+  in.source = "synthetic uniform [0, 255) images, seed 42";
+  return in;
+}
+
+// Fills `dst` with n images starting at `offset` in the pool, wrapping around; rotating the offset between
+// repetitions keeps caches from flattering the copies.
+void fill_batch(const Inputs& in, const Model& m, int n, int offset, float* dst) {
+  const int64_t sz = m.input.size();
+  for (int i = 0; i < n; ++i)
+    std::copy_n(in.pool.data() + ((offset + i) % in.count) * sz, sz, dst + i * sz);
+}
+
+std::string fmt_eta(double s) {
+  char buf[32];
+  if (s < 0 || !std::isfinite(s)) return "--:--";
+  std::snprintf(buf, sizeof buf, "%02d:%02d", static_cast<int>(s) / 60, static_cast<int>(s) % 60);
+  return buf;
+}
+
+struct Run {
+  double total = 0;
+  std::map<std::string, double> categories;
+  RunStats stats;
+  std::vector<ProfileRecord> records;
+};
+
+class SweepDriver {
+ public:
+  SweepDriver(SweepOptions o) : o_(std::move(o)) {}
+
+  void prepare() {
+    o_.validate();
+    if (o_.backend == "auto") o_.backend = gpu_available() ? "cuda" : "cpu";
+    gpu_ = o_.backend == "cuda" || o_.backend == "cudnn";
+    if (!gpu_ && (o_.transfers == "per-layer" || o_.host_memory == "pinned"))
+      fail(o_.transfers == "per-layer" ? "--transfers" : "--host-memory", "applies to GPU backends only");
+    model_ = load_model(o_.model_dir);
+    opts_.conv_variant = o_.conv_variant;
+    opts_.fc_variant = o_.fc_variant;
+    opts_.threads = o_.threads;
+    opts_.per_layer_transfers = o_.transfers == "per-layer";
+    opts_.pinned_host = o_.host_memory == "pinned";
+    if (gpu_) init_gpu();
+    probe_ = open_backend(model_, o_.backend, opts_);  // fails early on an unknown variant or unsupported layer
+    for (int b : o_.batches) check_memory(b);
+    if (!o_.no_profile) profiler_ = gpu_ ? make_cupti_profiler() : make_steady_profiler();
+    inputs_ = make_inputs(model_, *std::max_element(o_.batches.begin(), o_.batches.end()));
+    if (o_.check_images > 0) {
+      ref_ = make_backend("cpu-ref");
+      ref_->load(model_);
+    }
+    id_.model = model_.name;
+    id_.weights = model_.weights_note;
+    id_.backend = o_.backend;
+    id_.variant = gpu_ && o_.backend == "cuda" ? (o_.conv_variant.empty() ? "auto" : o_.conv_variant) : "";
+    id_.fc_variant = o_.backend == "cuda" ? (o_.fc_variant.empty() ? "2" : o_.fc_variant) : "";
+    id_.transfers = gpu_ ? o_.transfers : "host";
+    id_.host_memory = o_.host_memory;
+    id_.profiler = profiler_ ? profiler_->kind() : "off";
+  }
+
+  // Refuses, before trying, a batch the memory cannot hold, saying how much it needs and how much there is.
+  void check_memory(int n) {
+    const double gib = 1024.0 * 1024 * 1024;
+    const size_t need = probe_->device_bytes_needed(n);
+    if (gpu_) {
+      const size_t free = probe_->device_bytes_free();
+      if (need > free) {
+        char buf[200];
+        std::snprintf(buf, sizeof buf, "batch %d needs %.2f GiB of device memory; the device has %.2f GiB free", n,
+                      need / gib, free / gib);
+        fail("--batches", buf);
+      }
+    }
+    size_t host = sizeof(float) * static_cast<size_t>(n) * (model_.input.size() + 3 * max_activation());
+    const double avail = static_cast<double>(sysconf(_SC_AVPHYS_PAGES)) * sysconf(_SC_PAGE_SIZE);
+    if (host > avail) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "batch %d needs %.2f GiB of host memory; %.2f GiB are available", n, host / gib, avail / gib);
+      fail("--batches", buf);
+    }
+  }
+
+  size_t max_activation() const {
+    size_t m = 0;
+    for (const Layer& l : model_.layers) m = std::max<size_t>(m, l.out.size());
+    return m;
+  }
+
+  // One forward pass of n images, profiled when a profiler exists. `backend` null: a cold run that
+  // creates and loads the backend inside the measurement.
+  Run run_once(std::unique_ptr<Backend>& backend, int n, float* in, float* out) {
+    Run r;
+    if (profiler_) profiler_->begin_run();
+    auto t0 = std::chrono::steady_clock::now();
+    if (!backend) {
+      backend = open_backend(model_, o_.backend, opts_);
+      backend->set_tracer(profiler_.get());
+    }
+    backend->forward(in, n, model_.logits_layers(), out, &r.stats);
+    r.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (profiler_) {
+      double p0, p1;
+      r.records = profiler_->end_run(p0, p1);
+      r.categories = breakdown(r.records, model_, p0, p1);
+    }
+    return r;
+  }
+
+  SweepRow aggregate(int n, const std::string& kind, const std::vector<Run>& runs) {
+    SweepRow row;
+    row.batch = n;
+    row.run = kind;
+    row.reps = static_cast<int>(runs.size());
+    std::vector<double> totals;
+    for (const Run& r : runs) totals.push_back(r.total);
+    row.total_median = median_of(totals);
+    row.total_min = *std::min_element(totals.begin(), totals.end());
+    row.total_max = *std::max_element(totals.begin(), totals.end());
+    row.images_per_s = n / row.total_median;
+    row.gflop_per_s = model_.flops_per_image() * n / row.total_median * 1e-9;
+    if (profiler_)
+      for (const std::string& c : breakdown_categories()) {
+        std::vector<double> v;
+        for (const Run& r : runs) v.push_back(r.categories.at(c));
+        row.categories[c] = median_of(v);
+      }
+    return row;
+  }
+
+  void layer_rows(int n, const std::string& kind, const std::vector<Run>& runs, const Backend& b) {
+    const size_t layers = model_.logits_layers();
+    for (size_t i = 0; i < layers; ++i) {
+      const Layer& l = model_.layers[i];
+      std::vector<double> v;
+      for (const Run& r : runs) v.push_back(i < r.stats.layer_seconds.size() ? r.stats.layer_seconds[i] : 0.0);
+      LayerRow row;
+      row.batch = n;
+      row.run = kind;
+      row.layer = l.name;
+      row.type = l.type_name();
+      row.implementation = b.describe(l);
+      row.median = median_of(v);
+      row.min = *std::min_element(v.begin(), v.end());
+      row.max = *std::max_element(v.begin(), v.end());
+      const double bytes = 4.0 * ((l.in.size() + l.out.size()) * static_cast<double>(n) + l.weight_count());
+      row.gflop_per_s = row.median > 0 ? l.flops_per_image() * n / row.median * 1e-9 : 0.0;
+      row.gb_per_s = row.median > 0 ? bytes / row.median * 1e-9 : 0.0;
+      layers_.push_back(row);
+    }
+  }
+
+  // Compares the first images of the batch with cpu-ref; relative L2 over their logits.
+  void check(SweepRow& row, const float* in, const float* out) {
+    const int k = std::min(row.batch, o_.check_images);
+    row.check_images = k;
+    if (k == 0 || !ref_) {
+      row.check = "skipped";
+      return;
+    }
+    const int64_t f = model_.layers[model_.logits_layers() - 1].out.size();
+    std::vector<float> want(static_cast<size_t>(f) * k);
+    ref_->forward(in, k, model_.logits_layers(), want.data(), nullptr);
+    double num = 0, den = 0;
+    bool nan = false;
+    for (size_t i = 0; i < want.size(); ++i) {
+      nan |= std::isnan(out[i]);
+      num += (double(out[i]) - want[i]) * (double(out[i]) - want[i]);
+      den += double(want[i]) * want[i];
+    }
+    row.check_rel_l2 = nan ? INFINITY : std::sqrt(num / std::max(den, 1e-30));
+    row.check = row.check_rel_l2 <= kCheckTolerance ? "ok" : "FAIL";
+  }
+
+  void progress(int bi, int n, int rep, int reps) {
+    const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+    double done = 0, total = 0;
+    for (size_t i = 0; i < o_.batches.size(); ++i) {
+      const double w = (o_.batches[i] + 8.0) * (o_.warmup + o_.reps + 1);  // work ~ batch size + fixed cost
+      total += w;
+      if (static_cast<int>(i) < bi) done += w;
+      if (static_cast<int>(i) == bi) done += (o_.batches[i] + 8.0) * rep;
+    }
+    const double eta = done > 0 ? elapsed * (total - done) / done : -1;
+    std::cerr << "\rsweep: batch " << n << " (" << bi + 1 << "/" << o_.batches.size() << "), rep " << rep << "/"
+              << reps << ", elapsed " << fmt_eta(elapsed) << ", ETA " << fmt_eta(eta) << "   " << std::flush;
+  }
+
+  void run_all(bool quiet_progress) {
+    start_ = std::chrono::steady_clock::now();
+    for (size_t bi = 0; bi < o_.batches.size(); ++bi) {
+      const int n = o_.batches[bi];
+      const size_t in_floats = static_cast<size_t>(n) * model_.input.size();
+      const size_t out_floats = static_cast<size_t>(n) * model_.layers[model_.logits_layers() - 1].out.size();
+      auto in = host_buffer(in_floats, opts_.pinned_host);
+      auto out = host_buffer(out_floats, opts_.pinned_host);
+      int offset = 0;
+      fill_batch(inputs_, model_, n, offset, in.get());
+      if (!quiet_progress) progress(static_cast<int>(bi), n, 0, o_.reps);
+      // Cold: a fresh backend (allocation, weight upload, cuDNN's algorithm search) and its first pass.
+      std::unique_ptr<Backend> backend;
+      std::vector<Run> cold = {run_once(backend, n, in.get(), out.get())};
+      SweepRow cold_row = aggregate(n, "cold", cold);
+      check(cold_row, in.get(), out.get());
+      rows_.push_back(cold_row);
+      layer_rows(n, "cold", cold, *backend);
+      backend->set_tracer(nullptr);
+      for (int w = 0; w < o_.warmup; ++w) backend->forward(in.get(), n, model_.logits_layers(), out.get(), nullptr);
+      backend->set_tracer(profiler_.get());
+      std::vector<Run> warm;
+      for (int r = 0; r < o_.reps; ++r) {
+        offset = (offset + n) % inputs_.count;
+        fill_batch(inputs_, model_, n, offset, in.get());
+        warm.push_back(run_once(backend, n, in.get(), out.get()));
+        for (ProfileRecord& rec : warm.back().records) all_warm_records_.push_back(std::move(rec));
+        warm.back().records.clear();
+        if (!quiet_progress) progress(static_cast<int>(bi), n, r + 1, o_.reps);
+      }
+      SweepRow warm_row = aggregate(n, "warm", warm);
+      check(warm_row, in.get(), out.get());
+      rows_.push_back(warm_row);
+      layer_rows(n, "warm", warm, *backend);
+      notes_ = backend->notes();
+    }
+    if (!quiet_progress) std::cerr << "\n";
+  }
+
+  nlohmann::json metadata() const {
+    nlohmann::json j;
+    j["tool"] = "batchscope sweep";
+    j["command"] = o_.command_line;
+    j["date"] = utc_now();
+    j["git_commit"] = git_commit();
+    j["model"] = {{"name", model_.name}, {"dir", model_.dir}, {"flops_per_image", model_.flops_per_image()}};
+    j["weights"] = weights_info(model_);
+    j["inputs"] = inputs_.source;
+    j["backend"] = o_.backend;
+    j["conv_variant"] = id_.variant;
+    j["fc_variant"] = id_.fc_variant;
+    j["precision"] = "fp32";
+    j["transfers"] = id_.transfers;
+    j["host_memory"] = o_.host_memory;
+    j["profiler"] = id_.profiler;
+    j["batches"] = o_.batches;
+    j["reps"] = o_.reps;
+    j["warmup"] = o_.warmup;
+    j["check"] = {{"reference", "cpu-ref"}, {"images", o_.check_images}, {"tolerance_rel_l2", kCheckTolerance}};
+    j["backend_notes"] = notes_;
+    j["device"] = gpu_info();
+    j["host"] = host_info();
+    j["categories"] = breakdown_categories();
+    bool failed = false;
+    for (const SweepRow& r : rows_) failed |= r.check == "FAIL";
+    j["all_checks_passed"] = !failed;
+    return j;
+  }
+
+  void print_summary(std::ostream& os) const {
+    os << "== " << model_.name << " on " << o_.backend << (id_.variant.empty() ? "" : " (conv " + id_.variant + ")") << ", "
+       << id_.transfers << ", " << o_.host_memory << " host memory; " << model_.weights_note << " weights\n";
+    os << "  batch  run   total ms (median [min, max])     images/s     GFLOP/s  check\n";
+    for (const SweepRow& r : rows_) {
+      char buf[200];
+      std::snprintf(buf, sizeof buf, "  %5d  %-4s  %10.4f [%10.4f, %10.4f]  %11.1f  %10.2f  %s%s\n", r.batch, r.run.c_str(),
+                    r.total_median * 1e3, r.total_min * 1e3, r.total_max * 1e3, r.images_per_s, r.gflop_per_s,
+                    r.check.c_str(), r.check == "FAIL" ? " <-- outputs differ from cpu-ref" : "");
+      os << buf;
+    }
+    if (!all_warm_records_.empty()) {
+      os << "\n== nvprof-style summary over every warm run of the sweep\n";
+      os << format_summary(summarize(all_warm_records_));
+    }
+  }
+
+  const std::vector<SweepRow>& rows() const { return rows_; }
+  const std::vector<LayerRow>& layers() const { return layers_; }
+  const SweepIdentity& identity() const { return id_; }
+  const std::vector<ProfileRecord>& warm_records() const { return all_warm_records_; }
+  const Model& model() const { return model_; }
+
+  static constexpr double kCheckTolerance = 1e-4;
+
+ private:
+  SweepOptions o_;
+  bool gpu_ = false;
+  Model model_;
+  BackendOptions opts_;
+  std::unique_ptr<Backend> probe_, ref_;
+  std::unique_ptr<Profiler> profiler_;
+  Inputs inputs_;
+  SweepIdentity id_;
+  std::vector<SweepRow> rows_;
+  std::vector<LayerRow> layers_;
+  std::vector<ProfileRecord> all_warm_records_;
+  std::vector<std::string> notes_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
+
+int run_sweep(SweepOptions o) {
+  check_writable(o.out, "--out");
+  SweepDriver d(o);
+  d.prepare();
+  d.run_all(false);
+  write_text_atomic(sibling(o.out, ".layers.csv"), layers_csv(d.identity(), d.layers()));
+  write_text_atomic(sibling(o.out, ".json"), d.metadata().dump(2) + "\n");
+  write_text_atomic(o.out, sweep_csv(d.identity(), d.rows()));  // last: its presence means the set is complete
+  d.print_summary(std::cout);
+  std::cout << "\nwrote " << o.out << ", " << sibling(o.out, ".layers.csv") << ", " << sibling(o.out, ".json") << "\n";
+  bool failed = false;
+  for (const SweepRow& r : d.rows()) failed |= r.check == "FAIL";
+  if (failed) std::cerr << "batchscope: warning: some sweep points differ from cpu-ref (check column FAIL)\n";
+  return failed ? 3 : 0;
+}
+
+int run_profile(SweepOptions o) {
+  o.reps = 1;
+  o.check_images = 0;
+  SweepDriver d(o);
+  d.prepare();
+  d.run_all(true);
+  const SweepRow& warm = d.rows().back();
+  std::cout << "== " << d.model().name << ", backend " << d.identity().backend << ", batch " << warm.batch << ", "
+            << d.identity().transfers << ", " << d.identity().host_memory << " host memory; total "
+            << warm.total_median * 1e3 << " ms (warm run; the cold run took " << d.rows().front().total_median * 1e3
+            << " ms)\n\n";
+  std::cout << format_summary(summarize(d.warm_records())) << "\n== Breakdown of the run's wall time (ms)\n";
+  for (const std::string& c : breakdown_categories())
+    if (warm.categories.count(c) && warm.categories.at(c) > 0)
+      std::printf("  %-14s %10.4f  %5.1f%%\n", c.c_str(), warm.categories.at(c) * 1e3, 100.0 * warm.categories.at(c) / warm.total_median);
+  std::cout << "\n== Layers (ms)\n";
+  for (const LayerRow& l : d.layers())
+    if (l.run == "warm") std::printf("  %-18s %-16s %10.4f  %s\n", l.layer.c_str(), l.type.c_str(), l.median * 1e3, l.implementation.c_str());
+  return 0;
+}
+
+}  // namespace bs

@@ -1,0 +1,28 @@
+// `batchscope sweep` and `batchscope profile`: run a model over batch sizes with the profiler on, and turn
+// the records into the execution-time breakdown (CSV + JSON metadata) and nvprof-style summaries.
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace bs {
+
+struct SweepOptions {
+  std::string model_dir;
+  std::string backend = "auto";
+  std::string conv_variant, fc_variant;
+  std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
+  int reps = 10, warmup = 2, threads = 0, check_images = 4;
+  std::string host_memory = "pageable", transfers = "resident";
+  std::string out;
+  bool no_profile = false;
+  std::string command_line;  // recorded in the metadata
+
+  void add_to(CLI::App& app, bool profile_command);
+  void validate() const;
+};
+
+int run_sweep(SweepOptions o);
+int run_profile(SweepOptions o);  // one batch (batches[0]), one profiled warm run, tables on stdout
+
+}  // namespace bs

@@ -1,0 +1,228 @@
+// The profiler that sees what nvprof saw: CUPTI's activity API records every kernel, memcpy, memset and
+// runtime API call with device timestamps; layer_begin/layer_end push an external correlation id (the
+// layer index + 1) so each record can name the layer that launched it.
+//
+// CUPTI delivers buffers through C callbacks without a user pointer, so the completed buffers are parked
+// in this file's one static collector (guarded by a mutex); only one CuptiProfiler may exist at a time.
+#include <cuda_runtime.h>
+#include <cupti.h>
+#include <cxxabi.h>
+
+#include <cstdlib>
+#include <cstring>
+#include <map>
+#include <mutex>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/profile.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs {
+namespace {
+
+constexpr size_t kBufferBytes = 8 << 20;
+constexpr CUpti_ExternalCorrelationKind kLayerKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
+
+struct Collector {
+  std::mutex mu;
+  std::vector<ProfileRecord> records;
+  std::map<uint32_t, uint64_t> external;  // CUPTI correlation id -> layer + 1
+  std::map<uint32_t, size_t> pending;     // correlation id -> index of a record still missing its layer
+  bool active = false;
+};
+Collector& collector() {
+  static Collector c;
+  return c;
+}
+
+std::string demangle(const char* name) {
+  int status = 0;
+  char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
+  std::string s = (status == 0 && d) ? d : name;
+  std::free(d);
+  // Keep the function name and its template arguments, drop the parameter list.
+  if (auto p = s.find('('); p != std::string::npos && s.back() == ')') s = s.substr(0, p);
+  if (s.rfind("void ", 0) == 0) s = s.substr(5);
+  for (const char* ns : {"bs::cuda::(anonymous namespace)::", "bs::cuda::", "(anonymous namespace)::"})
+    for (size_t at; (at = s.find(ns)) != std::string::npos;) s.erase(at, std::strlen(ns));
+  return s;
+}
+
+std::string runtime_name(uint32_t cbid) {
+  const char* name = nullptr;
+  if (cuptiGetCallbackName(CUPTI_CB_DOMAIN_RUNTIME_API, cbid, &name) != CUPTI_SUCCESS || !name) return "cuda?";
+  std::string s = name;
+  if (auto v = s.find("_v"); v != std::string::npos) s = s.substr(0, v);  // cudaMalloc_v3020 -> cudaMalloc
+  return s;
+}
+
+const char* copy_kind(uint8_t k) {
+  switch (k) {
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOD: return "HtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOH: return "DtoH";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_DTOD: return "DtoD";
+    case CUPTI_ACTIVITY_MEMCPY_KIND_HTOH: return "HtoH";
+    default: return "other";
+  }
+}
+
+void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_records) {
+  *buffer = static_cast<uint8_t*>(std::aligned_alloc(8, kBufferBytes));
+  *size = kBufferBytes;
+  *max_records = 0;
+}
+
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  Collector& c = collector();
+  std::lock_guard<std::mutex> lock(c.mu);
+  CUpti_Activity* rec = nullptr;
+  while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
+    ProfileRecord r;
+    uint32_t corr = 0;
+    switch (rec->kind) {
+      case CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL:
+      case CUPTI_ACTIVITY_KIND_KERNEL: {
+        auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(rec);
+        r.type = RecordType::kernel;
+        r.name = demangle(k->name);
+        r.start = k->start * 1e-9;
+        r.end = k->end * 1e-9;
+        corr = k->correlationId;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMCPY: {
+        auto* m = reinterpret_cast<CUpti_ActivityMemcpy6*>(rec);
+        r.type = RecordType::memcpy;
+        r.copy_kind = copy_kind(m->copyKind);
+        r.name = "[CUDA memcpy " + r.copy_kind + "]";
+        r.bytes = m->bytes;
+        r.start = m->start * 1e-9;
+        r.end = m->end * 1e-9;
+        corr = m->correlationId;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_MEMSET: {
+        auto* m = reinterpret_cast<CUpti_ActivityMemset4*>(rec);
+        r.type = RecordType::memset;
+        r.name = "[CUDA memset]";
+        r.bytes = m->bytes;
+        r.start = m->start * 1e-9;
+        r.end = m->end * 1e-9;
+        corr = m->correlationId;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_RUNTIME: {
+        auto* a = reinterpret_cast<CUpti_ActivityAPI*>(rec);
+        r.type = RecordType::api;
+        r.name = runtime_name(a->cbid);
+        r.start = a->start * 1e-9;
+        r.end = a->end * 1e-9;
+        corr = a->correlationId;
+        break;
+      }
+      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
+        auto* e = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(rec);
+        if (e->externalKind == kLayerKind) {
+          c.external[e->correlationId] = e->externalId;
+          if (auto it = c.pending.find(e->correlationId); it != c.pending.end()) {
+            c.records[it->second].layer = static_cast<int>(e->externalId) - 1;
+            c.pending.erase(it);
+          }
+        }
+        continue;
+      }
+      default:
+        continue;
+    }
+    if (auto it = c.external.find(corr); it != c.external.end()) r.layer = static_cast<int>(it->second) - 1;
+    else if (corr) c.pending[corr] = c.records.size();
+    c.records.push_back(std::move(r));
+  }
+  std::free(buffer);
+}
+
+const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
+                                     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
+                                     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+
+class CuptiProfiler : public Profiler {
+ public:
+  CuptiProfiler() {
+    Collector& c = collector();
+    if (c.active) fail("profiler", "only one CUPTI profiler may run at a time");
+    CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    for (CUpti_ActivityKind k : kKinds) CUPTI_CHECK(cuptiActivityEnable(k));
+    c.active = true;
+    uint32_t v = 0;
+    cuptiGetVersion(&v);
+    version_ = v;
+  }
+  ~CuptiProfiler() override {
+    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+    for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+    Collector& c = collector();
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.records.clear();
+    c.external.clear();
+    c.pending.clear();
+    c.active = false;
+  }
+
+  void layer_begin(int layer) override { CUPTI_CHECK(cuptiActivityPushExternalCorrelationId(kLayerKind, layer + 1)); }
+  void layer_end(int) override {
+    uint64_t id = 0;
+    CUPTI_CHECK(cuptiActivityPopExternalCorrelationId(kLayerKind, &id));
+  }
+  void cpu_phase(const std::string& name, int layer, double start, double end) override {
+    std::lock_guard<std::mutex> lock(collector().mu);
+    ProfileRecord r;
+    r.type = RecordType::cpu;
+    r.name = name;
+    r.layer = layer;
+    r.start = start;
+    r.end = end;
+    collector().records.push_back(r);
+  }
+  double now() const override {
+    uint64_t t = 0;
+    CUPTI_CHECK(cuptiGetTimestamp(&t));
+    return t * 1e-9;
+  }
+  void begin_run() override {
+    CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    Collector& c = collector();
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.records.clear();
+    c.external.clear();
+    c.pending.clear();
+    t0_ = now();
+  }
+  std::vector<ProfileRecord> end_run(double& t0, double& t1) override {
+    t1 = now();
+    t0 = t0_;
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    Collector& c = collector();
+    std::lock_guard<std::mutex> lock(c.mu);
+    std::vector<ProfileRecord> out;
+    for (ProfileRecord& r : c.records)  // the synchronize and flush above are not part of the run
+      if (r.start < t1) out.push_back(std::move(r));
+    c.records.clear();
+    c.external.clear();
+    c.pending.clear();
+    return out;
+  }
+  std::string kind() const override {
+    return "CUPTI activity API " + std::to_string(version_);
+  }
+
+ private:
+  double t0_ = 0;
+  uint32_t version_ = 0;
+};
+
+}  // namespace
+
+std::unique_ptr<Profiler> make_cupti_profiler() { return std::make_unique<CuptiProfiler>(); }
+
+}  // namespace bs

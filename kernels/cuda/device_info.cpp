@@ -1,0 +1,66 @@
+#include "kernels/device_info.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <cudnn.h>
+#include <cupti.h>
+
+#include <algorithm>
+
+#include "kernels/cuda/check.hpp"
+
+namespace bs {
+
+bool gpu_available() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+std::shared_ptr<float> host_buffer(size_t floats, bool pinned) {
+  if (!pinned) return std::shared_ptr<float>(new float[floats], std::default_delete<float[]>());
+  float* p = nullptr;
+  CUDA_CHECK(cudaMallocHost(&p, std::max<size_t>(floats, 1) * sizeof(float)));
+  return std::shared_ptr<float>(p, [](float* q) { cudaFreeHost(q); });
+}
+
+void init_gpu() {
+  if (gpu_available()) CUDA_CHECK(cudaFree(nullptr));
+}
+
+nlohmann::json gpu_info() {
+  if (!gpu_available()) return nlohmann::json{{"gpu", nullptr}};
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  auto attr = [&](cudaDeviceAttr a) {
+    int v = 0;
+    return cudaDeviceGetAttribute(&v, a, dev) == cudaSuccess ? v : -1;
+  };
+  int driver = 0, runtime = 0;
+  cudaDriverGetVersion(&driver);
+  cudaRuntimeGetVersion(&runtime);
+  int cublas = 0;
+  cublasHandle_t h;
+  if (cublasCreate(&h) == CUBLAS_STATUS_SUCCESS) {
+    cublasGetVersion(h, &cublas);
+    cublasDestroy(h);
+  }
+  uint32_t cupti = 0;
+  cuptiGetVersion(&cupti);
+  return {{"name", p.name},
+          {"sm_count", p.multiProcessorCount},
+          {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
+          {"memory_bytes", p.totalGlobalMem},
+          {"l2_bytes", p.l2CacheSize},
+          {"sm_clock_mhz", attr(cudaDevAttrClockRate) / 1000},
+          {"memory_clock_mhz", attr(cudaDevAttrMemoryClockRate) / 1000},
+          {"memory_bus_bits", attr(cudaDevAttrGlobalMemoryBusWidth)},
+          {"driver", driver},
+          {"runtime", runtime},
+          {"cudnn", cudnnGetVersion()},
+          {"cublas", cublas},
+          {"cupti", cupti}};
+}
+
+}  // namespace bs

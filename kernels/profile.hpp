@@ -1,0 +1,81 @@
+// What the profiler sees, for every backend: one record type (kernels, copies, memsets, runtime API calls,
+// CPU phases), the tracer hook that backends call around layers, and the two ways records are summed:
+//   - breakdown(): a partition of the run's wall time into categories (every instant counted once: a GPU
+//     activity if one is running, else the API call the host is in, else "host"), so categories add up
+//     to the measured total;
+//   - summarize(): nvprof's view ("GPU activities" and "API calls", each with its own durations, which
+//     overlap; CPU backends' "CPU phases"), with Time(%), Time, Calls, Avg, Min, Max per name.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernels/model.hpp"
+
+namespace bs {
+
+enum class RecordType { kernel, memcpy, memset, api, cpu };
+
+struct ProfileRecord {
+  RecordType type = RecordType::kernel;
+  std::string name;   // kernel name, "[CUDA memcpy HtoD]", "cudaMalloc", or a CPU phase name
+  int layer = -1;     // index of the layer that launched it, -1 outside layers
+  double start = 0;   // seconds, on the profiler's clock
+  double end = 0;
+  uint64_t bytes = 0;  // copies and memsets
+  std::string copy_kind;  // memcpy: "HtoD", "DtoH", "DtoD", "HtoH"
+};
+
+// Breakdown categories, in CSV column order.
+const std::vector<std::string>& breakdown_categories();
+// The category of a record: kernels and CPU phases by the kind of their layer ("conv", "pool", "fc",
+// "act", "lrn", "softmax", "flatten"; "other_kernel" outside layers), copies by direction ("htod", "dtoh",
+// "dtod"), "memset", and API calls by family ("alloc", "free", "memcpy_api", "sync", "launch", "other_api").
+std::string category_of(const ProfileRecord& r, const Model& m);
+
+// Time (seconds) per category over [t0, t1]; the categories partition the interval ("host" is the rest).
+std::map<std::string, double> breakdown(const std::vector<ProfileRecord>& records, const Model& m, double t0, double t1);
+
+struct SummaryRow {
+  std::string section;  // "GPU activities" or "API calls"
+  std::string name;
+  double total = 0, min = 0, max = 0;
+  int calls = 0;
+};
+std::vector<SummaryRow> summarize(const std::vector<ProfileRecord>& records);
+// Prints the rows as nvprof did: Type, Time(%), Time, Calls, Avg, Min, Max, Name.
+std::string format_summary(const std::vector<SummaryRow>& rows);
+
+// Backends call these around each layer, so that records can name the layer that caused them.
+class Tracer {
+ public:
+  virtual ~Tracer() = default;
+  virtual void layer_begin(int layer) = 0;
+  virtual void layer_end(int layer) = 0;
+  // A CPU-side phase measured with a steady clock (CPU backends).
+  virtual void cpu_phase(const std::string& name, int layer, double start, double end) = 0;
+  virtual double now() const = 0;  // the clock cpu_phase uses
+};
+
+}  // namespace bs
+
+namespace bs {
+
+// Collects the records of one run at a time.
+class Profiler : public Tracer {
+ public:
+  virtual void begin_run() = 0;  // starts a run at now()
+  // Ends the run at now(); returns its records, and its start and end on the same clock.
+  virtual std::vector<ProfileRecord> end_run(double& t0, double& t1) = 0;
+  virtual std::string kind() const = 0;  // "steady clock" or "CUPTI activity API x.y"
+};
+
+// CPU backends: layer phases on std::chrono::steady_clock.
+std::unique_ptr<Profiler> make_steady_profiler();
+// GPU backends (CUDA builds): CUPTI activity records (kernels, memcpy, memset, runtime API), attributed to
+// layers through external correlation ids pushed by layer_begin(). Throws when CUPTI cannot start.
+std::unique_ptr<Profiler> make_cupti_profiler();
+
+}  // namespace bs

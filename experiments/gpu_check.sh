@@ -40,3 +40,24 @@ done >"$OUT/bench_ece408.txt"
 echo "-- cudnn" >>"$OUT/bench_ece408.txt"
 "$bin/batchscope" infer --model data/models/ece408 --backend cudnn --warmup 2 --reps 10 --layer-times >>"$OUT/bench_ece408.txt" 2>/dev/null
 grep -E "^--|^Op Time|Correctness" "$OUT/bench_ece408.txt"
+
+if [ "${SWEEPS:-1}" = 1 ]; then
+  step "ECE 408 sweeps 1-1024: resident / per-layer x pageable / pinned, and the profiler's overhead"
+  mkdir -p sweeps
+  for t in resident per-layer; do
+    for h in pageable pinned; do
+      "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --transfers $t --host-memory $h \
+        --out sweeps/ece408-cuda-$t-$h.csv >sweeps/ece408-cuda-$t-$h.log 2>&1; echo "cuda $t $h: exit $?"
+    done
+  done
+  "$bin/batchscope" sweep --model data/models/ece408 --backend cudnn --out sweeps/ece408-cudnn-resident-pageable.csv \
+    >sweeps/ece408-cudnn-resident-pageable.log 2>&1; echo "cudnn: exit $?"
+  for p in on off; do
+    flag=""; [ $p = off ] && flag=--no-profile
+    "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1 --reps 200 --warmup 20 $flag \
+      --out sweeps/overhead-profiler-$p.csv >sweeps/overhead-profiler-$p.log 2>&1
+    echo "profiler $p: batch 1 warm median ms: $(awk -F, 'NR>1 && $11=="warm" {print $13}' sweeps/overhead-profiler-$p.csv)"
+  done
+  grep -A14 "^== ece408" sweeps/ece408-cuda-resident-pageable.log | head -26
+  tar czf "$OUT/sweeps.tgz" sweeps
+fi

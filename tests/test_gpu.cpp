@@ -3,10 +3,14 @@
 // NaN and guard zones checked after every run. Without a GPU each test skips and says why.
 #include <gtest/gtest.h>
 
+#include <fstream>
 #include <map>
+#include <sstream>
 
 #include "app/datasets.hpp"
 #include "app/runner.hpp"
+#include "app/sweep.hpp"
+#include "kernels/profile.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/ops.hpp"
@@ -190,5 +194,61 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                                            Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cuda", "9", ""},
                                            Config{"cuda", "10", ""}, Config{"cuda", "auto", ""}, Config{"cudnn", "", ""}),
                          [](const auto& info) { return info.param.label(); });
+
+}  // namespace
+
+namespace {
+
+std::map<std::string, std::string> warm_row(const std::string& csv, int batch) {
+  std::ifstream in(csv);
+  std::string header, line;
+  std::getline(in, header);
+  auto split = [](const std::string& s) {
+    std::vector<std::string> v;
+    std::stringstream ss(s);
+    for (std::string c; std::getline(ss, c, ',');) v.push_back(c);
+    return v;
+  };
+  const auto h = split(header);
+  while (std::getline(in, line)) {
+    auto cells = split(line);
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < h.size() && i < cells.size(); ++i) row[h[i]] = cells[i];
+    if (row["run"] == "warm" && row["batch"] == std::to_string(batch)) return row;
+  }
+  return {};
+}
+
+// A sweep over batches 1 and 2 records HtoD, kernel and DtoH time, and its categories add up to the total
+// measured with the host clock (within 10 %), in both transfer structures.
+TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToTotal) {
+  SKIP_WITHOUT_GPU();
+  for (const char* transfers : {"resident", "per-layer"}) {
+    test::TempDir d;
+    SweepOptions o;
+    o.model_dir = test::data_file("models/ece408");
+    o.backend = "cuda";
+    o.batches = {1, 2};
+    o.reps = 5;
+    o.transfers = transfers;
+    o.out = d / "r.csv";
+    ASSERT_EQ(run_sweep(o), 0);
+    for (int b : {1, 2}) {
+      auto row = warm_row(d / "r.csv", b);
+      ASSERT_FALSE(row.empty());
+      EXPECT_GT(std::stod(row["htod_ms"]), 0.0) << transfers;
+      EXPECT_GT(std::stod(row["conv_ms"]) + std::stod(row["fc_ms"]), 0.0) << transfers;
+      EXPECT_GT(std::stod(row["dtoh_ms"]), 0.0) << transfers;
+      if (std::string(transfers) == "per-layer") {
+        EXPECT_GT(std::stod(row["alloc_ms"]), 0.0);
+      }
+      double sum = 0;
+      for (const std::string& c : breakdown_categories()) sum += std::stod(row[c + "_ms"]);
+      const double total = std::stod(row["total_ms_median"]);
+      EXPECT_NEAR(sum, total, 0.1 * total) << transfers << " batch " << b;
+      EXPECT_EQ(row["check"], "ok");
+    }
+  }
+}
 
 }  // namespace

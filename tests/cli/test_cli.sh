@@ -72,6 +72,22 @@ expect_fail "fullyconnected0_weight.npy: shape \(140, 5184\) expected, file has 
 printf '\x93NUMPY\x01\x00\x20\x00{"descr": "<c8"' >"$tmp/m/fullyconnected0_weight.npy"
 expect_fail "fullyconnected0_weight.npy: corrupt .npy header|fullyconnected0_weight.npy: truncated" $bs infer --model "$tmp/m" --images 10
 
+# --- sweep: bad input leaves no CSV behind
+expect_fail "--batches: batch sizes must be positive, found 0" $bs sweep --model "$model" --backend cpu --batches 1,0 --out "$tmp/s.csv"
+expect_absent "$tmp/s.csv"
+expect_fail "--batches: batch sizes must be positive, found -4" $bs sweep --model "$model" --backend cpu --batches=-4 --out "$tmp/s.csv"
+expect_fail "--backend: unknown backend 'gpu'" $bs sweep --model "$model" --backend gpu --out "$tmp/s.csv"
+expect_fail "--out: cannot write $tmp/nodir/s.csv: folder $tmp/nodir does not exist" $bs sweep --model "$model" --backend cpu --out "$tmp/nodir/s.csv"
+expect_fail "--batches: batch 900000000 needs .* GiB of host memory" $bs sweep --model "$model" --backend cpu --batches 900000000 --out "$tmp/s.csv"
+expect_absent "$tmp/s.csv"
+expect_fail "--reps.*x" $bs sweep --model "$model" --backend cpu --reps x --out "$tmp/s.csv"
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  expect_fail "--backend cuda: no CUDA GPU is available|unknown backend 'cuda'" $bs sweep --model "$model" --backend cuda --out "$tmp/s.csv"
+  expect_fail "--backend cuda: no CUDA GPU is available|unknown backend 'cuda'" $bs infer --model "$model" --backend cuda
+fi
+expect_ok "wrote $tmp/s.csv" $bs sweep --model "$model" --backend cpu --batches 1,2 --reps 2 --out "$tmp/s.csv"
+expect_ok "CPU phases" $bs profile --model "$model" --backend cpu --batch 4
+
 # --- batchscope-weights
 expect_fail "--input-shape: expected C,H,W" $bw import-mxnet --symbol "$src/data/ece408-2019sp/ece408-symbol.json" \
   --params "$src/data/ece408-2019sp/ece408-0002.params" --input-shape 1,48 --out "$tmp/imp"

@@ -1,0 +1,215 @@
+// The profiler's arithmetic on synthetic activity records (no GPU needed): categories, the wall-time
+// partition, nvprof-style summaries; and the sweep's CSV / JSON outputs from a real CPU sweep.
+#include <gtest/gtest.h>
+
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+
+#include "app/results_io.hpp"
+#include "app/sweep.hpp"
+#include "kernels/profile.hpp"
+#include "test_util.hpp"
+#include "weights_tools/error.hpp"
+
+using namespace bs;
+
+namespace {
+
+Model two_layer_model() {  // conv then fc, enough for kind lookups
+  Model m;
+  m.name = "synthetic";
+  m.input = {1, 4, 4};
+  ConvParams c;
+  c.filters = 1; c.kh = c.kw = 3;
+  m.layers.push_back({"c", c, {}, {}});
+  m.layers.push_back({"f", FlattenParams{}, {}, {}});
+  FcParams f;
+  f.outputs = 2;
+  m.layers.push_back({"fc", f, {}, {}});
+  infer_shapes(m, "synthetic");
+  return m;
+}
+
+ProfileRecord rec(RecordType t, const std::string& name, double s, double e, int layer = -1, const std::string& kind = "") {
+  ProfileRecord r;
+  r.type = t;
+  r.name = name;
+  r.start = s;
+  r.end = e;
+  r.layer = layer;
+  r.copy_kind = kind;
+  return r;
+}
+
+TEST(Profile, CategoriesFollowLayersCopiesAndApiFamilies) {
+  Model m = two_layer_model();
+  EXPECT_EQ(category_of(rec(RecordType::kernel, "k", 0, 1, 0), m), "conv");
+  EXPECT_EQ(category_of(rec(RecordType::kernel, "k", 0, 1, 2), m), "fc");
+  EXPECT_EQ(category_of(rec(RecordType::kernel, "k", 0, 1, -1), m), "other_kernel");
+  EXPECT_EQ(category_of(rec(RecordType::memcpy, "[CUDA memcpy HtoD]", 0, 1, -1, "HtoD"), m), "htod");
+  EXPECT_EQ(category_of(rec(RecordType::memcpy, "[CUDA memcpy DtoH]", 0, 1, -1, "DtoH"), m), "dtoh");
+  EXPECT_EQ(category_of(rec(RecordType::memcpy, "x", 0, 1, -1, "DtoD"), m), "dtod");
+  EXPECT_EQ(category_of(rec(RecordType::memset, "[CUDA memset]", 0, 1), m), "memset");
+  for (const char* a : {"cudaMalloc", "cudaMallocHost", "cudaHostAlloc"}) EXPECT_EQ(category_of(rec(RecordType::api, a, 0, 1), m), "alloc") << a;
+  for (const char* a : {"cudaFree", "cudaFreeHost"}) EXPECT_EQ(category_of(rec(RecordType::api, a, 0, 1), m), "free") << a;
+  for (const char* a : {"cudaMemcpy", "cudaMemcpyAsync", "cudaMemcpyToSymbolAsync", "cudaMemsetAsync"})
+    EXPECT_EQ(category_of(rec(RecordType::api, a, 0, 1), m), "memcpy_api") << a;
+  for (const char* a : {"cudaDeviceSynchronize", "cudaStreamSynchronize", "cudaEventSynchronize"})
+    EXPECT_EQ(category_of(rec(RecordType::api, a, 0, 1), m), "sync") << a;
+  EXPECT_EQ(category_of(rec(RecordType::api, "cudaLaunchKernel", 0, 1), m), "launch");
+  EXPECT_EQ(category_of(rec(RecordType::api, "cudaEventRecord", 0, 1), m), "other_api");
+  EXPECT_EQ(category_of(rec(RecordType::cpu, "alloc", 0, 1), m), "alloc");
+}
+
+// A run from t=0 to t=10 (seconds, to keep the arithmetic readable):
+//   API cudaMemcpyAsync [0, 2] containing the HtoD copy [0.5, 1.5]
+//   API cudaLaunchKernel [2, 2.5]; conv kernel (layer 0) [2.4, 5]
+//   API cudaLaunchKernel [3, 3.2]; fc kernel (layer 2) [5, 6]
+//   API cudaStreamSynchronize [3.5, 7] containing the DtoH copy [6.2, 6.8]
+//   nothing in [7, 10]
+// Partition: htod 1; memcpy_api 1 (0-0.5, 1.5-2); launch 0.4 (2-2.4); conv 2.6 (2.4-5); fc 1; sync 0.2+0.2 = 0.4
+// (6-6.2, 6.8-7); dtoh 0.6; host 3 (7-10). Total 10.
+TEST(Profile, BreakdownPartitionsTheRunGpuFirstThenApiThenHost) {
+  Model m = two_layer_model();
+  std::vector<ProfileRecord> r = {
+      rec(RecordType::api, "cudaMemcpyAsync", 0, 2),          rec(RecordType::memcpy, "[CUDA memcpy HtoD]", 0.5, 1.5, -1, "HtoD"),
+      rec(RecordType::api, "cudaLaunchKernel", 2, 2.5, 0),    rec(RecordType::kernel, "conv_kernel", 2.4, 5, 0),
+      rec(RecordType::api, "cudaLaunchKernel", 3, 3.2, 2),    rec(RecordType::kernel, "fc_kernel", 5, 6, 2),
+      rec(RecordType::api, "cudaStreamSynchronize", 3.5, 7),  rec(RecordType::memcpy, "[CUDA memcpy DtoH]", 6.2, 6.8, -1, "DtoH")};
+  std::map<std::string, double> b = breakdown(r, m, 0, 10);
+  EXPECT_NEAR(b["htod"], 1.0, 1e-12);
+  EXPECT_NEAR(b["memcpy_api"], 1.0, 1e-12);
+  EXPECT_NEAR(b["launch"], 0.4, 1e-12);
+  EXPECT_NEAR(b["conv"], 2.6, 1e-12);
+  EXPECT_NEAR(b["fc"], 1.0, 1e-12);
+  EXPECT_NEAR(b["sync"], 0.4, 1e-12);
+  EXPECT_NEAR(b["dtoh"], 0.6, 1e-12);
+  EXPECT_NEAR(b["host"], 3.0, 1e-12);
+  double sum = 0;
+  for (auto& [k, v] : b) sum += v;
+  EXPECT_NEAR(sum, 10.0, 1e-12);
+  EXPECT_EQ(b.size(), breakdown_categories().size());
+  // Records outside the window are clipped to it.
+  std::map<std::string, double> w = breakdown(r, m, 2.4, 5.5);
+  EXPECT_NEAR(w["conv"], 2.6, 1e-12);
+  EXPECT_NEAR(w["fc"], 0.5, 1e-12);
+}
+
+TEST(Profile, SummaryCountsCallsMinMaxAndPercentages) {
+  std::vector<ProfileRecord> r = {rec(RecordType::kernel, "k1", 0, 3), rec(RecordType::kernel, "k1", 5, 6),
+                                  rec(RecordType::kernel, "k2", 0, 1), rec(RecordType::api, "cudaMalloc", 0, 2),
+                                  rec(RecordType::api, "cudaFree", 0, 0.5)};
+  std::vector<SummaryRow> s = summarize(r);
+  ASSERT_EQ(s.size(), 4u);
+  EXPECT_EQ(s[0].section, "GPU activities");
+  EXPECT_EQ(s[0].name, "k1");
+  EXPECT_EQ(s[0].calls, 2);
+  EXPECT_DOUBLE_EQ(s[0].total, 4.0);
+  EXPECT_DOUBLE_EQ(s[0].min, 1.0);
+  EXPECT_DOUBLE_EQ(s[0].max, 3.0);
+  EXPECT_EQ(s[2].section, "API calls");
+  EXPECT_EQ(s[2].name, "cudaMalloc");
+  std::string text = format_summary(s);
+  EXPECT_NE(text.find("GPU activities:   80.00%"), std::string::npos) << text;  // k1: 4 of 5 s
+  EXPECT_NE(text.find("API calls:   80.00%"), std::string::npos) << text;       // cudaMalloc: 2 of 2.5 s
+}
+
+std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) { cells.push_back(cell); cell.clear(); }
+      else cell += c;
+    }
+    cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
+  test::TempDir d;
+  SweepOptions o;
+  o.model_dir = test::data_file("models/ece408");
+  o.backend = "cpu";
+  o.batches = {1, 3};
+  o.reps = 2;
+  o.warmup = 1;
+  o.threads = 2;
+  o.out = d / "r.csv";
+  o.command_line = "test";
+  ASSERT_EQ(run_sweep(o), 0);
+  auto rows = read_csv(d / "r.csv");
+  ASSERT_EQ(rows.size(), 5u);  // header + (cold, warm) x 2 batches
+  EXPECT_EQ(rows[0], sweep_csv_header());
+  auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+  };
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& r = rows[i];
+    EXPECT_EQ(r[col("backend")], "cpu");
+    EXPECT_EQ(r[col("batch")], i <= 2 ? "1" : "3");
+    EXPECT_EQ(r[col("run")], i % 2 ? "cold" : "warm");
+    EXPECT_EQ(r[col("check")], "ok");
+    const double total = std::stod(r[col("total_ms_median")]);
+    EXPECT_GT(std::stod(r[col("conv_ms")]), 0.0);
+    EXPECT_LE(std::stod(r[col("total_ms_min")]), total);
+    EXPECT_GE(std::stod(r[col("total_ms_max")]), total);
+    EXPECT_NEAR(std::stod(r[col("images_per_s")]), std::stod(r[col("batch")]) / total * 1e3, 1e-3 * std::stod(r[col("images_per_s")]));
+  }
+  auto layers = read_csv(d / "r.layers.csv");
+  EXPECT_EQ(layers.size(), 1u + 2 * 2 * 8);  // 8 layers before the softmax
+  std::ifstream js(d / "r.json");
+  nlohmann::json j = nlohmann::json::parse(js);
+  for (const char* k : {"command", "date", "git_commit", "model", "weights", "backend", "device", "host", "batches", "check",
+                        "profiler", "all_checks_passed", "transfers", "host_memory"})
+    EXPECT_TRUE(j.contains(k)) << k;
+  EXPECT_EQ(j["weights"]["kind"], "real");
+  EXPECT_EQ(j["all_checks_passed"], true);
+  EXPECT_FALSE(j["host"]["cpu"].get<std::string>().empty());
+}
+
+TEST(SweepOutputs, BadOptionsFailBeforeWritingAnything) {
+  test::TempDir d;
+  SweepOptions o;
+  o.model_dir = test::data_file("models/ece408");
+  o.backend = "cpu";
+  o.out = d / "r.csv";
+  auto expect_error = [&](SweepOptions bad, const std::string& needle) {
+    try {
+      run_sweep(bad);
+      ADD_FAILURE() << "no error: " << needle;
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
+    }
+    EXPECT_TRUE(std::filesystem::is_empty(d.str()));
+  };
+  SweepOptions b = o;
+  b.batches = {4, 0};
+  expect_error(b, "--batches: batch sizes must be positive, found 0");
+  b.batches = {-3};
+  expect_error(b, "--batches: batch sizes must be positive, found -3");
+  b = o;
+  b.backend = "tpu";
+  expect_error(b, "--backend: unknown backend 'tpu'");
+  b = o;
+  b.out = d / "missing/r.csv";
+  expect_error(b, "--out: cannot write");
+  b = o;
+  b.batches = {2000000000};
+  expect_error(b, "of host memory");
+  b = o;
+  b.transfers = "per-layer";
+  expect_error(b, "--transfers: applies to GPU backends only");
+  b = o;
+  b.host_memory = "locked";
+  expect_error(b, "--host-memory: expected pageable or pinned");
+}
+
+}  // namespace

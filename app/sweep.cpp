@@ -150,7 +150,7 @@ class SweepDriver {
     id_.weights = model_.weights_note;
     id_.backend = o_.backend;
     id_.variant = gpu_ && o_.backend == "cuda" ? (o_.conv_variant.empty() ? "auto" : o_.conv_variant) : "";
-    id_.fc_variant = o_.backend == "cuda" ? (o_.fc_variant.empty() ? "2" : o_.fc_variant) : "";
+    id_.fc_variant = o_.backend == "cuda" ? (o_.fc_variant.empty() ? "auto" : o_.fc_variant) : "";
     id_.transfers = gpu_ ? o_.transfers : "host";
     id_.host_memory = o_.host_memory;
     id_.profiler = profiler_ ? profiler_->kind() : "off";

@@ -16,7 +16,7 @@ class CudaBackend : public GpuPipelineBackend {
  public:
   explicit CudaBackend(const BackendOptions& o) : GpuPipelineBackend(o, "cuda") {
     conv_v_ = o.conv_variant.empty() ? cuda::kAutoConvVariant : cuda::parse_conv_variant(o.conv_variant);
-    fc_v_ = o.fc_variant.empty() ? cuda::kDefaultFcVariant : cuda::parse_fc_variant(o.fc_variant);
+    fc_v_ = o.fc_variant.empty() ? cuda::kAutoFcVariant : cuda::parse_fc_variant(o.fc_variant);
   }
 
   std::string name() const override { return "cuda"; }
@@ -42,7 +42,10 @@ class CudaBackend : public GpuPipelineBackend {
         }
         return s;
       }
-      if (l.kind() == LayerKind::fc) return std::string("fc v") + std::to_string(fc_v_) + " " + cuda::fc_versions()[fc_v_ - 1].name;
+      if (l.kind() == LayerKind::fc) {
+        if (fc_v_ == cuda::kAutoFcVariant) return "fc auto: v4 warp (batch <= 16) or v2 tiled (split-K)";
+        return std::string("fc v") + std::to_string(fc_v_) + " " + cuda::fc_versions()[fc_v_ - 1].name;
+      }
       return std::string(kind_name(l.kind())) + " kernel";
     }
     return "cuda";
@@ -61,6 +64,8 @@ class CudaBackend : public GpuPipelineBackend {
   }
   size_t workspace_floats(size_t i, int n) const override {
     const Layer& l = model_->layers[i];
+    if (l.kind() == LayerKind::fc)
+      return cuda::fc_workspace_floats(fc_v_, n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
     return l.kind() == LayerKind::conv ? cuda::conv_workspace_floats(plan_[i].conv_v, l, n) : 0;
   }
 
@@ -89,7 +94,7 @@ class CudaBackend : public GpuPipelineBackend {
       cur = l.out;
       return src;  // NCHW is already flat
     } else if (auto* f = std::get_if<FcParams>(&l.op)) {
-      cuda::fc_forward(fc_v_, src, n, static_cast<int>(l.in.size()), w.w, w.tex, w.b, f->outputs, dst, stream_);
+      cuda::fc_forward(fc_v_, src, n, static_cast<int>(l.in.size()), w.w, w.tex, w.b, f->outputs, dst, ws_ptr_, ws_floats_, stream_);
     } else if (std::holds_alternative<SoftmaxParams>(l.op)) {
       cuda::softmax_forward(src, n, static_cast<int>(l.in.size()), dst, stream_);
     }
@@ -129,7 +134,7 @@ class CudaBackend : public GpuPipelineBackend {
     for (size_t k = 1; k <= absorbed; ++k) plan_[i + k].fused_into = m.layers[i].name;
   }
 
-  int conv_v_ = cuda::kAutoConvVariant, fc_v_ = cuda::kDefaultFcVariant;
+  int conv_v_ = cuda::kAutoConvVariant, fc_v_ = cuda::kAutoFcVariant;
   std::vector<Plan> plan_;
 };
 

@@ -1,3 +1,4 @@
+#include <algorithm>
 #include <cfloat>
 
 #include "kernels/cuda/check.hpp"
@@ -117,19 +118,99 @@ __global__ void fc_texture_kernel(const float* __restrict__ in, int n, int input
   if (lane == 0) out[warp] = acc + (bias ? bias[o] : 0.0f);
 }
 
-struct FcGemm {  // C(b, o) = in(b, k) x W(o, k)^T + bias(o)
+// C(b, o) = in(b, k) x W(o, k)^T + bias(o). With split-K, block z covers k in [z*K, (z+1)*K) of the
+// full `inputs`, and writes its partial sums to part[z] (no bias); fc_reduce adds them up.
+struct FcGemm {
   static constexpr bool b_k_fastest = true;
-  int M, N, K;
+  int M, N, K;  // K: this split's length
+  int inputs;
   const float* in;
   const float* w;
   const float* bias;
-  float* out;
-  __device__ float a(int, int m, int k) const { return in[static_cast<long long>(m) * K + k]; }
-  __device__ float b(int, int k, int n) const { return w[static_cast<long long>(n) * K + k]; }
-  __device__ void store(int, int m, int n, float v) const {
-    out[static_cast<long long>(m) * N + n] = v + (bias ? bias[n] : 0.0f);
+  float* out;   // (M, N), or the partial sums (splits, M, N)
+  bool partial;
+  __device__ float a(int z, int m, int k) const {
+    k += z * K;
+    return k < inputs ? in[static_cast<long long>(m) * inputs + k] : 0.0f;
+  }
+  __device__ float b(int z, int k, int n) const {
+    k += z * K;
+    return k < inputs ? w[static_cast<long long>(n) * inputs + k] : 0.0f;
+  }
+  __device__ void store(int z, int m, int n, float v) const {
+    if (partial) out[(static_cast<long long>(z) * M + m) * N + n] = v;
+    else out[static_cast<long long>(m) * N + n] = v + (bias ? bias[n] : 0.0f);
   }
 };
+
+__global__ void fc_reduce_kernel(const float* __restrict__ part, int splits, long long mn, int outputs,
+                                 const float* __restrict__ bias, float* __restrict__ out) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < mn;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float acc = bias ? bias[i % outputs] : 0.0f;
+    for (int z = 0; z < splits; ++z) acc += part[z * mn + i];
+    out[i] = acc;
+  }
+}
+
+// One warp per (output, group of NB images): the weight row is read once in 16-byte pieces.
+template <int NB>
+__global__ void fc_warp_kernel(const float* __restrict__ in, int n, int inputs, const float* __restrict__ w,
+                               const float* __restrict__ bias, int outputs, float* __restrict__ out) {
+  const long long warp = (blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x) / 32;
+  const int lane = threadIdx.x % 32;
+  const int groups = (n + NB - 1) / NB;
+  if (warp >= static_cast<long long>(outputs) * groups) return;
+  const int o = warp % outputs, b0 = static_cast<int>(warp / outputs) * NB;
+  const float* wr = w + static_cast<long long>(o) * inputs;
+  float acc[NB];
+#pragma unroll
+  for (int j = 0; j < NB; ++j) acc[j] = 0.0f;
+  int k0 = 0;
+  if (inputs % 4 == 0) {
+    for (int k = lane * 4; k < inputs; k += 128) {
+      const float4 wv = __ldg(reinterpret_cast<const float4*>(wr + k));
+#pragma unroll
+      for (int j = 0; j < NB; ++j)
+        if (b0 + j < n) {
+          const float4 x = __ldg(reinterpret_cast<const float4*>(in + static_cast<long long>(b0 + j) * inputs + k));
+          acc[j] = fmaf(x.x, wv.x, fmaf(x.y, wv.y, fmaf(x.z, wv.z, fmaf(x.w, wv.w, acc[j]))));
+        }
+    }
+    k0 = inputs;
+  }
+  for (int k = k0 + lane; k < inputs; k += 32) {
+    const float wv = __ldg(wr + k);
+#pragma unroll
+    for (int j = 0; j < NB; ++j)
+      if (b0 + j < n) acc[j] = fmaf(__ldg(in + static_cast<long long>(b0 + j) * inputs + k), wv, acc[j]);
+  }
+#pragma unroll
+  for (int j = 0; j < NB; ++j) {
+    float v = acc[j];
+    for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+    if (lane == 0 && b0 + j < n) out[static_cast<long long>(b0 + j) * outputs + o] = v + (bias ? bias[o] : 0.0f);
+  }
+}
+
+int sm_count() {
+  static const int sms = [] {
+    int dev = 0, v = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
+    return v;
+  }();
+  return sms;
+}
+
+// Split count for v2: enough blocks for two per SM, each split keeping at least 256 of K.
+int fc_splits(int n, int inputs, int outputs) {
+  const int bm = n <= 16 ? 16 : n <= 32 ? 32 : 64, bn = n <= 16 ? 256 : n <= 32 ? 128 : 64;
+  const long long tiles = static_cast<long long>((n + bm - 1) / bm) * ((outputs + bn - 1) / bn);
+  const long long want = 2LL * sm_count();
+  if (tiles >= want) return 1;
+  return static_cast<int>(std::max<long long>(1, std::min<long long>((want + tiles - 1) / tiles, inputs / 256)));
+}
 
 }  // namespace
 
@@ -155,27 +236,51 @@ void softmax_forward(const float* in, int n, int features, float* out, cudaStrea
 }
 
 const std::vector<FcVersion>& fc_versions() {
-  static const std::vector<FcVersion> v = {{1, "naive"}, {2, "tiled"}, {3, "texture"}};
+  static const std::vector<FcVersion> v = {{1, "naive"}, {2, "tiled"}, {3, "texture"}, {4, "warp"}};
   return v;
 }
 
+int resolve_fc_variant(int version, int n) {
+  if (version != kAutoFcVariant) return version;
+  return n <= 16 ? 4 : 2;
+}
+
+size_t fc_workspace_floats(int version, int n, int inputs, int outputs) {
+  if (resolve_fc_variant(version, n) != 2) return 0;
+  const int splits = fc_splits(n, inputs, outputs);
+  return splits > 1 ? static_cast<size_t>(splits) * n * outputs : 0;
+}
+
 int parse_fc_variant(const std::string& text) {
+  if (text == "auto" || text == "0") return kAutoFcVariant;
   std::string t = text;
   if (!t.empty() && (t[0] == 'v' || t[0] == 'V')) t = t.substr(1);
   for (const FcVersion& v : fc_versions())
     if (t == std::to_string(v.number) || text == v.name) return v.number;
-  fail("--fc-variant", "unknown variant '" + text + "' (choose one of: 1 naive, 2 tiled, 3 texture)");
+  fail("--fc-variant", "unknown variant '" + text + "' (choose auto or one of: 1 naive, 2 tiled, 3 texture, 4 warp)");
 }
 
 void fc_forward(int version, const float* in, int n, int inputs, const float* w, cudaTextureObject_t wtex,
-                const float* bias, int outputs, float* out, cudaStream_t s) {
+                const float* bias, int outputs, float* out, float* workspace, size_t workspace_floats, cudaStream_t s) {
+  version = resolve_fc_variant(version, n);
   const long long total = static_cast<long long>(n) * outputs;
   if (version == 1) {
     fc_naive_kernel<<<blocks_for(total, 256), 256, 0, s>>>(in, n, inputs, w, bias, outputs, out);
   } else if (version == 3) {
     fc_texture_kernel<<<blocks_for(total * 32, 256), 256, 0, s>>>(in, n, inputs, wtex, bias, outputs, out);
+  } else if (version == 4) {
+    const long long warps = static_cast<long long>(outputs) * ((n + 7) / 8);
+    fc_warp_kernel<8><<<blocks_for(warps * 32, 256), 256, 0, s>>>(in, n, inputs, w, bias, outputs, out);
   } else {
-    launch_gemm_auto(FcGemm{n, outputs, inputs, in, w, bias, out}, 1, s);
+    const int splits = fc_splits(n, inputs, outputs);
+    if (splits > 1 && workspace && workspace_floats >= static_cast<size_t>(splits) * total) {
+      const int ks = (inputs + splits - 1) / splits;
+      launch_gemm_auto(FcGemm{n, outputs, ks, inputs, in, w, nullptr, workspace, true}, splits, s);
+      CUDA_CHECK_LAUNCH();
+      fc_reduce_kernel<<<blocks_for(total, 256), 256, 0, s>>>(workspace, splits, total, outputs, bias, out);
+    } else {
+      launch_gemm_auto(FcGemm{n, outputs, inputs, inputs, in, w, bias, out, false}, 1, s);
+    }
   }
   CUDA_CHECK_LAUNCH();
 }

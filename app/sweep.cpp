@@ -196,12 +196,18 @@ class SweepDriver {
     }
     backend->forward(in, n, model_.logits_layers(), out, &r.stats);
     r.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (profiler_) {
-      double p0, p1;
-      r.records = profiler_->end_run(p0, p1);
-      r.categories = breakdown(r.records, model_, p0, p1);
-    }
+    if (profiler_) profiler_->end_run();
     return r;
+  }
+
+  // Hands the profiler's records to the runs just made (in order) and computes their breakdowns.
+  void attach_records(std::vector<Run>& runs) {
+    if (!profiler_) return;
+    std::vector<Profiler::Run> got = profiler_->collect();
+    for (size_t i = 0; i < runs.size() && i < got.size(); ++i) {
+      runs[i].records = std::move(got[i].records);
+      runs[i].categories = breakdown(runs[i].records, model_, got[i].t0, got[i].t1);
+    }
   }
 
   SweepRow aggregate(int n, const std::string& kind, const std::vector<Run>& runs) {
@@ -297,6 +303,7 @@ class SweepDriver {
       // Cold: a fresh backend (allocation, weight upload, cuDNN's algorithm search) and its first pass.
       std::unique_ptr<Backend> backend;
       std::vector<Run> cold = {run_once(backend, n, in.get(), out.get())};
+      attach_records(cold);
       SweepRow cold_row = aggregate(n, "cold", cold);
       check(cold_row, in.get(), out.get());
       rows_.push_back(cold_row);
@@ -309,9 +316,12 @@ class SweepDriver {
         offset = (offset + n) % inputs_.count;
         fill_batch(inputs_, model_, n, offset, in.get());
         warm.push_back(run_once(backend, n, in.get(), out.get()));
-        for (ProfileRecord& rec : warm.back().records) all_warm_records_.push_back(std::move(rec));
-        warm.back().records.clear();
         if (!quiet_progress) progress(static_cast<int>(bi), n, r + 1, o_.reps);
+      }
+      attach_records(warm);
+      for (Run& w : warm) {
+        for (ProfileRecord& rec : w.records) all_warm_records_.push_back(std::move(rec));
+        w.records.clear();
       }
       SweepRow warm_row = aggregate(n, "warm", warm);
       check(warm_row, in.get(), out.get());

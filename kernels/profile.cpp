@@ -148,31 +148,28 @@ class SteadyProfiler : public Profiler {
   void layer_begin(int) override {}
   void layer_end(int) override {}
   void cpu_phase(const std::string& name, int layer, double start, double end) override {
+    if (runs_.empty()) return;
     ProfileRecord r;
     r.type = RecordType::cpu;
     r.name = name;
     r.layer = layer;
     r.start = start;
     r.end = end;
-    records_.push_back(r);
+    runs_.back().records.push_back(r);
   }
   double now() const override {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
   }
   void begin_run() override {
-    records_.clear();
-    t0_ = now();
+    runs_.emplace_back();
+    runs_.back().t0 = now();
   }
-  std::vector<ProfileRecord> end_run(double& t0, double& t1) override {
-    t1 = now();
-    t0 = t0_;
-    return std::move(records_);
-  }
+  void end_run() override { runs_.back().t1 = now(); }
+  std::vector<Run> collect() override { return std::move(runs_); }
   std::string kind() const override { return "steady clock"; }
 
  private:
-  std::vector<ProfileRecord> records_;
-  double t0_ = 0;
+  std::vector<Run> runs_;
 };
 
 }  // namespace

@@ -44,11 +44,16 @@ std::string demangle(const char* name) {
   char* d = abi::__cxa_demangle(name, nullptr, nullptr, &status);
   std::string s = (status == 0 && d) ? d : name;
   std::free(d);
-  // Keep the function name and its template arguments, drop the parameter list.
-  if (auto p = s.find('('); p != std::string::npos && s.back() == ')') s = s.substr(0, p);
-  if (s.rfind("void ", 0) == 0) s = s.substr(5);
-  for (const char* ns : {"bs::cuda::(anonymous namespace)::", "bs::cuda::", "(anonymous namespace)::"})
+  for (const char* ns : {"bs::cuda::(anonymous namespace)::", "bs::cuda::", "(anonymous namespace)::", "bs::"})
     for (size_t at; (at = s.find(ns)) != std::string::npos;) s.erase(at, std::strlen(ns));
+  if (s.rfind("void ", 0) == 0) s = s.substr(5);
+  // Keep the function name and its template arguments, drop the parameter list.
+  int depth = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '<') ++depth;
+    else if (s[i] == '>') --depth;
+    else if (s[i] == '(' && depth == 0) return s.substr(0, i);
+  }
   return s;
 }
 
@@ -213,35 +218,32 @@ class CuptiProfiler : public Profiler {
     return t * 1e-9;
   }
   void begin_run() override {
-    CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
-    Collector& c = collector();
-    std::lock_guard<std::mutex> lock(c.mu);
-    c.records.clear();
-    c.external.clear();
-    c.pending.clear();
-    t0_ = now();
+    runs_.emplace_back();
+    runs_.back().t0 = now();
   }
-  std::vector<ProfileRecord> end_run(double& t0, double& t1) override {
-    t1 = now();
-    t0 = t0_;
+  void end_run() override { runs_.back().t1 = now(); }
+  std::vector<Run> collect() override {
     CUDA_CHECK(cudaDeviceSynchronize());
     CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
-    std::vector<ProfileRecord> out;
-    for (ProfileRecord& r : c.records)  // the synchronize and flush above are not part of the run
-      if (r.start < t1) out.push_back(std::move(r));
+    for (ProfileRecord& r : c.records)  // a record belongs to the run in whose window it started
+      for (Run& run : runs_)
+        if (r.start >= run.t0 && r.start < run.t1) {
+          run.records.push_back(std::move(r));
+          break;
+        }
     c.records.clear();
     c.external.clear();
     c.pending.clear();
-    return out;
+    return std::move(runs_);
   }
   std::string kind() const override {
     return "CUPTI activity API " + std::to_string(version_);
   }
 
  private:
-  double t0_ = 0;
+  std::vector<Run> runs_;
   uint32_t version_ = 0;
 };
 

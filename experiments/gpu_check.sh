@@ -16,10 +16,12 @@ ldd "$bin/batchscope" "$bin/test_gpu" | grep "not found"
 
 step() { echo "== $1 ($(date +%T))"; }
 
+if [ "${TESTS:-1}" = 1 ]; then
 step "GPU tests"
 "$bin/test_gpu" --gtest_brief=1 >"$OUT/test_gpu.log" 2>&1
 echo "test_gpu exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests ran" "$OUT/test_gpu.log" | tail -15
 grep -c "Skipped" "$OUT/test_gpu.log" | sed 's/^/skip lines: /'
+fi
 
 if [ "${SANITIZE:-1}" = 1 ]; then
   step "compute-sanitizer memcheck"
@@ -32,6 +34,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   echo "racecheck exit $?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | tail -4
 fi
 
+if [ "${BENCH:-1}" = 1 ]; then
 step "ECE 408 benchmark: 10,000 images, one batch, 2 warm-ups, 10 repetitions"
 for v in 1 2 3 4 5 6 7 8 9 10; do
   echo "-- cuda v$v"
@@ -40,6 +43,7 @@ done >"$OUT/bench_ece408.txt"
 echo "-- cudnn" >>"$OUT/bench_ece408.txt"
 "$bin/batchscope" infer --model data/models/ece408 --backend cudnn --warmup 2 --reps 10 --layer-times >>"$OUT/bench_ece408.txt" 2>/dev/null
 grep -E "^--|^Op Time|Correctness" "$OUT/bench_ece408.txt"
+fi
 
 if [ "${SWEEPS:-1}" = 1 ]; then
   step "ECE 408 sweeps 1-1024: resident / per-layer x pageable / pinned, and the profiler's overhead"

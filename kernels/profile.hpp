@@ -26,6 +26,7 @@ struct ProfileRecord {
   double end = 0;
   uint64_t bytes = 0;  // copies and memsets
   std::string copy_kind;  // memcpy: "HtoD", "DtoH", "DtoD", "HtoH"
+  uint32_t correlation = 0;  // CUPTI: ties a GPU activity to the API call that caused it
 };
 
 // Breakdown categories, in CSV column order.

@@ -1,6 +1,8 @@
 // The profiler that sees what nvprof saw: CUPTI's activity API records every kernel, memcpy, memset and
-// runtime API call with device timestamps; layer_begin/layer_end push an external correlation id (the
-// layer index + 1) so each record can name the layer that launched it.
+// runtime API call with timestamps. layer_begin/layer_end note each layer's host-side time window; a
+// runtime API call that started inside a window belongs to that layer, and so does every GPU activity
+// with the call's correlation id. (CUPTI's external correlation ids would do the same, but they add a
+// record to every API call: measured, they doubled the profiler's overhead at batch 1.)
 //
 // CUPTI delivers buffers through C callbacks without a user pointer, so the completed buffers are parked
 // in this file's one static collector (guarded by a mutex); only one CuptiProfiler may exist at a time.
@@ -10,6 +12,7 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <algorithm>
 #include <map>
 #include <mutex>
 
@@ -24,14 +27,11 @@ namespace {
 // the first record after a flush, so a large fresh buffer would bill its page faults to that call (an
 // 8 MB buffer cost ~0.4 ms per run on an H200).
 constexpr size_t kBufferBytes = 1 << 20;
-constexpr CUpti_ExternalCorrelationKind kLayerKind = CUPTI_EXTERNAL_CORRELATION_KIND_CUSTOM0;
 
 struct Collector {
   std::mutex mu;
   std::vector<uint8_t*> free_buffers;
   std::vector<ProfileRecord> records;
-  std::map<uint32_t, uint64_t> external;  // CUPTI correlation id -> layer + 1
-  std::map<uint32_t, size_t> pending;     // correlation id -> index of a record still missing its layer
   bool active = false;
 };
 Collector& collector() {
@@ -145,30 +145,17 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         corr = a->correlationId;
         break;
       }
-      case CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION: {
-        auto* e = reinterpret_cast<CUpti_ActivityExternalCorrelation*>(rec);
-        if (e->externalKind == kLayerKind) {
-          c.external[e->correlationId] = e->externalId;
-          if (auto it = c.pending.find(e->correlationId); it != c.pending.end()) {
-            c.records[it->second].layer = static_cast<int>(e->externalId) - 1;
-            c.pending.erase(it);
-          }
-        }
-        continue;
-      }
       default:
         continue;
     }
-    if (auto it = c.external.find(corr); it != c.external.end()) r.layer = static_cast<int>(it->second) - 1;
-    else if (corr) c.pending[corr] = c.records.size();
+    r.correlation = corr;
     c.records.push_back(std::move(r));
   }
   c.free_buffers.push_back(buffer);  // recycled, never returned to the allocator while profiling
 }
 
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME,
-                                     CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION};
+                                     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME};
 
 class CuptiProfiler : public Profiler {
  public:
@@ -192,16 +179,11 @@ class CuptiProfiler : public Profiler {
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
     c.records.clear();
-    c.external.clear();
-    c.pending.clear();
     c.active = false;
   }
 
-  void layer_begin(int layer) override { CUPTI_CHECK(cuptiActivityPushExternalCorrelationId(kLayerKind, layer + 1)); }
-  void layer_end(int) override {
-    uint64_t id = 0;
-    CUPTI_CHECK(cuptiActivityPopExternalCorrelationId(kLayerKind, &id));
-  }
+  void layer_begin(int layer) override { windows_.push_back({layer, now(), 0.0}); }
+  void layer_end(int) override { windows_.back().end = now(); }
   void cpu_phase(const std::string& name, int layer, double start, double end) override {
     std::lock_guard<std::mutex> lock(collector().mu);
     ProfileRecord r;
@@ -227,6 +209,7 @@ class CuptiProfiler : public Profiler {
     CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
+    attribute_layers(c.records);
     for (ProfileRecord& r : c.records)  // a record belongs to the run in whose window it started
       for (Run& run : runs_)
         if (r.start >= run.t0 && r.start < run.t1) {
@@ -234,8 +217,7 @@ class CuptiProfiler : public Profiler {
           break;
         }
     c.records.clear();
-    c.external.clear();
-    c.pending.clear();
+    windows_.clear();
     return std::move(runs_);
   }
   std::string kind() const override {
@@ -243,7 +225,30 @@ class CuptiProfiler : public Profiler {
   }
 
  private:
+  struct Window {
+    int layer;
+    double start, end;
+  };
+
+  // API calls inside a layer's window name that layer; GPU activities inherit it by correlation id.
+  void attribute_layers(std::vector<ProfileRecord>& records) const {
+    std::map<uint32_t, int> by_corr;
+    for (ProfileRecord& r : records) {
+      if (r.type != RecordType::api) continue;
+      auto w = std::upper_bound(windows_.begin(), windows_.end(), r.start,
+                                [](double t, const Window& x) { return t < x.start; });
+      if (w != windows_.begin() && r.start < std::prev(w)->end) {
+        r.layer = std::prev(w)->layer;
+        by_corr[r.correlation] = r.layer;
+      }
+    }
+    for (ProfileRecord& r : records)
+      if (r.type != RecordType::api && r.type != RecordType::cpu)
+        if (auto it = by_corr.find(r.correlation); it != by_corr.end()) r.layer = it->second;
+  }
+
   std::vector<Run> runs_;
+  std::vector<Window> windows_;  // in time order
   uint32_t version_ = 0;
 };
 

@@ -194,7 +194,9 @@ class SweepDriver {
       backend = open_backend(model_, o_.backend, opts_);
       backend->set_tracer(profiler_.get());
     }
-    backend->forward(in, n, model_.logits_layers(), out, &r.stats);
+    // GPU layer times come from the profiler's records, so the backend adds no events of its own; the
+    // CPU backends time layers with the steady clock either way.
+    backend->forward(in, n, model_.logits_layers(), out, gpu_ ? nullptr : &r.stats);
     r.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     if (profiler_) profiler_->end_run();
     return r;
@@ -207,6 +209,12 @@ class SweepDriver {
     for (size_t i = 0; i < runs.size() && i < got.size(); ++i) {
       runs[i].records = std::move(got[i].records);
       runs[i].categories = breakdown(runs[i].records, model_, got[i].t0, got[i].t1);
+      if (gpu_) {  // a layer's time: its GPU activities (kernels, and copies in per-layer mode)
+        runs[i].stats.layer_seconds.assign(model_.layers.size(), 0.0);
+        for (const ProfileRecord& r : runs[i].records)
+          if (r.layer >= 0 && r.type != RecordType::api && r.type != RecordType::cpu)
+            runs[i].stats.layer_seconds[r.layer] += r.end - r.start;
+      }
     }
   }
 

@@ -1,8 +1,10 @@
 // The profiler that sees what nvprof saw: CUPTI's activity API records every kernel, memcpy, memset and
 // runtime API call with timestamps. layer_begin/layer_end note each layer's host-side time window; a
 // runtime API call that started inside a window belongs to that layer, and so does every GPU activity
-// with the call's correlation id. (CUPTI's external correlation ids would do the same, but they add a
-// record to every API call: measured, they doubled the profiler's overhead at batch 1.)
+// with the call's correlation id. (CUPTI's external correlation ids would do the same, with an extra
+// record for every API call.) The error and event queries batchscope makes around every launch are its
+// own instrumentation, not the workload's: they are left untraced, and their few microseconds count as
+// "host" time.
 //
 // CUPTI delivers buffers through C callbacks without a user pointer, so the completed buffers are parked
 // in this file's one static collector (guarded by a mutex); only one CuptiProfiler may exist at a time.
@@ -168,6 +170,10 @@ class CuptiProfiler : public Profiler {
     }
     CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     for (CUpti_ActivityKind k : kKinds) CUPTI_CHECK(cuptiActivityEnable(k));
+    for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})
+      CUPTI_CHECK(cuptiActivityEnableRuntimeApi(id, 0));
     c.active = true;
     uint32_t v = 0;
     cuptiGetVersion(&v);

@@ -112,13 +112,14 @@ void GpuPipelineBackend::ensure_events(size_t n_layers) {
 void GpuPipelineBackend::forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) {
   if (!model_) fail(name_, "forward() before load()");
   n_layers = std::min(n_layers, model_->layers.size());
+  timed_ = stats != nullptr;  // no per-layer events unless someone reads them
   ensure_events(n_layers);
   if (opts_.per_layer_transfers) forward_per_layer(in, n, n_layers, out);
   else forward_resident(in, n, n_layers, out);
-  for (size_t i = 0; i < n_layers; ++i) {
+  for (size_t i = 0; stats && i < n_layers; ++i) {
     float ms = 0.0f;
     if (!fused_away(i)) CUDA_CHECK(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]));
-    if (stats) stats->add(i, ms * 1e-3);
+    stats->add(i, ms * 1e-3);
   }
 }
 
@@ -144,13 +145,13 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
   for (size_t i = 0; i < n_layers; ++i) {
     if (fused_away(i)) continue;
     if (tracer_) tracer_->layer_begin(static_cast<int>(i));
-    CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
+    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
     float* dst = act_[which].get();
     const DevLayer& d = dev_[i];
     const float* next = run_layer(i, src, n, dst, cur, LayerWeights{d.w.get(), d.b.size() ? d.b.get() : nullptr, d.tex});
     if (next == dst) which ^= 1;
     src = next;
-    CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
+    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
     if (tracer_) tracer_->layer_end(static_cast<int>(i));
   }
   CUDA_CHECK(cudaMemcpyAsync(out, src, static_cast<size_t>(cur.size()) * n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
@@ -169,7 +170,7 @@ void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_laye
     if (fused_away(i)) continue;
     const Layer& l = m.layers[i];
     if (tracer_) tracer_->layer_begin(static_cast<int>(i));
-    CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
+    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
     const size_t in_floats = static_cast<size_t>(cur.size()) * n;
     size_t out_floats = static_cast<size_t>(l.out.size()) * n;
     float *d_in = nullptr, *d_out = nullptr, *d_w = nullptr, *d_b = nullptr, *d_ws = nullptr;
@@ -212,7 +213,7 @@ void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_laye
     if (owned) CUDA_CHECK(cudaFreeHost(owned));
     owned = (!last && opts_.pinned_host) ? host_dst : nullptr;
     host_src = host_dst;
-    CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
+    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
     if (tracer_) tracer_->layer_end(static_cast<int>(i));
   }
   if (n_layers == 0) std::memcpy(out, in, sizeof(float) * static_cast<size_t>(m.input.size()) * n);

@@ -65,6 +65,7 @@ class GpuPipelineBackend : public Backend {
   DeviceBuffer<float> in_, act_[2];  // resident: (N, C, H, W) input; ping-pong activations
   DeviceBuffer<float> workspace_;
   std::vector<cudaEvent_t> events_;  // start and end of each layer
+  bool timed_ = false;               // record them in this forward
 };
 
 }  // namespace bs

@@ -21,6 +21,8 @@ void InferOptions::add_to(CLI::App& app) {
   app.add_option("--backend", backend, "cpu-ref | cpu | cuda | cudnn (those built in)")->capture_default_str();
   app.add_option("--conv-variant", conv_variant, "cuda: convolution version, number or name");
   app.add_option("--fc-variant", fc_variant, "cuda: fully connected version, 1 naive | 2 tiled | 3 texture");
+  app.add_option("--cudnn-algos", cudnn_algos, "cudnn: fastest (FFT, Winograd allowed) | exact (GEMM, direct)")
+      ->capture_default_str();
   app.add_option("--threads", threads, "cpu: threads (default: all cores)")->check(CLI::PositiveNumber);
   app.add_option("--data", data, "IDX images (gzipped or not); default: the shipped set matching the input");
   app.add_option("--labels", labels, "IDX labels for --data");
@@ -75,6 +77,7 @@ int run_infer(const InferOptions& o) {
   BackendOptions bo;
   bo.conv_variant = o.conv_variant;
   bo.fc_variant = o.fc_variant;
+  bo.cudnn_algos = o.cudnn_algos;
   bo.threads = o.threads;
   std::unique_ptr<Backend> b = open_backend(m, o.backend, bo);
   if (!o.input.empty()) return run_tensor(o, m, *b);

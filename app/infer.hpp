@@ -13,6 +13,7 @@ struct InferOptions {
   std::string backend = "cpu";
   std::string conv_variant;
   std::string fc_variant;
+  std::string cudnn_algos = "fastest";
   int threads = 0;
   std::string data, labels;
   std::string input, output;

@@ -24,7 +24,9 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
   app.add_option("--backend", backend, "auto (cuda where a GPU exists, else cpu) | cpu-ref | cpu | cuda | cudnn")
       ->capture_default_str();
   app.add_option("--conv-variant", conv_variant, "cuda: convolution version (number or name, or auto)");
-  app.add_option("--fc-variant", fc_variant, "cuda: fully connected version");
+  app.add_option("--fc-variant", fc_variant, "cuda: fully connected version (number or name, or auto)");
+  app.add_option("--cudnn-algos", cudnn_algos, "cudnn: fastest (FFT, Winograd allowed) | exact (GEMM, direct)")
+      ->capture_default_str();
   if (profile_command) {
     batches = {64};
     app.add_option("--batch", batches[0], "images per forward pass")->capture_default_str();
@@ -134,6 +136,7 @@ class SweepDriver {
     model_ = load_model(o_.model_dir);
     opts_.conv_variant = o_.conv_variant;
     opts_.fc_variant = o_.fc_variant;
+    opts_.cudnn_algos = o_.cudnn_algos;
     opts_.threads = o_.threads;
     opts_.per_layer_transfers = o_.transfers == "per-layer";
     opts_.pinned_host = o_.host_memory == "pinned";
@@ -149,7 +152,8 @@ class SweepDriver {
     id_.model = model_.name;
     id_.weights = model_.weights_note;
     id_.backend = o_.backend;
-    id_.variant = gpu_ && o_.backend == "cuda" ? (o_.conv_variant.empty() ? "auto" : o_.conv_variant) : "";
+    id_.variant = o_.backend == "cuda" ? (o_.conv_variant.empty() ? "auto" : o_.conv_variant)
+                  : o_.backend == "cudnn" ? "cudnn-" + o_.cudnn_algos : "";
     id_.fc_variant = o_.backend == "cuda" ? (o_.fc_variant.empty() ? "auto" : o_.fc_variant) : "";
     id_.transfers = gpu_ ? o_.transfers : "host";
     id_.host_memory = o_.host_memory;
@@ -352,6 +356,7 @@ class SweepDriver {
     j["backend"] = o_.backend;
     j["conv_variant"] = id_.variant;
     j["fc_variant"] = id_.fc_variant;
+    if (o_.backend == "cudnn") j["cudnn_algos"] = o_.cudnn_algos;
     j["precision"] = "fp32";
     j["transfers"] = id_.transfers;
     j["host_memory"] = o_.host_memory;

@@ -33,6 +33,10 @@ struct BackendOptions {
   // activations go back to the host), instead of keeping weights and activations resident on the device.
   bool per_layer_transfers = false;
   bool pinned_host = false;  // per-layer: host intermediates in pinned memory (cudaMallocHost / cudaFreeHost)
+  // cudnn: "fastest" takes cuDNN's fastest FP32 (FMA-math) algorithm, FFT and Winograd included, whose
+  // rounding differs from a direct sum (seen: 8e-4 relative on AlexNet conv2); "exact" keeps to the GEMM
+  // and direct algorithms, which agree with cpu-ref to FP32 rounding.
+  std::string cudnn_algos = "fastest";
 };
 
 class Backend {

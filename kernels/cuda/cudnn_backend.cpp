@@ -1,5 +1,6 @@
 // The cudnn backend, the library baseline: cuDNN convolution (algorithm chosen once per shape with
-// cudnnFindConvolutionForwardAlgorithm, cached, FMA math so FP32 stays FP32), cuBLAS SGEMM for fully
+// cudnnFindConvolutionForwardAlgorithm, cached, FMA math so FP32 stays FP32; --cudnn-algos exact keeps to
+// the GEMM and direct algorithms), cuBLAS SGEMM for fully
 // connected layers, cuDNN pooling, activation, LRN and softmax. Same device-resident pipeline as cuda.
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -35,6 +36,9 @@ int floor_out(int in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
 class CudnnBackend : public GpuPipelineBackend {
  public:
   explicit CudnnBackend(const BackendOptions& o) : GpuPipelineBackend(o, "cudnn") {
+    if (o.cudnn_algos != "fastest" && o.cudnn_algos != "exact")
+      fail("--cudnn-algos", "expected fastest or exact, found '" + o.cudnn_algos + "'");
+    exact_ = o.cudnn_algos == "exact";
     CUDNN_CHECK(cudnnCreate(&cudnn_));
     CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
     CUBLAS_CHECK(cublasCreate(&cublas_));
@@ -179,14 +183,22 @@ class CudnnBackend : public GpuPipelineBackend {
     CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(cudnn_, x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
     for (int k = 0; k < found; ++k) {
       if (perf[k].status != CUDNN_STATUS_SUCCESS || perf[k].mathType != CUDNN_FMA_MATH) continue;
+      if (exact_ && !exact_algo(perf[k].algo)) continue;
       Algo a{perf[k].algo, perf[k].memory};
       algo_cache_[key] = a;
       last_algo_[layer] = algo_name(a.algo);
       return a;
     }
-    fail("layer '" + model_->layers[layer].name + "'", "cuDNN found no FP32 (FMA) convolution algorithm");
+    fail("layer '" + model_->layers[layer].name + "'",
+         std::string("cuDNN found no FP32 (FMA) convolution algorithm") + (exact_ ? " among the GEMM and direct ones" : ""));
   }
 
+  static bool exact_algo(cudnnConvolutionFwdAlgo_t a) {
+    return a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_IMPLICIT_PRECOMP_GEMM ||
+           a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
+  }
+
+  bool exact_ = false;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudnnTensorDescriptor_t x_, y_, b_;

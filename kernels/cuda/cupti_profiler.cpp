@@ -169,7 +169,13 @@ class CuptiProfiler : public Profiler {
       while (c.free_buffers.size() < 8) c.free_buffers.push_back(new_buffer());
     }
     CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
-    for (CUpti_ActivityKind k : kKinds) CUPTI_CHECK(cuptiActivityEnable(k));
+    // BATCHSCOPE_CUPTI_KINDS (e.g. "kernel,memcpy") narrows what is traced: a knob for measuring where the
+    // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
+    const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
+    const std::string sel = only ? only : "kernel,memcpy,memset,runtime";
+    const char* names[] = {"kernel", "memcpy", "memset", "runtime"};
+    for (int i = 0; i < 4; ++i)
+      if (sel.find(names[i]) != std::string::npos) CUPTI_CHECK(cuptiActivityEnable(kKinds[i]));
     for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})
@@ -181,7 +187,7 @@ class CuptiProfiler : public Profiler {
   }
   ~CuptiProfiler() override {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);
+    for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);  // disabling a kind never enabled is harmless
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
     c.records.clear();

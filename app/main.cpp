@@ -2,6 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "app/classify.hpp"
 #include "app/infer.hpp"
 #include "app/sweep.hpp"
 #include "weights_tools/error.hpp"
@@ -21,6 +22,10 @@ int main(int argc, char** argv) {
   CLI::App* profile_cmd = app.add_subcommand("profile", "nvprof-style tables for one batch size");
   profile.add_to(*profile_cmd, true);
 
+  bs::ClassifyOptions classify;
+  CLI::App* classify_cmd = app.add_subcommand("classify", "top-5 ImageNet classes of photos (OpenCV preprocessing)");
+  classify.add_to(*classify_cmd);
+
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   sweep.command_line = profile.command_line = command_line;
@@ -34,6 +39,7 @@ int main(int argc, char** argv) {
     if (*infer_cmd) return bs::run_infer(infer);
     if (*sweep_cmd) return bs::run_sweep(sweep);
     if (*profile_cmd) return bs::run_profile(profile);
+    if (*classify_cmd) return bs::run_classify(classify);
   } catch (const bs::Error& e) {
     std::cerr << "batchscope: error: " << e.what() << "\n";
     return 1;

@@ -218,6 +218,22 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
   m.weights_note = top.str("weights", "real");
   top.str("description", "");
   if (top.has("provenance")) top.raw("provenance");
+  if (top.has("preprocess")) {
+    Fields p(top.raw("preprocess"), where + ": preprocess");
+    m.preprocess.present = true;
+    m.preprocess.channel_order = p.str("channel_order", "BGR");
+    if (m.preprocess.channel_order != "BGR" && m.preprocess.channel_order != "RGB")
+      fail(p.where(), "channel_order must be BGR or RGB, found '" + m.preprocess.channel_order + "'");
+    m.preprocess.resize_shorter = p.integer("resize_shorter", 256);
+    m.preprocess.crop = p.integer("crop", 227);
+    if (p.has("mean")) {
+      const json& mean = p.raw("mean");
+      if (!mean.is_array() || mean.size() != 3 || !mean[0].is_number() || !mean[1].is_number() || !mean[2].is_number())
+        fail(p.where(), "mean must be three numbers, found " + mean.dump());
+      m.preprocess.mean = {mean[0].get<float>(), mean[1].get<float>(), mean[2].get<float>()};
+    }
+    p.done();
+  }
   {
     const json& in = top.raw("input");
     if (!in.is_array() || in.size() != 3 || !in[0].is_number_integer() || !in[1].is_number_integer() ||

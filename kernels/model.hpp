@@ -54,8 +54,18 @@ struct Layer {
   int64_t weight_count() const;
 };
 
+// How photos become inputs (model.json "preprocess"; used by classify): BGR or RGB channel order, resize
+// so the shorter side is resize_shorter, centre-crop to crop x crop, subtract the per-channel mean.
+struct Preprocess {
+  bool present = false;
+  std::string channel_order = "BGR";
+  int resize_shorter = 256, crop = 227;
+  std::vector<float> mean = {104, 117, 123};  // in channel_order
+};
+
 struct Model {
   std::string name;
+  Preprocess preprocess;
   std::string dir;            // folder holding model.json
   std::string weights_note;   // "real" or "synthetic: ..." (from model.json "weights")
   Shape input;

@@ -47,6 +47,25 @@ std::string shape_str(const std::vector<int64_t>& shape) {
   return s + ")";
 }
 
+std::vector<uint8_t> fortran_to_c_order(const std::vector<uint8_t>& src, const std::vector<int64_t>& shape, size_t es) {
+  const size_t nd = shape.size();
+  if (nd < 2) return src;
+  std::vector<uint8_t> dst(src.size());
+  std::vector<int64_t> idx(nd, 0), fstride(nd, 1);
+  for (size_t k = 1; k < nd; ++k) fstride[k] = fstride[k - 1] * shape[k - 1];
+  const int64_t n = shape_size(shape);
+  for (int64_t c = 0; c < n; ++c) {
+    int64_t f = 0;
+    for (size_t k = 0; k < nd; ++k) f += idx[k] * fstride[k];
+    std::memcpy(dst.data() + c * es, src.data() + f * es, es);
+    for (size_t k = nd; k-- > 0;) {  // advance the C-order multi-index
+      if (++idx[k] < shape[k]) break;
+      idx[k] = 0;
+    }
+  }
+  return dst;
+}
+
 float half_to_float(uint16_t h) {
   uint32_t sign = static_cast<uint32_t>(h & 0x8000u) << 16;
   uint32_t exp = (h >> 10) & 0x1fu;

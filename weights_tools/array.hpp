@@ -25,6 +25,9 @@ struct Array {
 std::string shape_str(const std::vector<int64_t>& shape);  // "(96, 3, 11, 11)"
 int64_t shape_size(const std::vector<int64_t>& shape);
 
+// Reorders elements stored in Fortran order (first index fastest) into C order (last index fastest).
+std::vector<uint8_t> fortran_to_c_order(const std::vector<uint8_t>& src, const std::vector<int64_t>& shape, size_t elem_size);
+
 // IEEE binary16 <-> binary32, round to nearest even.
 float half_to_float(uint16_t h);
 uint16_t float_to_half(float f);

@@ -5,15 +5,17 @@
 #include "kernels/model.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/inspect.hpp"
+#include "weights_tools/bvlc.hpp"
 #include "weights_tools/mxnet_import.hpp"
+#include "weights_tools/rearrange.hpp"
 
 namespace {
 
-std::array<int, 3> parse_shape(const std::string& s) {
+std::array<int, 3> parse_shape(const std::string& s, const std::string& flag = "--input-shape") {
   std::array<int, 3> v{};
   char extra;
   if (std::sscanf(s.c_str(), "%d,%d,%d%c", &v[0], &v[1], &v[2], &extra) != 3 || v[0] < 1 || v[1] < 1 || v[2] < 1)
-    bs::fail("--input-shape", "expected C,H,W of positive integers, found '" + s + "'");
+    bs::fail(flag, "expected C,H,W of positive integers, found '" + s + "'");
   return v;
 }
 
@@ -29,7 +31,10 @@ int main(int argc, char** argv) {
       "Examples:\n"
       "  batchscope-weights inspect data/models/ece408/new0_weight.npy data/ece408-2019sp/ece408-0002.params\n"
       "  batchscope-weights import-mxnet --symbol data/ece408-2019sp/ece408-symbol.json \\\n"
-      "      --params data/ece408-2019sp/ece408-0002.params --input-shape 1,48,48 --out data/models/ece408");
+      "      --params data/ece408-2019sp/ece408-0002.params --input-shape 1,48,48 --out data/models/ece408\n"
+      "  batchscope-weights synthesize --model alexnet --seed 1 --out /tmp/alexnet-synthetic.npy\n"
+      "  batchscope-weights import-bvlc bvlc_alexnet.npy --out data/models/alexnet\n"
+      "  batchscope-weights rearrange conv1_W.npy --from HWIO --to OIHW --out conv1_oihw.npy");
 
   std::vector<std::string> files;
   CLI::App* inspect = app.add_subcommand("inspect", "print name, shape, dtype, min, max and mean of each tensor");
@@ -44,6 +49,37 @@ int main(int argc, char** argv) {
   imp->add_option("--out", mx.out_dir, "model folder to write (replaced if it is a model folder)")->required();
   imp->add_option("--name", mx.name, "model name (default: the symbol file's name without -symbol)");
 
+  bs::BvlcImportOptions bv;
+  CLI::App* ibv = app.add_subcommand("import-bvlc", "turn bvlc_alexnet.npy (pickled dict, TensorFlow layouts) into a model folder");
+  ibv->add_option("FILE", bv.path, "bvlc_alexnet.npy (or a file from 'synthesize')")->required();
+  ibv->add_option("--out", bv.out_dir, "model folder to write (replaced if it is a model folder)")->required();
+  ibv->add_option("--fc6-flatten", bv.fc6_flatten, "order of fc6's inputs in the file: hwc (TensorFlow, reported for this file) | chw")
+      ->capture_default_str();
+  ibv->add_option("--conv1-padding", bv.conv1_padding, "valid (Caffe deploy, 55x55) | same (TensorFlow 'SAME', 57x57)")
+      ->capture_default_str();
+  ibv->add_option("--lrn-alpha", bv.lrn_alpha, "LRN alpha")->capture_default_str();
+  ibv->add_option("--lrn-convention", bv.lrn_convention, "caffe (alpha is divided by local_size) | tensorflow (it is not)")
+      ->capture_default_str();
+  ibv->add_option("--input-size", bv.input_size, "input height and width")->capture_default_str();
+  ibv->add_option("--name", bv.name, "model name")->capture_default_str();
+
+  bs::RearrangeOptions ra;
+  std::string chw;
+  CLI::App* rar = app.add_subcommand("rearrange", "rearrange one .npy weight between layouts (each with its inverse)");
+  rar->add_option("FILE", ra.in, "input .npy")->required();
+  rar->add_option("--from", ra.from, "HWIO | OIHW | IO | OI | fc-hwc | fc-chw")->required();
+  rar->add_option("--to", ra.to, "OIHW | HWIO | OI | IO | fc-chw | fc-hwc")->required();
+  rar->add_option("--groups", ra.groups, "convolution groups (checked against the filter count)")->check(CLI::PositiveNumber);
+  rar->add_option("--input-chw", chw, "fc-hwc/fc-chw: C,H,W of the flattened feature map, e.g. 256,6,6");
+  rar->add_option("--out", ra.out, "output .npy")->required();
+
+  std::string synth_model = "alexnet", synth_out;
+  uint64_t seed = 1;
+  CLI::App* syn = app.add_subcommand("synthesize", "write deterministic He-initialised weights in the bvlc_alexnet.npy format");
+  syn->add_option("--model", synth_model, "alexnet (the only one)")->capture_default_str();
+  syn->add_option("--seed", seed, "random seed")->capture_default_str();
+  syn->add_option("--out", synth_out, "output .npy")->required();
+
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
@@ -57,6 +93,19 @@ int main(int argc, char** argv) {
       bs::ModelFolder folder = bs::convert_mxnet(mx);
       bs::write_model_folder(mx.out_dir, folder, [](const std::string& dir) { bs::load_model(dir); });
       std::cout << "wrote " << mx.out_dir << "/model.json and " << folder.tensors.size() << " tensors\n";
+    } else if (*ibv) {
+      bs::ModelFolder folder = bs::convert_bvlc(bv);
+      bs::write_model_folder(bv.out_dir, folder, [](const std::string& dir) { bs::load_model(dir); });
+      std::cout << "wrote " << bv.out_dir << "/model.json and " << folder.tensors.size() << " tensors ("
+                << folder.model["weights"].get<std::string>() << " weights)\n";
+    } else if (*rar) {
+      if (!chw.empty()) ra.chw = parse_shape(chw, "--input-chw");
+      bs::rearrange_file(ra);
+      std::cout << "wrote " << ra.out << " (" << ra.from << " -> " << ra.to << ")\n";
+    } else if (*syn) {
+      if (synth_model != "alexnet") bs::fail("--model", "only alexnet can be synthesized, found '" + synth_model + "'");
+      bs::write_bvlc(synth_out, bs::synthesize_alexnet(seed));
+      std::cout << "wrote " << synth_out << " (synthetic AlexNet weights, seed " << seed << ", bvlc_alexnet.npy format)\n";
     }
   } catch (const bs::Error& e) {
     std::cerr << "batchscope-weights: error: " << e.what() << "\n";

@@ -127,29 +127,9 @@ Descr parse_descr(const std::string& d, const std::string& where) {
   return out;
 }
 
-// Reorders Fortran-order elements (first index fastest) into C order (last index fastest).
-std::vector<uint8_t> fortran_to_c(const std::vector<uint8_t>& src, const std::vector<int64_t>& shape, size_t es) {
-  std::vector<uint8_t> dst(src.size());
-  const int64_t n = shape_size(shape);
-  const size_t nd = shape.size();
-  std::vector<int64_t> idx(nd, 0);
-  std::vector<int64_t> fstride(nd, 1);
-  for (size_t k = 1; k < nd; ++k) fstride[k] = fstride[k - 1] * shape[k - 1];
-  for (int64_t c = 0; c < n; ++c) {
-    int64_t f = 0;
-    for (size_t k = 0; k < nd; ++k) f += idx[k] * fstride[k];
-    std::memcpy(&dst[c * es], &src[f * es], es);
-    for (size_t k = nd; k-- > 0;) {  // advance the C-order multi-index
-      if (++idx[k] < shape[k]) break;
-      idx[k] = 0;
-    }
-  }
-  return dst;
-}
-
 }  // namespace
 
-Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
+NpyHeader parse_npy_header(const uint8_t* data, size_t size, const std::string& where) {
   if (size < 10 || std::memcmp(data, kMagic, 6) != 0) fail(where, "not a .npy file (wrong magic)");
   int major = data[6];
   size_t header_len, header_start;
@@ -167,6 +147,13 @@ Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
   if (header_start + header_len > size) fail(where, "truncated .npy header");
   std::string header(reinterpret_cast<const char*>(data + header_start), header_len);
   Header h = HeaderParser(header, where).parse();
+  return {h.descr, h.fortran, h.shape, header_start + header_len};
+}
+
+Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
+  const NpyHeader h = parse_npy_header(data, size, where);
+  if (h.descr == "|O")
+    fail(where, "holds Python objects (dtype '|O', a pickle); load it with the command made for it, e.g. import-bvlc");
   Descr d = parse_descr(h.descr, where);
 
   Array a;
@@ -174,7 +161,7 @@ Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
   a.shape = h.shape;
   const size_t es = dtype_size(a.dtype);
   const size_t nbytes = static_cast<size_t>(a.size()) * es;
-  const size_t data_start = header_start + header_len;
+  const size_t data_start = h.data_offset;
   if (size - data_start < nbytes)
     fail(where, "truncated .npy data: shape " + shape_str(a.shape) + " " + dtype_name(a.dtype) + " needs " +
                     std::to_string(nbytes) + " bytes, file has " + std::to_string(size - data_start));
@@ -183,7 +170,7 @@ Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
   a.bytes.assign(data + data_start, data + data_start + nbytes);
   if (d.big_endian && es > 1)
     for (size_t i = 0; i < nbytes; i += es) std::reverse(a.bytes.begin() + i, a.bytes.begin() + i + es);
-  if (h.fortran && a.shape.size() > 1) a.bytes = fortran_to_c(a.bytes, a.shape, es);
+  if (h.fortran && a.shape.size() > 1) a.bytes = fortran_to_c_order(a.bytes, a.shape, es);
   return a;
 }
 

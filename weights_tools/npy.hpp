@@ -9,6 +9,17 @@
 
 namespace bs {
 
+// The header of a .npy image: its dtype string as written ("<f4", "|O"), order and shape, and where the data
+// starts. Object arrays ("|O", e.g. np.save of a dict) are reported, not refused, so that a caller that can
+// read their pickle may.
+struct NpyHeader {
+  std::string descr;
+  bool fortran = false;
+  std::vector<int64_t> shape;
+  size_t data_offset = 0;
+};
+NpyHeader parse_npy_header(const uint8_t* data, size_t size, const std::string& where);
+
 // Parses a whole .npy image; `where` names the file (or zip member) in error messages.
 Array parse_npy(const uint8_t* data, size_t size, const std::string& where);
 Array read_npy(const std::string& path);

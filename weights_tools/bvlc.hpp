@@ -1,0 +1,43 @@
+// bvlc_alexnet.npy: the TensorFlow port of the BVLC Caffe AlexNet weights that circulates as a pickled
+// dict {layer: [weights, biases]} saved with np.save. Conv weights are (H, W, I/groups, O), FC weights
+// (in, out); fc6's 9216 inputs are reported to be in TensorFlow's (H, W, C) flatten order.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "weights_tools/array.hpp"
+#include "weights_tools/model_writer.hpp"
+
+namespace bs {
+
+struct BvlcFile {
+  std::vector<std::pair<std::string, std::vector<Array>>> layers;  // in file order
+  std::string synthetic_note;  // non-empty for files written by synthesize_alexnet
+};
+
+// Reads the .npy (header with dtype '|O', then a pickle; a bare pickle is accepted too).
+BvlcFile read_bvlc(const std::string& path);
+void write_bvlc(const std::string& path, const BvlcFile& f);  // atomic; .npy header + protocol-2 pickle
+
+struct BvlcImportOptions {
+  std::string path, out_dir, name = "alexnet";
+  int input_size = 227;
+  std::string fc6_flatten = "hwc";      // the order fc6's inputs are in, in the file: hwc (TensorFlow) | chw
+  std::string conv1_padding = "valid";  // valid (Caffe's deploy: 55x55) | same (TensorFlow 'SAME': 57x57)
+  double lrn_alpha = 1e-4;
+  std::string lrn_convention = "caffe";  // caffe: alpha divides by local_size; tensorflow: it does not
+  int lrn_size = 5;
+  double lrn_beta = 0.75, lrn_k = 1.0;
+};
+
+// Rearranges every tensor to batchscope's layouts (OIHW, (out, in), fc6 inputs in (C, H, W) order) and
+// builds the model.json document: Caffe's AlexNet structure, channel counts and groups read off the shapes.
+ModelFolder convert_bvlc(const BvlcImportOptions& o);
+
+// Deterministic He-initialised AlexNet weights in the bvlc_alexnet.npy format (HWIO, (in, out), fc6 in
+// (H, W, C) input order), with a "__batchscope__" entry marking them synthetic.
+BvlcFile synthesize_alexnet(uint64_t seed);
+
+}  // namespace bs

@@ -4,6 +4,7 @@
 
 #include "app/classify.hpp"
 #include "app/infer.hpp"
+#include "app/report.hpp"
 #include "app/sweep.hpp"
 #include "weights_tools/error.hpp"
 
@@ -26,6 +27,10 @@ int main(int argc, char** argv) {
   CLI::App* classify_cmd = app.add_subcommand("classify", "top-5 ImageNet classes of photos (OpenCV preprocessing)");
   classify.add_to(*classify_cmd);
 
+  bs::ReportOptions report;
+  CLI::App* report_cmd = app.add_subcommand("report", "figures and a Markdown + HTML report from sweep CSVs");
+  report.add_to(*report_cmd);
+
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   sweep.command_line = profile.command_line = command_line;
@@ -40,6 +45,7 @@ int main(int argc, char** argv) {
     if (*sweep_cmd) return bs::run_sweep(sweep);
     if (*profile_cmd) return bs::run_profile(profile);
     if (*classify_cmd) return bs::run_classify(classify);
+    if (*report_cmd) return bs::run_report(report);
   } catch (const bs::Error& e) {
     std::cerr << "batchscope: error: " << e.what() << "\n";
     return 1;

@@ -40,9 +40,10 @@ std::string git_commit() {
   if (FILE* p = popen(cmd.c_str(), "r")) {
     std::array<char, 128> buf{};
     while (fgets(buf.data(), buf.size(), p)) out += buf.data();
-    pclose(p);
+    if (pclose(p) != 0) out.clear();  // not a repository, or one without commits
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
+  if (out.size() != 40 || out.find_first_not_of("0123456789abcdef") != std::string::npos) out.clear();
   if (out.empty()) {  // binaries carried to another machine: the commit they were built from
     std::ifstream f(std::filesystem::path(source_dir()) / ".device/COMMIT");
     std::getline(f, out);

@@ -35,7 +35,10 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
     app.add_option("--reps", reps, "profiled warm repetitions per batch size (median, min, max)")->capture_default_str();
     app.add_option("--out", out, "results CSV; FILE.layers.csv and FILE.json are written beside it")->required();
     app.add_flag("--no-profile", no_profile, "time without the profiler (to measure its overhead)");
-    app.add_option("--check-images", check_images, "images per batch checked against cpu-ref (0: none)")
+    app.add_option("--check-images", check_images, "images per batch point checked against the reference (0: none)")
+        ->capture_default_str();
+    app.add_option("--check-backend", check_backend, "the reference for those checks: cpu-ref (the oracle) | cpu "
+                                                     "(tested equal to cpu-ref; for AlexNet-sized sweeps)")
         ->capture_default_str();
   }
   app.add_option("--warmup", warmup, "unprofiled warm-up runs per batch size")->capture_default_str();
@@ -60,6 +63,8 @@ void SweepOptions::validate() const {
   if (reps < 1) fail("--reps", "must be at least 1, found " + std::to_string(reps));
   if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
   if (check_images < 0) fail("--check-images", "must be 0 or more, found " + std::to_string(check_images));
+  if (check_backend != "cpu-ref" && check_backend != "cpu")
+    fail("--check-backend", "expected cpu-ref or cpu, found '" + check_backend + "'");
   if (host_memory != "pageable" && host_memory != "pinned")
     fail("--host-memory", "expected pageable or pinned, found '" + host_memory + "'");
   if (transfers != "resident" && transfers != "per-layer")
@@ -146,7 +151,7 @@ class SweepDriver {
     if (!o_.no_profile) profiler_ = gpu_ ? make_cupti_profiler() : make_steady_profiler();
     inputs_ = make_inputs(model_, *std::max_element(o_.batches.begin(), o_.batches.end()));
     if (o_.check_images > 0) {
-      ref_ = make_backend("cpu-ref");
+      ref_ = make_backend(o_.check_backend);
       ref_->load(model_);
     }
     id_.model = model_.name;
@@ -364,7 +369,7 @@ class SweepDriver {
     j["batches"] = o_.batches;
     j["reps"] = o_.reps;
     j["warmup"] = o_.warmup;
-    j["check"] = {{"reference", "cpu-ref"}, {"images", o_.check_images}, {"tolerance_rel_l2", kCheckTolerance}};
+    j["check"] = {{"reference", o_.check_backend}, {"images", o_.check_images}, {"tolerance_rel_l2", kCheckTolerance}};
     j["backend_notes"] = notes_;
     j["device"] = gpu_info();
     j["host"] = host_info();
@@ -372,6 +377,11 @@ class SweepDriver {
     bool failed = false;
     for (const SweepRow& r : rows_) failed |= r.check == "FAIL";
     j["all_checks_passed"] = !failed;
+    nlohmann::json summary = nlohmann::json::array();  // nvprof-style, over every warm run
+    for (const SummaryRow& r : summarize(all_warm_records_))
+      summary.push_back({{"section", r.section}, {"name", r.name}, {"time_s", r.total}, {"calls", r.calls},
+                         {"avg_s", r.total / r.calls}, {"min_s", r.min}, {"max_s", r.max}});
+    j["summary_warm_runs"] = summary;
     return j;
   }
 

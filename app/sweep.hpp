@@ -14,6 +14,7 @@ struct SweepOptions {
   std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
   int reps = 10, warmup = 2, threads = 0, check_images = 4;
   std::string host_memory = "pageable", transfers = "resident";
+  std::string check_backend = "cpu-ref";
   std::string out;
   bool no_profile = false;
   std::string command_line;  // recorded in the metadata

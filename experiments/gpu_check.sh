@@ -63,5 +63,23 @@ if [ "${SWEEPS:-1}" = 1 ]; then
     echo "profiler $p: batch 1 warm median ms: $(awk -F, 'NR>1 && $11=="warm" {print $13}' sweeps/overhead-profiler-$p.csv)"
   done
   grep -A14 "^== ece408" sweeps/ece408-cuda-resident-pageable.log | head -26
-  tar czf "$OUT/sweeps.tgz" sweeps
 fi
+
+if [ "${ALEXNET:-0}" = 1 ]; then
+  step "AlexNet (synthetic weights, seed 1): every GPU backend and variant, resident and per-layer, batches 1-1024"
+  mkdir -p sweeps weights
+  "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
+  "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet
+  for t in resident per-layer; do
+    for v in ${ALEXNET_VARIANTS:-auto 1 2 3 4 5 6 7 8 9 10}; do
+      "$bin/batchscope" sweep --model data/models/alexnet --backend cuda --conv-variant $v --transfers $t --reps 3 --warmup 1 \
+        --check-images 1 --check-backend cpu --out sweeps/alexnet-cuda-v$v-$t.csv >sweeps/alexnet-cuda-v$v-$t.log 2>&1
+      echo "cuda v$v $t: exit $? $(grep -h 'error' sweeps/alexnet-cuda-v$v-$t.log | head -1)"
+    done
+    "$bin/batchscope" sweep --model data/models/alexnet --backend cudnn --transfers $t --reps 3 --warmup 1 --check-images 1 \
+      --check-backend cpu --out sweeps/alexnet-cudnn-$t.csv >sweeps/alexnet-cudnn-$t.log 2>&1
+    echo "cudnn $t: exit $?"
+  done
+  grep -A24 "^== alexnet" sweeps/alexnet-cuda-vauto-resident.log | head -26
+fi
+[ -d sweeps ] && tar czf "$OUT/sweeps.tgz" sweeps

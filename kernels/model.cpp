@@ -44,6 +44,7 @@ double Layer::flops_per_image() const {
   if (auto* f = std::get_if<FcParams>(&op)) return 2.0 * static_cast<double>(in.size()) * f->outputs;
   if (auto* p = std::get_if<PoolParams>(&op)) return static_cast<double>(out.size()) * p->kh * p->kw;
   if (auto* l = std::get_if<LrnParams>(&op)) return static_cast<double>(out.size()) * (2.0 * l->size + 4);
+  if (std::holds_alternative<FlattenParams>(op)) return 0.0;  // a view, no arithmetic
   return static_cast<double>(out.size());
 }
 

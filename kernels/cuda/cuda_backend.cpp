@@ -46,6 +46,7 @@ class CudaBackend : public GpuPipelineBackend {
         if (fc_v_ == cuda::kAutoFcVariant) return "fc auto: v4 warp (batch <= 16) or v2 tiled (split-K)";
         return std::string("fc v") + std::to_string(fc_v_) + " " + cuda::fc_versions()[fc_v_ - 1].name;
       }
+      if (l.kind() == LayerKind::flatten) return "no-op (NCHW is already flat)";
       return std::string(kind_name(l.kind())) + " kernel";
     }
     return "cuda";

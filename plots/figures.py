@@ -1,0 +1,203 @@
+"""The figures batchscope draws from sweep results (matplotlib, Agg backend). Each function writes
+NAME.png and NAME.svg into the output folder and returns the PNG path."""
+import os
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import FuncFormatter, LogLocator  # noqa: E402
+
+# Breakdown groups, bottom to top, with the categories each sums and a fixed colour.
+GROUPS = [
+    ("HtoD copies", ["htod"], "#1f77b4"),
+    ("conv kernels", ["conv"], "#d62728"),
+    ("pool kernels", ["pool"], "#ff9896"),
+    ("fc kernels", ["fc"], "#9467bd"),
+    ("activation kernels", ["act"], "#c5b0d5"),
+    ("LRN kernels", ["lrn"], "#8c564b"),
+    ("softmax kernels", ["softmax"], "#c49c94"),
+    ("other GPU work", ["other_kernel", "flatten", "dtod", "memset"], "#e377c2"),
+    ("DtoH copies", ["dtoh"], "#aec7e8"),
+    ("cudaMalloc / host alloc", ["alloc"], "#2ca02c"),
+    ("cudaFree / cudaFreeHost", ["free"], "#98df8a"),
+    ("cudaMemcpy (host side)", ["memcpy_api"], "#ff7f0e"),
+    ("synchronisation", ["sync"], "#ffbb78"),
+    ("launches, other API, host", ["launch", "other_api", "host"], "#7f7f7f"),
+]
+
+
+def _save(fig, out, name):
+    png = os.path.join(out, name + ".png")
+    fig.savefig(png, dpi=120, bbox_inches="tight")
+    fig.savefig(os.path.join(out, name + ".svg"), bbox_inches="tight")
+    plt.close(fig)
+    return png
+
+
+def context(sweeps):
+    """'device, model, precision, weights, commit' for titles; says 'several' where sweeps differ."""
+    def one(values):
+        values = sorted(set(values))
+        return values[0] if len(values) == 1 else "several (" + ", ".join(values) + ")"
+    weights = one(["SYNTHETIC weights" if s.synthetic else "real weights" for s in sweeps])
+    return (f"{one([s.device for s in sweeps])} | {one([s.model for s in sweeps])} | "
+            f"{one([s.precision.upper() for s in sweeps])} | {weights} | commit {one([s.commit for s in sweeps])}")
+
+
+def _log_batches(ax, batches):
+    ax.set_xscale("log", base=2)
+    ax.set_xticks(batches)
+    ax.xaxis.set_major_formatter(FuncFormatter(lambda v, _: f"{int(v)}"))
+    ax.minorticks_off()
+
+
+def total_time(sweeps, out):
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    batches = sorted({r["batch"] for s in sweeps for r in s.rows})
+    for i, s in enumerate(sweeps):
+        color = plt.cm.tab10(i % 10)
+        w = s.warm()
+        x = [r["batch"] for r in w]
+        ax.plot(x, [r["total_ms_median"] for r in w], "o-", color=color, label=f"{s.label()} (warm, median)")
+        ax.fill_between(x, [r["total_ms_min"] for r in w], [r["total_ms_max"] for r in w], color=color, alpha=0.15)
+        c = s.cold()
+        ax.plot([r["batch"] for r in c], [r["total_ms_median"] for r in c], "x--", color=color, alpha=0.7, label=f"{s.label()} (cold)")
+    ax.set_yscale("log")
+    _log_batches(ax, batches)
+    ax.set_xlabel("batch size (images)")
+    ax.set_ylabel("forward pass, end to end (ms)")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title("Execution time against batch size\n" + context(sweeps), fontsize=10)
+    ax.legend(fontsize=8, loc="upper left")
+    return _save(fig, out, "total_time")
+
+
+def breakdown(sweep, out, name):
+    warm = sweep.warm()
+    if not warm or warm[0]["htod"] is None:
+        return None  # a sweep run without the profiler has no breakdown
+    batches = [r["batch"] for r in warm]
+    fig, (ax1, ax2) = plt.subplots(2, 1, figsize=(10, 9), sharex=True)
+    x = range(len(batches))
+    bottom_ms = [0.0] * len(warm)
+    bottom_pct = [0.0] * len(warm)
+    for label, cats, color in GROUPS:
+        ms = [sum((r[c] or 0.0) for c in cats) for r in warm]
+        if max(ms) <= 0:
+            continue
+        total = [sum((r[c] or 0.0) for c in sum((g[1] for g in GROUPS), [])) or 1.0 for r in warm]
+        pct = [100.0 * m / t for m, t in zip(ms, total)]
+        ax1.bar(x, ms, bottom=bottom_ms, color=color, label=label, width=0.75)
+        ax2.bar(x, pct, bottom=bottom_pct, color=color, width=0.75)
+        bottom_ms = [b + m for b, m in zip(bottom_ms, ms)]
+        bottom_pct = [b + p for b, p in zip(bottom_pct, pct)]
+    ax1.plot(x, [r["total_ms_median"] for r in warm], "k_", markersize=14, label="measured total (median)")
+    ax1.set_ylabel("time (ms), median of warm runs")
+    ax1.set_title(f"Where the time goes: {sweep.label()}\n" + context([sweep]), fontsize=10)
+    ax1.grid(True, axis="y", alpha=0.3)
+    ax1.legend(fontsize=8, loc="upper left", ncol=2)
+    ax2.set_ylabel("share of the run (%)")
+    ax2.set_ylim(0, 100)
+    ax2.set_xticks(list(x))
+    ax2.set_xticklabels([str(b) for b in batches])
+    ax2.set_xlabel("batch size (images)")
+    ax2.grid(True, axis="y", alpha=0.3)
+    return _save(fig, out, name)
+
+
+def layer_times(sweep, out, name):
+    rows = [r for r in sweep.layers if r["run"] == "warm"]
+    if not rows:
+        return None
+    layers = list(dict.fromkeys(r["layer"] for r in rows))
+    batches = sorted({r["batch"] for r in rows})
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    cmap = plt.cm.tab20
+    for i, layer in enumerate(layers):
+        pts = sorted((r["batch"], r["median_ms"]) for r in rows if r["layer"] == layer and r["median_ms"] > 0)
+        if not pts:
+            continue
+        kind = next(r["type"] for r in rows if r["layer"] == layer)
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=cmap(i % 20), markersize=3, label=f"{layer} ({kind})")
+    ax.set_yscale("log")
+    _log_batches(ax, batches)
+    ax.set_xlabel("batch size (images)")
+    ax.set_ylabel("layer time (ms), median of warm runs")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.set_title(f"Per-layer time: {sweep.label()}\n" + context([sweep]), fontsize=10)
+    ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    return _save(fig, out, name)
+
+
+def throughput_roofline(sweeps, out):
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 5.5))
+    batches = sorted({r["batch"] for s in sweeps for r in s.rows})
+    for i, s in enumerate(sweeps):
+        w = s.warm()
+        ax1.plot([r["batch"] for r in w], [r["images_per_s"] for r in w], "o-", color=plt.cm.tab10(i % 10), label=s.label())
+    ax1.set_yscale("log")
+    _log_batches(ax1, batches)
+    ax1.set_xlabel("batch size (images)")
+    ax1.set_ylabel("throughput (images/s), warm median")
+    ax1.grid(True, which="both", alpha=0.3)
+    ax1.legend(fontsize=8)
+    ax1.set_title("Throughput", fontsize=10)
+    # Roofline: every layer at the largest batch of each sweep.
+    peak_f, peak_b = None, None
+    for i, s in enumerate(sweeps):
+        pf, pb = s.peaks()
+        peak_f, peak_b = peak_f or pf, peak_b or pb
+        rows = [r for r in s.layers if r["run"] == "warm" and r["gb_per_s"] > 0 and r["gflop_per_s"] > 0]
+        if not rows:
+            continue
+        big = max(r["batch"] for r in rows)
+        pts = [r for r in rows if r["batch"] == big]
+        ax2.scatter([r["gflop_per_s"] / r["gb_per_s"] for r in pts], [r["gflop_per_s"] for r in pts], color=plt.cm.tab10(i % 10),
+                    label=f"{s.label()}, batch {big}", s=25)
+        for r in pts:
+            ax2.annotate(r["layer"], (r["gflop_per_s"] / r["gb_per_s"], r["gflop_per_s"]), fontsize=6, alpha=0.7,
+                         xytext=(3, 3), textcoords="offset points")
+    ax2.set_xscale("log")
+    ax2.set_yscale("log")
+    xmin, xmax = ax2.get_xlim() if ax2.collections else (0.1, 100)
+    if peak_f and peak_b:
+        import numpy as np
+        xs = np.logspace(np.log10(max(xmin, 1e-2)), np.log10(max(xmax, 1e3)), 200)
+        ax2.plot(xs, np.minimum(peak_f, peak_b * xs), "k--", linewidth=1,
+                 label=f"roofline: {peak_f / 1e3:.1f} TFLOP/s FP32, {peak_b:.0f} GB/s (from device clocks)")
+    ax2.set_xlabel("arithmetic intensity (FLOP per byte of activations and weights)")
+    ax2.set_ylabel("achieved GFLOP/s")
+    ax2.grid(True, which="both", alpha=0.3)
+    ax2.legend(fontsize=7, loc="lower right")
+    ax2.set_title("Layers on the roofline (largest batch)", fontsize=10)
+    fig.suptitle(context(sweeps), fontsize=10)
+    return _save(fig, out, "throughput_roofline")
+
+
+def variants_per_layer(sweeps, out, batch=None):
+    with_layers = [s for s in sweeps if any(r["run"] == "warm" for r in s.layers)]
+    if len(with_layers) < 1:
+        return None, None
+    common = set.intersection(*[{r["batch"] for r in s.layers} for s in with_layers])
+    if not common:
+        return None, None
+    b = batch if batch in common else max(common)
+    layers = list(dict.fromkeys(r["layer"] for s in with_layers for r in s.layers
+                                if r["type"] in ("convolution", "fully_connected", "max_pool", "avg_pool", "lrn")))
+    if not layers:
+        return None, None
+    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(layers) * max(1, len(with_layers)) / 3), 5.5))
+    width = 0.8 / len(with_layers)
+    for i, s in enumerate(with_layers):
+        t = {r["layer"]: r["median_ms"] for r in s.layers if r["run"] == "warm" and r["batch"] == b}
+        ax.bar([j + i * width for j in range(len(layers))], [t.get(l, 0) for l in layers], width=width,
+               color=plt.cm.tab10(i % 10), label=s.label())
+    ax.set_yscale("log")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(layers))])
+    ax.set_xticklabels(layers, rotation=30, ha="right")
+    ax.set_ylabel(f"layer time at batch {b} (ms, log scale)")
+    ax.grid(True, axis="y", which="both", alpha=0.3)
+    ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
+    ax.set_title(f"Variants compared per layer, batch {b}\n" + context(with_layers), fontsize=10)
+    return _save(fig, out, "variants_per_layer"), b

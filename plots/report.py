@@ -1,0 +1,125 @@
+#!/usr/bin/env python3
+"""batchscope report: figures, a Markdown report and a self-contained HTML page from sweep results.
+
+Usage: report.py RESULTS.csv [RESULTS.csv ...] --out DIR [--batch N]
+Writes DIR/report.md (linking DIR/*.png), DIR/report.html (figures embedded) and every figure as PNG and SVG.
+"""
+import argparse
+import base64
+import html
+import os
+import sys
+import time
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import figures  # noqa: E402
+from sweepdata import CATEGORIES, SweepDataError, load_all  # noqa: E402
+
+
+def fmt(v, digits=4):
+    return "" if v is None else f"{v:.{digits}g}"
+
+
+def breakdown_table(s):
+    cats = [c for c in CATEGORIES if any((r[c] or 0) > 0 for r in s.warm())]
+    head = ["batch", "total ms (median)", "min", "max", "images/s", "check"] + [c + " ms" for c in cats]
+    rows = [[str(r["batch"]), fmt(r["total_ms_median"]), fmt(r["total_ms_min"]), fmt(r["total_ms_max"]),
+             fmt(r["images_per_s"], 5), r["check"]] + [fmt(r[c]) for c in cats] for r in s.warm()]
+    return head, rows
+
+
+def summary_table(s):
+    rows = s.meta.get("summary_warm_runs", [])
+    if not rows:
+        return None, None
+    totals = {}
+    for r in rows:
+        totals[r["section"]] = totals.get(r["section"], 0.0) + r["time_s"]
+    head = ["type", "Time(%)", "Time (ms)", "Calls", "Avg (us)", "Min (us)", "Max (us)", "Name"]
+    out = [[r["section"], f"{100 * r['time_s'] / totals[r['section']]:.2f}", fmt(r["time_s"] * 1e3), str(r["calls"]),
+            fmt(r["avg_s"] * 1e6), fmt(r["min_s"] * 1e6), fmt(r["max_s"] * 1e6), r["name"]] for r in rows[:40]]
+    return head, out
+
+
+def md_table(head, rows):
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    lines += ["| " + " | ".join(c.replace("|", "\\|") for c in r) + " |" for r in rows]
+    return "\n".join(lines)
+
+
+def html_table(head, rows):
+    h = "".join(f"<th>{html.escape(c)}</th>" for c in head)
+    b = "".join("<tr>" + "".join(f"<td>{html.escape(c)}</td>" for c in r) + "</tr>" for r in rows)
+    return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
+
+
+def meta_rows(s):
+    m = s.meta
+    return [["results", os.path.basename(s.path)], ["device", s.device], ["backend / variant", s.label()],
+            ["model", s.model], ["weights", s.weights + (" - numbers from synthetic weights measure speed only" if s.synthetic else "")],
+            ["precision", s.precision], ["profiler", m.get("profiler", "")], ["commit", m.get("git_commit", "unknown")],
+            ["date", m.get("date", "")], ["command", m.get("command", "")],
+            ["checked against cpu-ref", "all points ok" if m.get("all_checks_passed", True) else "SOME POINTS FAILED: see the check column"]]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("csv", nargs="+", help="sweep CSVs written by batchscope sweep")
+    ap.add_argument("--out", required=True, help="folder for the report and figures")
+    ap.add_argument("--batch", type=int, help="batch size for the variants-per-layer figure (default: largest common)")
+    a = ap.parse_args()
+    t0 = time.time()
+    try:
+        sweeps = load_all(a.csv)
+    except SweepDataError as e:
+        print(f"batchscope report: error: {e}", file=sys.stderr)
+        return 1
+    if os.path.exists(a.out) and not os.path.isdir(a.out):
+        print(f"batchscope report: error: --out: {a.out} exists and is not a folder", file=sys.stderr)
+        return 1
+    os.makedirs(a.out, exist_ok=True)
+    figs = [("Total execution time against batch size", figures.total_time(sweeps, a.out))]
+    for i, s in enumerate(sweeps):
+        figs.append((f"Breakdown per batch size: {s.label()}", figures.breakdown(s, a.out, f"breakdown_{i + 1}")))
+        figs.append((f"Per-layer time: {s.label()}", figures.layer_times(s, a.out, f"layers_{i + 1}")))
+    figs.append(("Throughput and the roofline", figures.throughput_roofline(sweeps, a.out)))
+    vp, vb = figures.variants_per_layer(sweeps, a.out, a.batch)
+    figs.append((f"Variants compared per layer at batch {vb}", vp))
+    figs = [(t, p) for t, p in figs if p]
+
+    title = f"batchscope report: {figures.context(sweeps)}"
+    md = [f"# {title}", "", f"{len(sweeps)} sweep(s). Figures are PNG (and SVG beside them).", ""]
+    if any(s.synthetic for s in sweeps):
+        md += ["> **Synthetic weights.** Some results ran on synthesized weights: their times are real, their outputs are not.", ""]
+    md += ["## Figures", ""]
+    for t, p in figs:
+        md += [f"### {t}", "", f"![{t}]({os.path.basename(p)})", ""]
+    body = [f"<h1>{html.escape(title)}</h1>"]
+    for t, p in figs:
+        data = base64.b64encode(open(p, "rb").read()).decode()
+        body.append(f"<h3>{html.escape(t)}</h3><img alt='{html.escape(t)}' src='data:image/png;base64,{data}'>")
+    for s in sweeps:
+        md += [f"## {s.label()} ({os.path.basename(s.path)})", "", md_table(["", ""], meta_rows(s)), ""]
+        body.append(f"<h2>{html.escape(s.label())}</h2>" + html_table(["", ""], meta_rows(s)))
+        head, rows = breakdown_table(s)
+        md += ["### Breakdown per batch size (warm runs, ms)", "", md_table(head, rows), ""]
+        body.append("<h3>Breakdown per batch size (warm runs, ms)</h3>" + html_table(head, rows))
+        head, rows = summary_table(s)
+        if head:
+            md += ["### nvprof-style summary (every warm run of the sweep)", "", md_table(head, rows), ""]
+            body.append("<h3>nvprof-style summary (every warm run of the sweep)</h3>" + html_table(head, rows))
+    style = ("body{font-family:sans-serif;max-width:1200px;margin:auto}table{border-collapse:collapse;font-size:12px;margin:8px 0}"
+             "td,th{border:1px solid #ccc;padding:2px 6px;text-align:right}img{max-width:100%}")
+    page = f"<!doctype html><html><head><meta charset='utf-8'><title>{html.escape(title)}</title><style>{style}</style></head><body>{''.join(body)}</body></html>"
+    for name, text in (("report.md", "\n".join(md) + "\n"), ("report.html", page)):
+        tmp = os.path.join(a.out, "." + name + ".tmp")
+        with open(tmp, "w") as f:
+            f.write(text)
+        os.replace(tmp, os.path.join(a.out, name))
+    print(f"wrote {os.path.join(a.out, 'report.md')}, {os.path.join(a.out, 'report.html')} and {len(figs)} figures "
+          f"(PNG + SVG) in {time.time() - t0:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

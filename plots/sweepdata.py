@@ -1,0 +1,127 @@
+"""Loading and validating batchscope sweep results: FILE.csv (one row per batch size and cold/warm run),
+FILE.layers.csv (one row per layer) and FILE.json (metadata). Every problem is a SweepDataError whose
+message names the file, the row and the column."""
+import csv
+import json
+import math
+import os
+
+CATEGORIES = ["htod", "dtoh", "dtod", "memset", "conv", "pool", "fc", "act", "lrn", "softmax", "flatten",
+              "other_kernel", "alloc", "free", "memcpy_api", "sync", "launch", "other_api", "host"]
+REQUIRED = ["model", "weights", "backend", "variant", "transfers", "host_memory", "batch", "run", "reps",
+            "total_ms_median", "total_ms_min", "total_ms_max", "images_per_s", "gflop_per_s", "check"] + \
+           [c + "_ms" for c in CATEGORIES]
+NUMERIC = ["batch", "reps", "total_ms_median", "total_ms_min", "total_ms_max", "images_per_s", "gflop_per_s"]
+LAYER_REQUIRED = ["batch", "run", "layer", "type", "implementation", "median_ms", "min_ms", "max_ms", "gflop_per_s", "gb_per_s"]
+
+
+class SweepDataError(Exception):
+    pass
+
+
+def _number(path, line, col, text, allow_empty=False):
+    if text == "" and allow_empty:
+        return None
+    try:
+        v = float(text)
+    except ValueError:
+        raise SweepDataError(f"{path}: line {line}, column '{col}': '{text}' is not a number")
+    if math.isnan(v) or v < 0:
+        raise SweepDataError(f"{path}: line {line}, column '{col}': {text} is not a non-negative number")
+    return v
+
+
+def _read_csv(path, required):
+    if not os.path.exists(path):
+        raise SweepDataError(f"{path}: no such file")
+    with open(path, newline="") as f:
+        reader = csv.DictReader(f)
+        if reader.fieldnames is None:
+            raise SweepDataError(f"{path}: empty file")
+        missing = [c for c in required if c not in reader.fieldnames]
+        if missing:
+            raise SweepDataError(f"{path}: missing column '{missing[0]}'" + (f" (and {len(missing) - 1} more)" if len(missing) > 1 else ""))
+        rows = list(reader)
+    if not rows:
+        raise SweepDataError(f"{path}: no data rows")
+    return rows
+
+
+class Sweep:
+    """One sweep: its rows (numbers parsed), its layers and its metadata."""
+
+    def __init__(self, path):
+        self.path = path
+        raw = _read_csv(path, REQUIRED)
+        self.rows = []
+        for i, r in enumerate(raw, start=2):
+            row = dict(r)
+            for c in NUMERIC:
+                row[c] = _number(path, i, c, r[c])
+            for c in CATEGORIES:
+                row[c] = _number(path, i, c + "_ms", r[c + "_ms"], allow_empty=True)
+            if r["run"] not in ("cold", "warm"):
+                raise SweepDataError(f"{path}: line {i}, column 'run': '{r['run']}' is neither cold nor warm")
+            row["batch"] = int(row["batch"])
+            self.rows.append(row)
+        first = self.rows[0]
+        self.model, self.backend, self.variant = first["model"], first["backend"], first["variant"]
+        self.transfers, self.host_memory, self.weights = first["transfers"], first["host_memory"], first["weights"]
+        self.precision = first.get("precision", "fp32")
+        base = path[:-4] if path.endswith(".csv") else path
+        self.layers = []
+        lp = base + ".layers.csv"
+        if os.path.exists(lp):
+            for i, r in enumerate(_read_csv(lp, LAYER_REQUIRED), start=2):
+                row = dict(r)
+                for c in ("batch", "median_ms", "min_ms", "max_ms", "gflop_per_s", "gb_per_s"):
+                    row[c] = _number(lp, i, c, r[c])
+                row["batch"] = int(row["batch"])
+                self.layers.append(row)
+        self.meta = {}
+        jp = base + ".json"
+        if os.path.exists(jp):
+            try:
+                self.meta = json.load(open(jp))
+            except json.JSONDecodeError as e:
+                raise SweepDataError(f"{jp}: invalid JSON ({e})")
+
+    def warm(self):
+        return sorted((r for r in self.rows if r["run"] == "warm"), key=lambda r: r["batch"])
+
+    def cold(self):
+        return sorted((r for r in self.rows if r["run"] == "cold"), key=lambda r: r["batch"])
+
+    @property
+    def synthetic(self):
+        return self.weights.startswith("synthetic")
+
+    @property
+    def device(self):
+        d = self.meta.get("device", {})
+        if d.get("name"):
+            return d["name"]
+        return "CPU: " + self.meta.get("host", {}).get("cpu", "unknown")
+
+    @property
+    def commit(self):
+        return self.meta.get("git_commit", "unknown")[:10]
+
+    def label(self):
+        v = f" {self.variant}" if self.variant else ""
+        t = "" if self.transfers in ("host", "") else f", {self.transfers}"
+        h = "" if self.host_memory == "pageable" or self.transfers == "host" else f", {self.host_memory}"
+        return f"{self.backend}{v}{t}{h}"
+
+    def peaks(self):
+        """(GFLOP/s, GB/s) of the device, from the metadata; None where unknown."""
+        d = self.meta.get("device", {})
+        if not d.get("name"):
+            return None, None
+        gflops = d["sm_count"] * 128 * 2 * d["sm_clock_mhz"] * 1e-3 if d.get("sm_clock_mhz", -1) > 0 else None
+        gbps = d["memory_clock_mhz"] * 2 * d["memory_bus_bits"] / 8 * 1e-3 if d.get("memory_clock_mhz", -1) > 0 and d.get("memory_bus_bits", -1) > 0 else None
+        return gflops, gbps
+
+
+def load_all(paths):
+    return [Sweep(p) for p in paths]

@@ -1,0 +1,77 @@
+#!/usr/bin/env python3
+"""The report and figures from small committed sweep results (tests/fixtures/sweeps: a CPU sweep and two
+H200 sweeps): every figure and both report files are made, the Markdown's links resolve, the HTML embeds
+its images, and a CSV lacking a column or holding a bad value is refused with a message naming it.
+Usage: check_report.py BATCHSCOPE SRC_DIR"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+
+failures, passed = 0, 0
+
+
+def check(cond, what):
+    global failures, passed
+    if cond:
+        passed += 1
+    else:
+        failures += 1
+        print("FAIL:", what)
+
+
+def main():
+    batchscope, src = sys.argv[1], sys.argv[2]
+    fx = os.path.join(src, "tests/fixtures/sweeps")
+    csvs = [os.path.join(fx, f) for f in ("cpu-ece408.csv", "h200-ece408-cuda-resident-pageable.csv",
+                                         "h200-ece408-cuda-per-layer-pinned.csv")]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "report")
+        r = subprocess.run([batchscope, "report", *csvs, "--out", out], capture_output=True, text=True)
+        check(r.returncode == 0, f"report exit {r.returncode}: {r.stderr}")
+        names = ["total_time", "throughput_roofline", "variants_per_layer"] + \
+                [f"{k}_{i}" for k in ("breakdown", "layers") for i in (1, 2, 3)]
+        for n in names:
+            for ext in ("png", "svg"):
+                p = os.path.join(out, f"{n}.{ext}")
+                check(os.path.exists(p) and os.path.getsize(p) > 2000, f"figure {p}")
+        md = open(os.path.join(out, "report.md")).read()
+        links = re.findall(r"\]\(([^)]+)\)", md)
+        check(len(links) == len(names), f"report.md links {len(links)} figures, expected {len(names)}")
+        for link in links:
+            check(os.path.exists(os.path.join(out, link)), f"report.md link {link} resolves")
+        for needle in ("NVIDIA H200", "Breakdown per batch size", "htod ms"):
+            check(needle in md, f"report.md mentions {needle}")
+        if any("summary_warm_runs" in open(c.replace(".csv", ".json")).read() for c in csvs):
+            check("nvprof-style summary" in md and "cudaMemcpyAsync" in md, "report.md holds the nvprof-style summary")
+        page = open(os.path.join(out, "report.html")).read()
+        check(page.count("data:image/png;base64,") == len(names), "report.html embeds every figure")
+        check("src='" not in page.replace("src='data:", ""), "report.html has no external images")
+
+        # Bad inputs: a missing column, a bad value, a missing file; each one clear line, nothing written.
+        bad = os.path.join(tmp, "bad.csv")
+        lines = open(csvs[0]).read().splitlines()
+        head = lines[0].split(",")
+        drop = head.index("conv_ms")
+        open(bad, "w").write("\n".join(",".join(c for j, c in enumerate(l.split(",")) if j != drop) for l in lines) + "\n")
+        r = subprocess.run([batchscope, "report", bad, "--out", os.path.join(tmp, "r2")], capture_output=True, text=True)
+        check(r.returncode != 0 and "missing column 'conv_ms'" in r.stderr and r.stderr.count("\n") == 1, f"missing column: {r.stderr}")
+        check(not os.path.exists(os.path.join(tmp, "r2", "report.md")), "no report after a bad CSV")
+        col = head.index("total_ms_median")
+        row = lines[2].split(",")
+        row[col] = "fast"
+        open(bad, "w").write("\n".join([lines[0], lines[1], ",".join(row)] + lines[3:]) + "\n")
+        shutil.copy(csvs[0].replace(".csv", ".json"), bad.replace(".csv", ".json"))
+        r = subprocess.run([batchscope, "report", bad, "--out", os.path.join(tmp, "r3")], capture_output=True, text=True)
+        check(r.returncode != 0 and "line 3, column 'total_ms_median': 'fast' is not a number" in r.stderr, f"bad value: {r.stderr}")
+        r = subprocess.run([batchscope, "report", os.path.join(tmp, "none.csv"), "--out", os.path.join(tmp, "r4")],
+                           capture_output=True, text=True)
+        check(r.returncode != 0 and "none.csv: no such file" in r.stderr, f"missing file: {r.stderr}")
+    print(f"{passed} passed, {failures} failed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

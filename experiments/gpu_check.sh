@@ -68,17 +68,19 @@ fi
 if [ "${ALEXNET:-0}" = 1 ]; then
   step "AlexNet (synthetic weights, seed 1): every GPU backend and variant, resident and per-layer, batches 1-1024"
   mkdir -p sweeps weights
-  "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
-  "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet
-  for t in resident per-layer; do
+  [ -f weights/alexnet-seed1.npy ] || "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
+  [ -f data/models/alexnet/conv1_weight.npy ] || "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet
+  for t in ${ALEXNET_TRANSFERS:-resident per-layer}; do
     for v in ${ALEXNET_VARIANTS:-auto 1 2 3 4 5 6 7 8 9 10}; do
       "$bin/batchscope" sweep --model data/models/alexnet --backend cuda --conv-variant $v --transfers $t --reps 3 --warmup 1 \
         --check-images 1 --check-backend cpu --out sweeps/alexnet-cuda-v$v-$t.csv >sweeps/alexnet-cuda-v$v-$t.log 2>&1
       echo "cuda v$v $t: exit $? $(grep -h 'error' sweeps/alexnet-cuda-v$v-$t.log | head -1)"
     done
-    "$bin/batchscope" sweep --model data/models/alexnet --backend cudnn --transfers $t --reps 3 --warmup 1 --check-images 1 \
-      --check-backend cpu --out sweeps/alexnet-cudnn-$t.csv >sweeps/alexnet-cudnn-$t.log 2>&1
-    echo "cudnn $t: exit $?"
+    for a in ${ALEXNET_CUDNN:-fastest exact}; do
+      "$bin/batchscope" sweep --model data/models/alexnet --backend cudnn --cudnn-algos $a --transfers $t --reps 3 --warmup 1 \
+        --check-images 1 --check-backend cpu --out sweeps/alexnet-cudnn-$a-$t.csv >sweeps/alexnet-cudnn-$a-$t.log 2>&1
+      echo "cudnn $a $t: exit $?"
+    done
   done
   grep -A24 "^== alexnet" sweeps/alexnet-cuda-vauto-resident.log | head -26
 fi

@@ -53,6 +53,10 @@ inline std::vector<OpCase> op_cases(bool big) {
     c.kw = 5; c.sw = 2; c.pw = 2;
     cases.push_back({"conv rect 3x5 s1x2 p0x2 n" + std::to_string(n), {3, 9, 11}, n, c});
   }
+  for (int n : {1, 3}) {  // the filter counts the cpu backend's direct path is compiled for (6, 16)
+    ConvParams c = conv_params(16, 5, 1, 0, 1, n == 3);
+    cases.push_back({conv_label({6, 13, 21}, n, c), {6, 13, 21}, n, c});
+  }
   for (PoolKind kind : {PoolKind::max, PoolKind::avg})
     for (int k : {2, 3})
       for (int s : {1, 2})

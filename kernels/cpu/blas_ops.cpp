@@ -41,7 +41,66 @@ void im2col(const float* img, Shape is, const ConvParams& p, Shape os, int g, fl
   }
 }
 
+namespace {
+
+// Direct convolution for layers whose GEMM would be tiny (ECE 408: 6 or 16 filters, 25 or 150 reductions):
+// each step keeps VL neighbouring outputs of all M filters in registers, loads each input vector once and
+// multiplies it by M broadcast weights. Compiled for AVX-512, AVX2 and baseline x86-64; the CPU picks.
+constexpr int kVL = 16;
+
+typedef float Vec __attribute__((vector_size(kVL * sizeof(float))));  // GCC vector extension
+
+template <int M>
+__attribute__((target_clones("avx512f", "avx2", "default")))
+void direct_image(const float* in /*(C, H, W), padded by kVL*/, int C, int H, int W, int K, const float* w /*(M, C, K, K)*/,
+                  const float* bias, float* out /*(M, OH, OW)*/, int OH, int OW) {
+  const int ckk = C * K * K;
+  for (int oy = 0; oy < OH; ++oy)
+    for (int ox0 = 0; ox0 < OW; ox0 += kVL) {
+      Vec acc[M];
+      for (int m = 0; m < M; ++m) acc[m] = Vec{} + (bias ? bias[m] : 0.0f);
+      for (int c = 0; c < C; ++c)
+        for (int ky = 0; ky < K; ++ky)
+          for (int kx = 0; kx < K; ++kx) {
+            Vec sv;
+            std::memcpy(&sv, in + (static_cast<int64_t>(c) * H + oy + ky) * W + ox0 + kx, sizeof sv);
+            const float* wk = w + (c * K + ky) * K + kx;
+            for (int m = 0; m < M; ++m) acc[m] += wk[m * ckk] * sv;
+          }
+      const int valid = std::min(kVL, OW - ox0);
+      for (int m = 0; m < M; ++m) {
+        float lane[kVL];
+        std::memcpy(lane, &acc[m], sizeof lane);
+        std::copy_n(lane, valid, out + (static_cast<int64_t>(m) * OH + oy) * OW + ox0);
+      }
+    }
+}
+
+bool direct_applies(const ConvParams& p) {
+  return p.groups == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0 && p.kh == p.kw && p.kh <= 7 &&
+         (p.filters == 6 || p.filters == 16);
+}
+
+}  // namespace
+
+bool conv_is_direct(const ConvParams& p) { return direct_applies(p); }
+
 void conv(const float* in, int n, Shape is, const ConvParams& p, Shape os, float* out, int threads) {
+  if (direct_applies(p)) {
+#pragma omp parallel num_threads(threads)
+    {
+      std::vector<float> img(static_cast<size_t>(is.size()) + 2 * kVL, 0.0f);  // slack for the last vector's reads
+#pragma omp for schedule(static)
+      for (int b = 0; b < n; ++b) {
+        std::copy_n(in + int64_t{b} * is.size(), is.size(), img.data());
+        const float* bias = p.bias.empty() ? nullptr : p.bias.data();
+        float* dst = out + int64_t{b} * os.size();
+        if (p.filters == 6) direct_image<6>(img.data(), is.c, is.h, is.w, p.kh, p.weight.data(), bias, dst, os.h, os.w);
+        else direct_image<16>(img.data(), is.c, is.h, is.w, p.kh, p.weight.data(), bias, dst, os.h, os.w);
+      }
+    }
+    return;
+  }
   const int cg = is.c / p.groups, mg = p.filters / p.groups;
   const int kdim = cg * p.kh * p.kw;  // GEMM K
   const int64_t plane = int64_t{os.h} * os.w;  // GEMM N

@@ -1,5 +1,6 @@
 // The cpu backend's fast operators: convolution as im2col + OpenBLAS SGEMM (one image per OpenMP thread,
-// OpenBLAS single-threaded inside), fully connected as one multi-threaded SGEMM over the batch.
+// OpenBLAS single-threaded inside) or, for small layers, a direct register-blocked kernel; fully connected as
+// one SGEMM over the batch.
 #pragma once
 #include <cstdint>
 
@@ -7,7 +8,9 @@
 
 namespace bs::blas {
 
-// in (N, C, H, W), weight (M, C/groups, KH, KW), out (N, M, OH, OW)
+// in (N, C, H, W), weight (M, C/groups, KH, KW), out (N, M, OH, OW). Layers with 6 or 16 filters, stride 1,
+// no padding and one group (where the GEMM would be tiny) run a register-blocked direct convolution instead.
+bool conv_is_direct(const ConvParams& p);
 void conv(const float* in, int n, Shape is, const ConvParams& p, Shape os, float* out, int threads);
 // in (N, I), weight (O, I), out (N, O)
 void fc(const float* in, int n, int64_t inputs, const FcParams& p, float* out, int threads);

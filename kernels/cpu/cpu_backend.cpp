@@ -22,7 +22,7 @@ class CpuBackend : public Backend {
   Support supports(const Layer&) const override { return {}; }
   std::string describe(const Layer& l) const override {
     if (!fast_) return "reference loops";
-    if (l.kind() == LayerKind::conv) return "im2col+sgemm";
+    if (l.kind() == LayerKind::conv) return blas::conv_is_direct(std::get<ConvParams>(l.op)) ? "direct (register-blocked)" : "im2col+sgemm";
     if (l.kind() == LayerKind::fc) return "sgemm";
     if (l.kind() == LayerKind::flatten) return "no-op (copy)";
     return "reference loops (OpenMP over the batch)";

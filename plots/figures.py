@@ -69,7 +69,10 @@ def total_time(sweeps, out):
     ax.set_ylabel("forward pass, end to end (ms)")
     ax.grid(True, which="both", alpha=0.3)
     ax.set_title("Execution time against batch size\n" + context(sweeps), fontsize=10)
-    ax.legend(fontsize=8, loc="upper left")
+    if len(sweeps) <= 2:
+        ax.legend(fontsize=8, loc="upper left")
+    else:  # many lines: keep the legend off the data
+        ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return _save(fig, out, "total_time")
 
 
@@ -141,7 +144,7 @@ def throughput_roofline(sweeps, out):
     ax1.set_xlabel("batch size (images)")
     ax1.set_ylabel("throughput (images/s), warm median")
     ax1.grid(True, which="both", alpha=0.3)
-    ax1.legend(fontsize=8)
+    ax1.legend(fontsize=8, loc="upper left")
     ax1.set_title("Throughput", fontsize=10)
     # Roofline: every layer at the largest batch of each sweep.
     peak_f, peak_b = None, None

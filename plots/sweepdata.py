@@ -108,7 +108,12 @@ class Sweep:
         return self.meta.get("git_commit", "unknown")[:10]
 
     def label(self):
-        v = f" {self.variant}" if self.variant else ""
+        v = self.variant
+        if self.backend == "cuda" and v.isdigit():
+            v = "v" + v
+        if self.backend == "cudnn" and v.startswith("cudnn-"):
+            v = v[len("cudnn-"):]
+        v = f" {v}" if v else ""
         t = "" if self.transfers in ("host", "") else f", {self.transfers}"
         h = "" if self.host_memory == "pageable" or self.transfers == "host" else f", {self.host_memory}"
         return f"{self.backend}{v}{t}{h}"

@@ -5,6 +5,16 @@
 
 namespace bs {
 
+ProfileRecord cpu_record(const std::string& name, int layer, double start, double end) {
+  ProfileRecord r;
+  r.type = RecordType::cpu;
+  r.name = name;
+  r.layer = layer;
+  r.start = start;
+  r.end = end;
+  return r;
+}
+
 const std::vector<std::string>& breakdown_categories() {
   static const std::vector<std::string> c = {"htod", "dtoh", "dtod", "memset", "conv", "pool", "fc", "act", "lrn",
                                              "softmax", "flatten", "other_kernel", "alloc", "free", "memcpy_api",
@@ -148,14 +158,7 @@ class SteadyProfiler : public Profiler {
   void layer_begin(int) override {}
   void layer_end(int) override {}
   void cpu_phase(const std::string& name, int layer, double start, double end) override {
-    if (runs_.empty()) return;
-    ProfileRecord r;
-    r.type = RecordType::cpu;
-    r.name = name;
-    r.layer = layer;
-    r.start = start;
-    r.end = end;
-    runs_.back().records.push_back(r);
+    if (!runs_.empty()) runs_.back().records.push_back(cpu_record(name, layer, start, end));
   }
   double now() const override {
     return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();

@@ -29,6 +29,9 @@ struct ProfileRecord {
   uint32_t correlation = 0;  // CUPTI: ties a GPU activity to the API call that caused it
 };
 
+// A CPU-side phase record (Tracer::cpu_phase).
+ProfileRecord cpu_record(const std::string& name, int layer, double start, double end);
+
 // Breakdown categories, in CSV column order.
 const std::vector<std::string>& breakdown_categories();
 // The category of a record: kernels and CPU phases by the kind of their layer ("conv", "pool", "fc",

@@ -5,6 +5,7 @@
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/conv_direct.cuh"
 #include "kernels/cuda/gemm_core.cuh"
+#include "kernels/cuda/menu.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
@@ -32,14 +33,7 @@ int auto_conv_variant(const Layer& layer) {
 }
 
 int parse_conv_variant(const std::string& text) {
-  if (text == "auto" || text == "0") return kAutoConvVariant;
-  std::string t = text;
-  if (!t.empty() && (t[0] == 'v' || t[0] == 'V')) t = t.substr(1);
-  for (const ConvVersion& v : conv_versions())
-    if (t == std::to_string(v.number) || text == v.name) return v.number;
-  std::string menu;
-  for (const ConvVersion& v : conv_versions()) menu += (menu.empty() ? "" : ", ") + std::to_string(v.number) + " " + v.name;
-  fail("--conv-variant", "unknown variant '" + text + "' (choose auto or one of: " + menu + ")");
+  return parse_version(text, conv_versions(), "--conv-variant", kAutoConvVariant);
 }
 
 namespace {

@@ -198,13 +198,7 @@ class CuptiProfiler : public Profiler {
   void layer_end(int) override { windows_.back().end = now(); }
   void cpu_phase(const std::string& name, int layer, double start, double end) override {
     std::lock_guard<std::mutex> lock(collector().mu);
-    ProfileRecord r;
-    r.type = RecordType::cpu;
-    r.name = name;
-    r.layer = layer;
-    r.start = start;
-    r.end = end;
-    collector().records.push_back(r);
+    collector().records.push_back(cpu_record(name, layer, start, end));
   }
   double now() const override {
     uint64_t t = 0;

@@ -3,6 +3,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/gemm_core.cuh"
+#include "kernels/cuda/menu.hpp"
 #include "kernels/cuda/ops.hpp"
 #include "weights_tools/error.hpp"
 
@@ -252,12 +253,7 @@ size_t fc_workspace_floats(int version, int n, int inputs, int outputs) {
 }
 
 int parse_fc_variant(const std::string& text) {
-  if (text == "auto" || text == "0") return kAutoFcVariant;
-  std::string t = text;
-  if (!t.empty() && (t[0] == 'v' || t[0] == 'V')) t = t.substr(1);
-  for (const FcVersion& v : fc_versions())
-    if (t == std::to_string(v.number) || text == v.name) return v.number;
-  fail("--fc-variant", "unknown variant '" + text + "' (choose auto or one of: 1 naive, 2 tiled, 3 texture, 4 warp)");
+  return parse_version(text, fc_versions(), "--fc-variant", kAutoFcVariant);
 }
 
 void fc_forward(int version, const float* in, int n, int inputs, const float* w, cudaTextureObject_t wtex,

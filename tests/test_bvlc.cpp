@@ -53,14 +53,7 @@ INSTANTIATE_TEST_SUITE_P(Fixtures, PickleProtocols,
                          [](const auto& info) { return info.param.substr(5, info.param.size() - 9); });
 
 void expect_refusal(const std::string& file, const std::string& needle) {
-  try {
-    read_bvlc(fixture(file));
-    FAIL() << "no error for " << file;
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(fixture(file), 0), 0u) << msg;
-    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-  }
+  test::expect_error_at([&] { read_bvlc(fixture(file)); }, fixture(file), needle);
 }
 
 TEST(Unpickler, RefusesTruncatedMalformedAndForeignGlobals) {

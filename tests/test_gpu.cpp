@@ -3,9 +3,7 @@
 // NaN and guard zones checked after every run. Without a GPU each test skips and says why.
 #include <gtest/gtest.h>
 
-#include <fstream>
 #include <map>
-#include <sstream>
 
 #include "app/datasets.hpp"
 #include "app/runner.hpp"
@@ -209,20 +207,10 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
 namespace {
 
 std::map<std::string, std::string> warm_row(const std::string& csv, int batch) {
-  std::ifstream in(csv);
-  std::string header, line;
-  std::getline(in, header);
-  auto split = [](const std::string& s) {
-    std::vector<std::string> v;
-    std::stringstream ss(s);
-    for (std::string c; std::getline(ss, c, ',');) v.push_back(c);
-    return v;
-  };
-  const auto h = split(header);
-  while (std::getline(in, line)) {
-    auto cells = split(line);
+  const auto rows = test::read_csv(csv);
+  for (size_t r = 1; r < rows.size(); ++r) {
     std::map<std::string, std::string> row;
-    for (size_t i = 0; i < h.size() && i < cells.size(); ++i) row[h[i]] = cells[i];
+    for (size_t i = 0; i < rows[0].size() && i < rows[r].size(); ++i) row[rows[0][i]] = rows[r][i];
     if (row["run"] == "warm" && row["batch"] == std::to_string(batch)) return row;
   }
   return {};

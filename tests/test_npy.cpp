@@ -88,14 +88,7 @@ TEST(Npy, HalfConversionRoundsToNearestEven) {
 }
 
 void expect_error(const std::string& path, const std::string& needle) {
-  try {
-    read_npy(path);
-    FAIL() << "no error for " << path;
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(path, 0), 0u) << "message should start with the path: " << msg;
-    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-  }
+  test::expect_error_at([&] { read_npy(path); }, path, needle);
 }
 
 TEST(NpyErrors, EachMalformedFileNamesFileAndProblem) {

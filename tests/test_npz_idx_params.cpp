@@ -15,16 +15,7 @@ using bs::test::fixture;
 
 namespace {
 
-void expect_error(const std::function<void()>& f, const std::string& path, const std::string& needle) {
-  try {
-    f();
-    FAIL() << "no error for " << path;
-  } catch (const Error& e) {
-    std::string msg = e.what();
-    EXPECT_EQ(msg.rfind(path, 0), 0u) << "message should start with the path: " << msg;
-    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
-  }
-}
+using test::expect_error_at;
 
 TEST(Npz, ReadsNumPyStoredAndDeflated) {
   for (const char* f : {"stored.npz", "deflated.npz"}) {
@@ -59,9 +50,9 @@ TEST(NpzErrors, TruncatedAndNotZip) {
   bs::test::TempDir tmp;
   std::vector<uint8_t> good = read_file(fixture("deflated.npz"));
   bs::test::write_bytes(tmp / "trunc.npz", std::vector<uint8_t>(good.begin(), good.begin() + good.size() / 2));
-  expect_error([&] { read_npz(tmp / "trunc.npz"); }, tmp / "trunc.npz", "cannot open as .npz");
+  expect_error_at([&] { read_npz(tmp / "trunc.npz"); }, tmp / "trunc.npz", "cannot open as .npz");
   bs::test::write_text(tmp / "text.npz", "hello, not a zip");
-  expect_error([&] { read_npz(tmp / "text.npz"); }, tmp / "text.npz", "cannot open as .npz");
+  expect_error_at([&] { read_npz(tmp / "text.npz"); }, tmp / "text.npz", "cannot open as .npz");
   // A deflated member whose compressed bytes are damaged: the zip directory is intact.
   std::vector<uint8_t> damaged = good;
   for (size_t i = 60; i < 90; ++i) damaged[i] ^= 0x5a;
@@ -113,12 +104,12 @@ TEST(IdxErrors, TruncatedCorruptMagicAndTooMany) {
   bs::test::TempDir tmp;
   std::vector<uint8_t> b = idx_bytes();
   bs::test::write_bytes(tmp / "trunc.idx", std::vector<uint8_t>(b.begin(), b.end() - 3));
-  expect_error([&] { read_idx(tmp / "trunc.idx"); }, tmp / "trunc.idx", "truncated IDX file");
+  expect_error_at([&] { read_idx(tmp / "trunc.idx"); }, tmp / "trunc.idx", "truncated IDX file");
   std::vector<uint8_t> bad = b;
   bad[2] = 0x42;
   bs::test::write_bytes(tmp / "magic.idx", bad);
-  expect_error([&] { read_idx(tmp / "magic.idx"); }, tmp / "magic.idx", "wrong magic 0x00004203");
-  expect_error([&] { read_idx(tmp / "trunc.idx", 5); }, tmp / "trunc.idx", "holds 3 items, 5 requested");
+  expect_error_at([&] { read_idx(tmp / "magic.idx"); }, tmp / "magic.idx", "wrong magic 0x00004203");
+  expect_error_at([&] { read_idx(tmp / "trunc.idx", 5); }, tmp / "trunc.idx", "holds 3 items, 5 requested");
   // A gzip stream cut in the middle.
   write_gz(tmp / "z.gz", std::vector<uint8_t>(20000, 7));
   std::vector<uint8_t> z = read_file(tmp / "z.gz");
@@ -130,8 +121,8 @@ TEST(IdxErrors, TruncatedCorruptMagicAndTooMany) {
   std::vector<uint8_t> corrupt = ok;
   for (size_t i = 12; i < corrupt.size() - 8; ++i) corrupt[i] ^= 0xff;
   bs::test::write_bytes(tmp / "corrupt.gz", corrupt);
-  expect_error([&] { read_idx(tmp / "corrupt.gz"); }, tmp / "corrupt.gz", "");
-  expect_error([&] { read_idx(tmp / "missing.idx"); }, tmp / "missing.idx", "cannot open");
+  expect_error_at([&] { read_idx(tmp / "corrupt.gz"); }, tmp / "corrupt.gz", "");
+  expect_error_at([&] { read_idx(tmp / "missing.idx"); }, tmp / "missing.idx", "cannot open");
 }
 
 TEST(MxnetParams, ReadsTheEce408Checkpoint) {
@@ -172,16 +163,16 @@ TEST(MxnetParamsErrors, TruncatedWrongMagicAndBadDtype) {
   bs::test::TempDir tmp;
   std::vector<uint8_t> good = read_file(bs::test::data_file("ece408-2019sp/ece408-0002.params"));
   bs::test::write_bytes(tmp / "trunc.params", std::vector<uint8_t>(good.begin(), good.begin() + 5000));
-  expect_error([&] { read_mxnet_params(tmp / "trunc.params"); }, tmp / "trunc.params", "truncated .params file");
+  expect_error_at([&] { read_mxnet_params(tmp / "trunc.params"); }, tmp / "trunc.params", "truncated .params file");
   std::vector<uint8_t> magic = good;
   magic[0] = 0x13;
   bs::test::write_bytes(tmp / "magic.params", magic);
-  expect_error([&] { read_mxnet_params(tmp / "magic.params"); }, tmp / "magic.params", "wrong magic");
+  expect_error_at([&] { read_mxnet_params(tmp / "magic.params"); }, tmp / "magic.params", "wrong magic");
   std::vector<uint8_t> dtype = good;
   // First array: list header 24 bytes, V2 magic 4, stype 4, ndim 4, one dim 8, dev 8 -> type flag at 52.
   dtype[52] = 9;
   bs::test::write_bytes(tmp / "dtype.params", dtype);
-  expect_error([&] { read_mxnet_params(tmp / "dtype.params"); }, tmp / "dtype.params", "unsupported dtype (MXNet type flag 9)");
+  expect_error_at([&] { read_mxnet_params(tmp / "dtype.params"); }, tmp / "dtype.params", "unsupported dtype (MXNet type flag 9)");
 }
 
 }  // namespace

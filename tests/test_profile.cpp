@@ -115,23 +115,7 @@ TEST(Profile, SummaryCountsCallsMinMaxAndPercentages) {
   EXPECT_NE(text.find("API calls:   80.00%"), std::string::npos) << text;       // cudaMalloc: 2 of 2.5 s
 }
 
-std::vector<std::vector<std::string>> read_csv(const std::string& path) {
-  std::ifstream in(path);
-  std::vector<std::vector<std::string>> rows;
-  for (std::string line; std::getline(in, line);) {
-    std::vector<std::string> cells;
-    std::string cell;
-    bool quoted = false;
-    for (char c : line) {
-      if (c == '"') quoted = !quoted;
-      else if (c == ',' && !quoted) { cells.push_back(cell); cell.clear(); }
-      else cell += c;
-    }
-    cells.push_back(cell);
-    rows.push_back(cells);
-  }
-  return rows;
-}
+using test::read_csv;
 
 TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   test::TempDir d;

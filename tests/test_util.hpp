@@ -5,10 +5,13 @@
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
+#include <functional>
 #include <fstream>
 #include <random>
 #include <string>
 #include <vector>
+
+#include "weights_tools/error.hpp"
 
 namespace bs::test {
 
@@ -44,6 +47,37 @@ inline void write_bytes(const std::string& path, const std::vector<uint8_t>& byt
   out.write(reinterpret_cast<const char*>(bytes.data()), static_cast<std::streamsize>(bytes.size()));
 }
 inline void write_text(const std::string& path, const std::string& text) { std::ofstream(path) << text; }
+
+// `f` must throw bs::Error whose message starts with `path` and contains `needle`.
+inline void expect_error_at(const std::function<void()>& f, const std::string& path, const std::string& needle) {
+  try {
+    f();
+    ADD_FAILURE() << "no error for " << path;
+  } catch (const Error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind(path, 0), 0u) << "message should start with the path: " << msg;
+    EXPECT_NE(msg.find(needle), std::string::npos) << msg;
+  }
+}
+
+// Rows of a CSV file (the header first), honouring quoted cells.
+inline std::vector<std::vector<std::string>> read_csv(const std::string& path) {
+  std::ifstream in(path);
+  std::vector<std::vector<std::string>> rows;
+  for (std::string line; std::getline(in, line);) {
+    std::vector<std::string> cells;
+    std::string cell;
+    bool quoted = false;
+    for (char c : line) {
+      if (c == '"') quoted = !quoted;
+      else if (c == ',' && !quoted) { cells.push_back(cell); cell.clear(); }
+      else cell += c;
+    }
+    cells.push_back(cell);
+    rows.push_back(cells);
+  }
+  return rows;
+}
 
 // Fresh random values in [-1, 1) from a seed drawn per call (printed on failure by the caller).
 inline std::vector<float> random_vector(size_t n, std::mt19937& rng) {

@@ -121,10 +121,9 @@ using Ece408Conv1 = Spec<1, 48, 48, 5, 6, 11, 22>;
 using Ece408Conv2 = Spec<6, 22, 22, 5, 16, 18, 18>;
 
 template <class S>
-bool matches(const Layer& l) {
-  const ConvParams& p = std::get<ConvParams>(l.op);
-  return l.in.c == S::shape.c && l.in.h == S::shape.h && l.in.w == S::shape.w && p.kh == S::shape.k &&
-         p.kw == S::shape.k && p.filters == S::shape.m;
+bool matches(Shape in, const ConvParams& p) {
+  return in.c == S::shape.c && in.h == S::shape.h && in.w == S::shape.w && p.kh == S::shape.k && p.kw == S::shape.k &&
+         p.filters == S::shape.m;
 }
 
 std::string spec_list() {
@@ -150,7 +149,7 @@ Support const_supports(int version, const Layer& layer, const Epilogue& epi) {
   }
   if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1)
     return {false, "v" + std::to_string(version) + " is compiled for stride 1, no padding, one group"};
-  if (!matches<Ece408Conv1>(layer) && !matches<Ece408Conv2>(layer))
+  if (!matches<Ece408Conv1>(layer.in, p) && !matches<Ece408Conv2>(layer.in, p))
     return {false, "v" + std::to_string(version) + " is compiled only for the shapes " + spec_list()};
   if (version == 7 && (epi.has_act || epi.pool2x2)) return {false, "v7 has no fused epilogue (v8 has)"};
   if (epi.pool2x2 && (layer.out.h % 2 || layer.out.w % 2)) return {false, "fused 2x2 pooling needs an even output size"};
@@ -172,11 +171,7 @@ void const_forward(int version, const ConvArgs& a, cudaStream_t s) {
   }
   upload_bank(a.w, static_cast<size_t>(p.filters) * per_filter, s);
   const int act = a.epi.act == Act::relu ? 0 : a.epi.act == Act::tanh ? 1 : 2;
-  Layer probe;
-  probe.in = a.is;
-  probe.out = a.os;
-  probe.op = ConvParams{p.filters, p.kh, p.kw, 1, 1, 0, 0, 1, {}, {}};
-  if (matches<Ece408Conv1>(probe)) Ece408Conv1::launch(version, a, a.epi.has_act, act, a.epi.pool2x2, s);
+  if (matches<Ece408Conv1>(a.is, p)) Ece408Conv1::launch(version, a, a.epi.has_act, act, a.epi.pool2x2, s);
   else Ece408Conv2::launch(version, a, a.epi.has_act, act, a.epi.pool2x2, s);
   CUDA_CHECK_LAUNCH();
 }

@@ -192,9 +192,8 @@ void launch_tiled(const ConvArgs& a, bool has_act, int act, bool pool, cudaStrea
 
 struct Shape5 {
   int c, h, w, k, m;
-  bool matches(const Layer& l) const {
-    const ConvParams& p = std::get<ConvParams>(l.op);
-    return l.in.c == c && l.in.h == h && l.in.w == w && p.kh == k && p.kw == k && p.filters == m;
+  bool matches(Shape in, const ConvParams& p) const {
+    return in.c == c && in.h == h && in.w == w && p.kh == k && p.kw == k && p.filters == m;
   }
 };
 // The compiled shapes: ECE 408 conv1 (1x48x48, 6 filters 5x5) and conv2 (6x22x22, 16 filters 5x5).
@@ -208,7 +207,7 @@ Support tiled_supports(int version, const Layer& layer, const Epilogue& epi) {
   const ConvParams& p = std::get<ConvParams>(layer.op);
   const std::string v = "v" + std::to_string(version);
   if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1) return {false, v + " is compiled for stride 1, no padding, one group"};
-  if (!kConv1.matches(layer) && !kConv2.matches(layer))
+  if (!kConv1.matches(layer.in, p) && !kConv2.matches(layer.in, p))
     return {false, v + " is compiled only for the shapes (1x48x48, 6 filters 5x5), (6x22x22, 16 filters 5x5)"};
   if (version == 9 && (epi.has_act || epi.pool2x2)) return {false, "v9 has no fused epilogue (v10 has)"};
   if (epi.pool2x2 && (layer.out.h % 2 || layer.out.w % 2)) return {false, "fused 2x2 pooling needs an even output size"};
@@ -218,10 +217,7 @@ Support tiled_supports(int version, const Layer& layer, const Epilogue& epi) {
 void tiled_forward(int version, const ConvArgs& a, cudaStream_t s) {
   const int act = a.epi.act == Act::relu ? 0 : a.epi.act == Act::tanh ? 1 : 2;
   const bool has_act = version == 10 && a.epi.has_act, pool = version == 10 && a.epi.pool2x2;
-  Layer probe;
-  probe.in = a.is;
-  probe.op = ConvParams{a.p->filters, a.p->kh, a.p->kw, 1, 1, 0, 0, 1, {}, {}};
-  if (kConv1.matches(probe)) {
+  if (kConv1.matches(a.is, *a.p)) {
     // 44x44 outputs. Its 600 bytes of weights fit the constant cache, so they are FFMA operands (CW).
     // Plain: 4 pixels x 6 filters per thread (484 threads). Pooling: 2x2 pixels x 6 filters (484 threads).
     if (pool) launch_tiled<1, 48, 48, 5, 6, 6, 2, 2, 1, true>(a, has_act, act, true, s);

@@ -88,6 +88,7 @@ inline std::vector<OpCase> op_cases(bool big) {
     // ECE 408 layers at the course's batch shape (smaller batch), then every AlexNet (BVLC) layer.
     cases.push_back({"ece408 conv1", {1, 48, 48}, 64, conv_params(6, 5, 1, 0, 1, false)});
     cases.push_back({"ece408 conv2", {6, 22, 22}, 64, conv_params(16, 5, 1, 0, 1, false)});
+    cases.push_back({"ece408 conv2 n7 bias", {6, 22, 22}, 7, conv_params(16, 5, 1, 0, 1, true)});
     PoolParams p2; p2.kh = p2.kw = 2; p2.sh = p2.sw = 2;
     cases.push_back({"ece408 pool", {6, 44, 44}, 64, p2});
     FcParams f1; f1.outputs = 140; f1.bias.resize(140);

@@ -118,7 +118,8 @@ INSTANTIATE_TEST_SUITE_P(Table, GpuVsRef, ::testing::ValuesIn(gpu_cases()), [](c
   return s;
 });
 
-// v8 folds the activation and 2x2 max pool that follow a convolution into its kernel.
+// v8, v10 and v11 fold the activation and 2x2 max pool that follow a convolution into their kernel (v11 only
+// the activation on conv2's shape; its pool then runs on its own).
 TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
   SKIP_WITHOUT_GPU();
   struct Chain { Shape in; int filters; Act act; bool pool; int batch; };
@@ -141,7 +142,7 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
     auto ref = make_backend("cpu-ref");
     ref->load(m);
     test::GuardedRun want = test::guarded_forward(*ref, m, in, ch.batch);
-    for (const char* variant : {"fused", "tiled-fused"}) {
+    for (const char* variant : {"fused", "tiled-fused", "tc-3xtf32"}) {
       BackendOptions o;
       o.conv_variant = variant;
       o.guard_check = true;
@@ -198,7 +199,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                          ::testing::Values(Config{"cuda", "1", ""}, Config{"cuda", "2", ""}, Config{"cuda", "3", ""},
                                            Config{"cuda", "4", ""}, Config{"cuda", "5", ""}, Config{"cuda", "6", ""},
                                            Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cuda", "9", ""},
-                                           Config{"cuda", "10", ""}, Config{"cuda", "auto", ""}, Config{"cudnn", "", "", "exact"},
+                                           Config{"cuda", "10", ""}, Config{"cuda", "11", ""}, Config{"cuda", "auto", ""}, Config{"cudnn", "", "", "exact"},
                                            Config{"cudnn", "", "", "fastest"}),
                          [](const auto& info) { return info.param.label(); });
 

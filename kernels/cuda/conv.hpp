@@ -20,6 +20,10 @@
 //   v9 tiled-spec      compile-time shapes like v7, but weights staged in shared memory as (C, K, K, M) and
 //                      a register tile of PX outputs x MQ filters per thread (conv_tiled_spec.cu says why)
 //   v10 tiled-fused    v9 with v8's fused bias + activation + 2x2 max pool epilogue
+//   v11 tc-3xtf32      v10, except that ECE 408 conv2's shape runs on the tensor cores: an implicit GEMM in
+//                      mma.sync TF32 steps with every operand split into two TF32 parts and three products
+//                      per FP32 product, so the result keeps FP32 accuracy (conv_tc.cu); fuses an
+//                      activation there, not pooling
 //
 // Every version handles bias; v1-v6 handle any stride, padding and groups. supports() says why not otherwise.
 #pragma once
@@ -66,7 +70,7 @@ struct ConvArgs {
   cudaTextureObject_t wtex = 0;    // v4: texture over w
   float* workspace = nullptr;      // v5: im2col chunk
   size_t workspace_floats = 0;
-  Epilogue epi;                    // v8 only
+  Epilogue epi;                    // v8, v10, v11
 };
 
 Support conv_supports(int version, const Layer& layer, const Epilogue& epi = {});
@@ -80,6 +84,9 @@ void const_forward(int version, const ConvArgs& a, cudaStream_t s);
 // Implemented in conv_tiled_spec.cu.
 Support tiled_supports(int version, const Layer& layer, const Epilogue& epi);
 void tiled_forward(int version, const ConvArgs& a, cudaStream_t s);
+// Implemented in conv_tc.cu.
+Support tc_supports(const Layer& layer, const Epilogue& epi);
+void tc_forward(const ConvArgs& a, cudaStream_t s);
 }  // namespace detail
 
 }  // namespace bs::cuda

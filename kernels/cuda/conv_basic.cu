@@ -22,6 +22,7 @@ const std::vector<ConvVersion>& conv_versions() {
       {8, "fused", "v7 + bias + activation + 2x2 max pool in one kernel"},
       {9, "tiled-spec", "compile-time shapes, weights in shared memory, PX x MQ register tile per thread"},
       {10, "tiled-fused", "v9 + bias + activation + 2x2 max pool in one kernel"},
+      {11, "tc-3xtf32", "v10, with conv2's shape on tensor cores: 3xTF32 implicit GEMM (FP32-accurate)"},
   };
   return v;
 }
@@ -166,6 +167,7 @@ Support conv_supports(int version, const Layer& layer, const Epilogue& epi) {
   }
   if (version == 3 || version == 7 || version == 8) return detail::const_supports(version, layer, epi);
   if (version == 9 || version == 10) return detail::tiled_supports(version, layer, epi);
+  if (version == 11) return detail::tc_supports(layer, epi);
   return {false, "unknown version " + std::to_string(version)};
 }
 
@@ -226,6 +228,9 @@ void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
       return;
     case 9: case 10:
       detail::tiled_forward(version, a, s);
+      return;
+    case 11:
+      detail::tc_forward(a, s);
       return;
     default:
       fail("--conv-variant", "unknown version " + std::to_string(version));

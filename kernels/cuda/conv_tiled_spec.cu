@@ -132,19 +132,25 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kTh
       for (int q = 0; q < MQ; ++q) {
         const int m = m0 + q;
         const float bv = bias ? bias[m] : 0.0f;
-#pragma unroll
-        for (int t = 0; t < TY; ++t)
-#pragma unroll
-          for (int p = 0; p < PX; ++p) {
-            const float v = acc[t][p][q] + bv;
-            acc[t][p][q] = has_act ? activate(v, act) : v;
-          }
         if (TY == 2 && pool) {
+          // Pool first, then add the bias and activate once. ReLU, tanh and sigmoid are non-decreasing and the
+          // bias is one constant per filter, so act(max(a, b) + bias) == max(act(a + bias), act(b + bias)) (in
+          // floating point too, as far as the activation's implementation is monotone), for a quarter of the
+          // activations: per pooled output, 4 x 25 FMAs and one tanhf instead of four.
           float* dst = out + ((static_cast<long long>(b) * M + m) * (OH / 2) + oy / 2) * (OW / 2) + ox / 2;
 #pragma unroll
-          for (int p = 0; p < PX / 2; ++p)
-            dst[p] = fmaxf(fmaxf(acc[0][2 * p][q], acc[0][2 * p + 1][q]), fmaxf(acc[TY - 1][2 * p][q], acc[TY - 1][2 * p + 1][q]));
+          for (int p = 0; p < PX / 2; ++p) {
+            const float v = fmaxf(fmaxf(acc[0][2 * p][q], acc[0][2 * p + 1][q]), fmaxf(acc[TY - 1][2 * p][q], acc[TY - 1][2 * p + 1][q])) + bv;
+            dst[p] = has_act ? activate(v, act) : v;
+          }
         } else {
+#pragma unroll
+          for (int t = 0; t < TY; ++t)
+#pragma unroll
+            for (int p = 0; p < PX; ++p) {
+              const float v = acc[t][p][q] + bv;
+              acc[t][p][q] = has_act ? activate(v, act) : v;
+            }
 #pragma unroll
           for (int t = 0; t < TY; ++t) {
             float* dst = out + ((static_cast<long long>(b) * M + m) * OH + oy + t) * OW + ox;

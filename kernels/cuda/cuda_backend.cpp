@@ -1,6 +1,6 @@
 // The cuda backend: this project's kernels (conv.hpp's menu, ops.hpp) behind the shared GPU pipeline
 // (gpu_pipeline.hpp: resident or per-layer transfers, one stream, event timing). Every call and launch is
-// checked. With conv v8/v10 the activation and 2x2 max pool after a convolution run inside its kernel.
+// checked. With conv v8/v10/v11 the activation and 2x2 max pool after a convolution run inside its kernel.
 #include <cuda_runtime.h>
 
 #include "kernels/cuda/check.hpp"
@@ -114,12 +114,15 @@ class CudaBackend : public GpuPipelineBackend {
     const Model& m = *model_;
     Plan& p = plan_[i];
     p.conv_v = conv_v_ == cuda::kAutoConvVariant ? cuda::auto_conv_variant(m.layers[i]) : conv_v_;
-    if (p.conv_v != 8 && p.conv_v != 10) return;
+    if (p.conv_v != 8 && p.conv_v != 10 && p.conv_v != 11) return;
     cuda::Epilogue e;
     size_t j = i + 1;
     if (j < m.layers.size() && m.layers[j].kind() == LayerKind::act) {
-      e.has_act = true;
-      e.act = std::get<ActParams>(m.layers[j].op).act;
+      cuda::Epilogue with_act;
+      with_act.has_act = true;
+      with_act.act = std::get<ActParams>(m.layers[j].op).act;
+      if (!cuda::conv_supports(p.conv_v, m.layers[i], with_act).ok) return;  // the pool cannot follow alone
+      e = with_act;
       ++j;
     }
     if (j < m.layers.size() && m.layers[j].kind() == LayerKind::pool) {

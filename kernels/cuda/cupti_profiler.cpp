@@ -157,7 +157,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 }
 
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
-                                     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME};
+                                     CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_KERNEL};
 
 class CuptiProfiler : public Profiler {
  public:
@@ -171,11 +171,13 @@ class CuptiProfiler : public Profiler {
     CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     // BATCHSCOPE_CUPTI_KINDS (e.g. "kernel,memcpy") narrows what is traced: a knob for measuring where the
     // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
+    // "serial-kernel" traces kernels with CUPTI_ACTIVITY_KIND_KERNEL instead of CONCURRENT_KERNEL.
     const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
     const std::string sel = only ? only : "kernel,memcpy,memset,runtime";
     const char* names[] = {"kernel", "memcpy", "memset", "runtime"};
     for (int i = 0; i < 4; ++i)
-      if (sel.find(names[i]) != std::string::npos) CUPTI_CHECK(cuptiActivityEnable(kKinds[i]));
+      if (sel.find(names[i]) != std::string::npos)
+        CUPTI_CHECK(cuptiActivityEnable(i == 0 && sel.find("serial-kernel") != std::string::npos ? CUPTI_ACTIVITY_KIND_KERNEL : kKinds[i]));
     for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})

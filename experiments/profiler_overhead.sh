@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# On the GPU machine: the profiler's own overhead at batch 1 (and 64). Each configuration is a separate
+# process (`batchscope sweep --batches 1,64 --reps R --warmup W`), the configurations run in turn, and the
+# whole round is repeated ROUNDS times, so that drift in clocks or host load falls on every configuration
+# alike. Prints each process's warm median per forward pass and, per configuration, the median over rounds.
+# CONFIGS: "off" (--no-profile), "default" (the profiler as shipped), or a BATCHSCOPE_CUPTI_KINDS value.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}
+mkdir -p "$OUT/overhead"
+bin=${BIN:-.device}
+export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+ROUNDS=${ROUNDS:-5} REPS=${REPS:-300} WARMUP=${WARMUP:-30}
+CONFIGS=${CONFIGS:-off default}
+EXTRA=${EXTRA:-}
+for r in $(seq 1 "$ROUNDS"); do
+  for c in $CONFIGS; do
+    f="$OUT/overhead/r$r-$c.csv"
+    case $c in
+      off) "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --no-profile --out "$f" ;;
+      default) "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
+      *) BATCHSCOPE_CUPTI_KINDS=$c "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
+    esac >"$OUT/overhead/r$r-$c.log" 2>&1 || echo "round $r $c: exit $?"
+  done
+done
+/usr/bin/python3 - "$OUT/overhead" "$ROUNDS" $CONFIGS <<'PY'
+import csv, statistics, sys
+d, rounds, configs = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+def warm(path, batch):
+    for row in csv.DictReader(open(path)):
+        if row["run"] == "warm" and row["batch"] == str(batch):
+            return float(row["total_ms_median"])
+res = {}
+for c in configs:
+    for b in (1, 64):
+        v = []
+        for r in range(1, rounds + 1):
+            try: v.append(warm(f"{d}/r{r}-{c}.csv", b))
+            except Exception: pass
+        res[(c, b)] = v
+print("config | batch | per-round warm medians, ms | median of rounds, ms | vs off")
+for c in configs:
+    for b in (1, 64):
+        v = res[(c, b)]
+        if not v: print(c, b, "no data"); continue
+        m = statistics.median(v)
+        off = res.get(("off", b)) or [float("nan")]
+        rel = (m / statistics.median(off) - 1) * 100
+        print(f"{c} | {b} | {' '.join(f'{x:.4f}' for x in v)} | {m:.4f} | {rel:+.1f} %")
+PY

@@ -1,0 +1,191 @@
+// Convolution version v11: ECE 408 conv2's shape on the tensor cores, at FP32 accuracy.
+//
+// Why: v9 runs conv2 (6x22x22 -> 16x18x18, 5x5) with FFMAs at ~62 % of the FP32 peak; the tensor cores have
+// several times that rate. TF32 alone keeps 10 mantissa bits (relative error ~5e-4 per product), far outside
+// the 1e-5 every variant is held to, so each operand x is split into two TF32 parts, x = hi + lo with hi =
+// x rounded to TF32 and lo = x - hi (exact in FP32), and a*b is computed as a_hi*b_hi + a_hi*b_lo + a_lo*b_hi
+// (the dropped a_lo*b_lo is ~2^-22 of a*b): three tensor-core products per FP32 product ("3xTF32"). This is
+// not a reduced-precision mode: v11 is tested at the same relative L2 <= 1e-5 as v1-v10.
+//
+// The convolution is an implicit GEMM, D (16 filters x pixels) = W (16 x 150) * X (150 x pixels), in
+// mma.sync m16n8k8 steps (K padded to 152 with zero weights). Per block: IP images staged in shared memory
+// (cp.async double buffering, persistent blocks, as in v9); the weights are split and laid out in shared
+// memory in the order of the A fragments (two 16-byte loads per lane per k-step); each warp owns NT tiles of
+// 8 pixels and gathers their B fragments (im2col on the fly) from the staged images, splitting them in
+// registers. conv1's shape (one channel, six filters: too narrow for a 16-row tensor-core tile) runs v10's
+// fused FFMA kernel.
+#include <cuda_pipeline.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/conv.hpp"
+
+namespace bs::cuda {
+namespace {
+
+constexpr int C = 6, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, OW = W - K + 1;
+constexpr int P = OH * OW, KD = C * K * K, KS = (KD + 7) / 8, CHW = C * H * W;
+constexpr int IP = 2;                 // images per set
+constexpr int kTiles = IP * P / 8;    // 8-pixel tiles per set (81)
+constexpr int kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
+static_assert(IP * P % 8 == 0 && kTiles % kWarps == 0 && M == 16, "tiling must divide the set");
+static_assert(CHW % 4 == 0 && P % 2 == 0, "16-byte image copies, 8-byte output pairs");
+constexpr int kFragWords = KS * 32 * 8;  // per k-step and lane: a0..a3 hi, a0..a3 lo
+constexpr size_t kSmemBytes = sizeof(float) * (kFragWords + 2 * KS * 4 + 2 * IP * CHW);
+
+__device__ __forceinline__ uint32_t tf32_round(float x) {
+  uint32_t r;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(r) : "f"(x));
+  return r;
+}
+
+// D += A * B for one 16x8x8 TF32 step, FP32 accumulation.
+__device__ __forceinline__ void mma_tf32(float (&d)[4], uint4 a, uint32_t b0, uint32_t b1) {
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a.x), "r"(a.y), "r"(a.z), "r"(a.w), "r"(b0), "r"(b1));
+}
+
+// Offset in a staged image of reduction index k = (c * K + ky) * K + kx; the padding rows read offset 0
+// (a real input value, multiplied by a zero weight).
+__device__ __forceinline__ int k_offset(int k) {
+  return k < KD ? (k / (K * K)) * H * W + ((k / K) % K) * W + k % K : 0;
+}
+
+__device__ __forceinline__ float activate(float v, int act) {
+  return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
+}
+
+__global__ void __launch_bounds__(kThreads, 2)
+    tc_conv2_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
+                    float* __restrict__ out, int n, int images_per_block, bool has_act, int act) {
+  extern __shared__ __align__(16) float smem[];
+  uint32_t* frag = reinterpret_cast<uint32_t*>(smem);       // [KS][32 lanes][hi a0..a3, lo a0..a3]
+  int2* koff = reinterpret_cast<int2*>(smem + kFragWords);  // [KS][4]: offsets of k = 8s + t and 8s + t + 4
+  float* xs = smem + kFragWords + 2 * KS * 4;               // [2][IP][C, H, W]
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+
+  // A fragment of m16n8k8 (row-major 16x8): a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
+  for (int i = threadIdx.x; i < KS * 32 * 4; i += kThreads) {
+    const int r = i % 4, l = (i / 4) % 32, s = i / 128;
+    const int m = l / 4 + (r & 1) * 8, k = 8 * s + l % 4 + (r >> 1) * 4;
+    const float v = k < KD ? w[m * KD + k] : 0.0f;
+    const uint32_t hi = tf32_round(v);
+    frag[(s * 32 + l) * 8 + r] = hi;
+    frag[(s * 32 + l) * 8 + 4 + r] = tf32_round(v - __uint_as_float(hi));
+  }
+  for (int i = threadIdx.x; i < KS * 4; i += kThreads) koff[i] = make_int2(k_offset(8 * (i / 4) + i % 4), k_offset(8 * (i / 4) + i % 4 + 4));
+
+  // B fragment (8x8, k x pixel): b0 (k = t, pixel g), b1 (k = t + 4, pixel g). This lane's pixel in each of
+  // its tiles, as an offset into a staged set: the tiles run over the set's IP * P pixels in order.
+  int base[NT];
+#pragma unroll
+  for (int u = 0; u < NT; ++u) {
+    const int q = 8 * (warp * NT + u) + g, slot = q / P, p = q % P;
+    base[u] = slot * CHW + (p / OW) * W + p % OW;
+  }
+
+  const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
+  auto fetch = [&](int b, float* dst) {
+    const int count = min(IP, last - b);
+    const float* src = in + static_cast<long long>(b) * CHW;
+    for (int i = threadIdx.x; i < count * CHW / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
+    __pipeline_commit();
+  };
+  if (first < last) fetch(first, xs);
+  for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
+    if (b0 + IP < last) {
+      fetch(b0 + IP, xs + ((step + 1) & 1) * IP * CHW);
+      __pipeline_wait_prior(1);
+    } else {
+      __pipeline_wait_prior(0);
+    }
+    __syncthreads();  // this set (and, the first time, the fragments) are visible to every warp
+    const float* x = xs + (step & 1) * IP * CHW;
+    float acc[NT][4];
+#pragma unroll
+    for (int u = 0; u < NT; ++u) acc[u][0] = acc[u][1] = acc[u][2] = acc[u][3] = 0.0f;
+#pragma unroll 1
+    for (int s = 0; s < KS; ++s) {
+      const uint4 ahi = *reinterpret_cast<const uint4*>(frag + (s * 32 + lane) * 8);
+      const uint4 alo = *reinterpret_cast<const uint4*>(frag + (s * 32 + lane) * 8 + 4);
+      const int2 ko = koff[s * 4 + t];
+#pragma unroll
+      for (int u = 0; u < NT; ++u) {
+        const float v0 = x[base[u] + ko.x], v1 = x[base[u] + ko.y];
+        const uint32_t h0 = tf32_round(v0), h1 = tf32_round(v1);
+        // The low parts go in as FP32 bit patterns; the tensor core reads their top 19 bits.
+        const uint32_t l0 = __float_as_uint(v0 - __uint_as_float(h0)), l1 = __float_as_uint(v1 - __uint_as_float(h1));
+        mma_tf32(acc[u], alo, h0, h1);  // small terms first
+        mma_tf32(acc[u], ahi, l0, l1);
+        mma_tf32(acc[u], ahi, h0, h1);
+      }
+    }
+    // D fragment: d0, d1 (filter g, pixels 2t, 2t + 1), d2, d3 (filter g + 8, same pixels). P is even, so a
+    // pair never straddles two images.
+#pragma unroll
+    for (int u = 0; u < NT; ++u) {
+      const int q = 8 * (warp * NT + u) + 2 * t, b = b0 + q / P, p = q % P;
+      if (b >= last) continue;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = g + 8 * h;
+        const float bv = bias ? bias[m] : 0.0f;
+        float v0 = acc[u][2 * h] + bv, v1 = acc[u][2 * h + 1] + bv;
+        if (has_act) {
+          v0 = activate(v0, act);
+          v1 = activate(v1, act);
+        }
+        *reinterpret_cast<float2*>(out + (static_cast<long long>(b) * M + m) * P + p) = make_float2(v0, v1);
+      }
+    }
+    __syncthreads();  // every warp is done with this buffer before the fetch two sets on overwrites it
+  }
+}
+
+void launch_tc_conv2(const ConvArgs& a, bool has_act, int act, cudaStream_t s) {
+  static int resident = [] {
+    int dev = 0, sms = 0, per_sm = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaFuncSetAttribute(tc_conv2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tc_conv2_kernel, kThreads, kSmemBytes));
+    return std::max(1, sms * per_sm);
+  }();
+  const int sets = (a.n + IP - 1) / IP;
+  const int images_per_block = IP * std::max(1, (sets + resident - 1) / resident);
+  const int blocks = (a.n + images_per_block - 1) / images_per_block;
+  tc_conv2_kernel<<<blocks, kThreads, kSmemBytes, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act);
+  CUDA_CHECK_LAUNCH();
+}
+
+bool is_conv2(Shape in, const ConvParams& p) {
+  return in.c == C && in.h == H && in.w == W && p.kh == K && p.kw == K && p.filters == M;
+}
+
+}  // namespace
+
+namespace detail {
+
+Support tc_supports(const Layer& layer, const Epilogue& epi) {
+  const ConvParams& p = std::get<ConvParams>(layer.op);
+  if (!is_conv2(layer.in, p)) {
+    Support s = tiled_supports(10, layer, epi);  // conv1's shape: v10's kernel
+    if (!s.ok) s.reason = "v11 runs v10's kernel for shapes other than (6x22x22, 16 filters 5x5), and " + s.reason;
+    return s;
+  }
+  if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1) return {false, "v11 is compiled for stride 1, no padding, one group"};
+  if (epi.pool2x2) return {false, "v11's tensor-core kernel fuses an activation but no pooling"};
+  return {};
+}
+
+void tc_forward(const ConvArgs& a, cudaStream_t s) {
+  if (!is_conv2(a.is, *a.p)) return tiled_forward(10, a, s);
+  const int act = a.epi.act == Act::relu ? 0 : a.epi.act == Act::tanh ? 1 : 2;
+  launch_tc_conv2(a, a.epi.has_act, act, s);
+}
+
+}  // namespace detail
+}  // namespace bs::cuda

@@ -10,9 +10,10 @@
 // The convolution is an implicit GEMM, D (16 filters x pixels) = W (16 x 150) * X (150 x pixels), in
 // mma.sync m16n8k8 steps (K padded to 152 with zero weights). Per block: IP images staged in shared memory
 // (cp.async double buffering, persistent blocks, as in v9); the weights are split and laid out in shared
-// memory in the order of the A fragments (two 16-byte loads per lane per k-step); each warp owns NT tiles of
-// 8 pixels and gathers their B fragments (im2col on the fly) from the staged images, splitting them in
-// registers. conv1's shape (one channel, six filters: too narrow for a 16-row tensor-core tile) runs v10's
+// memory in the order of the A fragments (two conflict-free 16-byte loads per lane per k-step); each warp
+// owns NT tiles of 8 pixels and gathers their B fragments (im2col on the fly) from the staged images,
+// splitting them in registers with one mask and one subtraction (cvt.rna.tf32 costs several integer
+// instructions, and made the integer pipe this kernel's busiest). conv1's shape (one channel, six filters: too narrow for a 16-row tensor-core tile) runs v10's
 // fused FFMA kernel.
 #include <cuda_pipeline.h>
 
@@ -62,7 +63,7 @@ __global__ void __launch_bounds__(kThreads, 2)
     tc_conv2_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
                     float* __restrict__ out, int n, int images_per_block, bool has_act, int act) {
   extern __shared__ __align__(16) float smem[];
-  uint32_t* frag = reinterpret_cast<uint32_t*>(smem);       // [KS][32 lanes][hi a0..a3, lo a0..a3]
+  uint32_t* frag = reinterpret_cast<uint32_t*>(smem);       // [KS][hi, lo][32 lanes][a0..a3]
   int2* koff = reinterpret_cast<int2*>(smem + kFragWords);  // [KS][4]: offsets of k = 8s + t and 8s + t + 4
   float* xs = smem + kFragWords + 2 * KS * 4;               // [2][IP][C, H, W]
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
@@ -73,10 +74,11 @@ __global__ void __launch_bounds__(kThreads, 2)
     const int m = l / 4 + (r & 1) * 8, k = 8 * s + l % 4 + (r >> 1) * 4;
     const float v = k < KD ? w[m * KD + k] : 0.0f;
     const uint32_t hi = tf32_round(v);
-    frag[(s * 32 + l) * 8 + r] = hi;
-    frag[(s * 32 + l) * 8 + 4 + r] = tf32_round(v - __uint_as_float(hi));
+    frag[(s * 64 + l) * 4 + r] = hi;
+    frag[(s * 64 + 32 + l) * 4 + r] = tf32_round(v - __uint_as_float(hi));
   }
-  for (int i = threadIdx.x; i < KS * 4; i += kThreads) koff[i] = make_int2(k_offset(8 * (i / 4) + i % 4), k_offset(8 * (i / 4) + i % 4 + 4));
+  for (int i = threadIdx.x; i < KS * 4; i += kThreads)  // in bytes
+    koff[i] = make_int2(4 * k_offset(8 * (i / 4) + i % 4), 4 * k_offset(8 * (i / 4) + i % 4 + 4));
 
   // B fragment (8x8, k x pixel): b0 (k = t, pixel g), b1 (k = t + 4, pixel g). This lane's pixel in each of
   // its tiles, as an offset into a staged set: the tiles run over the set's IP * P pixels in order.
@@ -84,7 +86,7 @@ __global__ void __launch_bounds__(kThreads, 2)
 #pragma unroll
   for (int u = 0; u < NT; ++u) {
     const int q = 8 * (warp * NT + u) + g, slot = q / P, p = q % P;
-    base[u] = slot * CHW + (p / OW) * W + p % OW;
+    base[u] = 4 * (slot * CHW + (p / OW) * W + p % OW);  // bytes
   }
 
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
@@ -103,14 +105,14 @@ __global__ void __launch_bounds__(kThreads, 2)
       __pipeline_wait_prior(0);
     }
     __syncthreads();  // this set (and, the first time, the fragments) are visible to every warp
-    const float* x = xs + (step & 1) * IP * CHW;
+    const char* xb = reinterpret_cast<const char*>(xs + (step & 1) * IP * CHW);
     float acc[NT][4];
 #pragma unroll
     for (int u = 0; u < NT; ++u) acc[u][0] = acc[u][1] = acc[u][2] = acc[u][3] = 0.0f;
 #pragma unroll 1
     for (int s = 0; s < KS; ++s) {
-      const uint4 ahi = *reinterpret_cast<const uint4*>(frag + (s * 32 + lane) * 8);
-      const uint4 alo = *reinterpret_cast<const uint4*>(frag + (s * 32 + lane) * 8 + 4);
+      const uint4 ahi = *reinterpret_cast<const uint4*>(frag + (s * 64 + lane) * 4);
+      const uint4 alo = *reinterpret_cast<const uint4*>(frag + (s * 64 + 32 + lane) * 4);
       const int2 ko = koff[s * 4 + t];
       // Three tiles at a time, and the three products of a tile kept apart, so that no MMA waits on the one
       // just issued (in a first version each tile's three dependent MMAs ran back to back: 0.439 ms).
@@ -119,10 +121,12 @@ __global__ void __launch_bounds__(kThreads, 2)
         uint32_t h[3][2], l[3][2];
 #pragma unroll
         for (int j = 0; j < 3; ++j) {
-          const float v0 = x[base[u0 + j] + ko.x], v1 = x[base[u0 + j] + ko.y];
-          h[j][0] = tf32_round(v0);
-          h[j][1] = tf32_round(v1);
-          // The low parts go in as FP32 bit patterns; the tensor core reads their top 19 bits.
+          const float v0 = *reinterpret_cast<const float*>(xb + base[u0 + j] + ko.x);
+          const float v1 = *reinterpret_cast<const float*>(xb + base[u0 + j] + ko.y);
+          // hi: v truncated to TF32; lo = v - hi is exact and goes in as an FP32 bit pattern, of which the
+          // tensor core reads the top 19 bits (the error of a product stays below 2^-20 of it).
+          h[j][0] = __float_as_uint(v0) & 0xffffe000u;
+          h[j][1] = __float_as_uint(v1) & 0xffffe000u;
           l[j][0] = __float_as_uint(v0 - __uint_as_float(h[j][0]));
           l[j][1] = __float_as_uint(v1 - __uint_as_float(h[j][1]));
         }

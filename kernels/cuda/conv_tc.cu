@@ -9,7 +9,7 @@
 //
 // The convolution is an implicit GEMM, D (16 filters x pixels) = W (16 x 150) * X (150 x pixels), in
 // mma.sync m16n8k8 steps (K padded to 152 with zero weights). Per block: IP images staged in shared memory
-// (cp.async double buffering, persistent blocks, as in v9); the weights are split and laid out in shared
+// (cp.async into a ring of three buffers, persistent blocks, as in v9); the weights are split and laid out in shared
 // memory in the order of the A fragments (two conflict-free 16-byte loads per lane per k-step); each warp
 // owns NT tiles of 8 pixels and gathers their B fragments (im2col on the fly) from the staged images,
 // splitting them in registers with one mask and one subtraction (cvt.rna.tf32 costs several integer
@@ -34,7 +34,8 @@ constexpr int kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
 static_assert(IP * P % 8 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && M == 16, "tiling must divide the set");
 static_assert(CHW % 4 == 0 && P % 2 == 0, "16-byte image copies, 8-byte output pairs");
 constexpr int kFragWords = KS * 32 * 8;  // per k-step and lane: a0..a3 hi, a0..a3 lo
-constexpr size_t kSmemBytes = sizeof(float) * (kFragWords + 2 * KS * 4 + 2 * IP * CHW);
+constexpr int kStages = 3;  // sets in shared memory: one computed, up to two landing
+constexpr size_t kSmemBytes = sizeof(float) * (kFragWords + 2 * KS * 4 + kStages * IP * CHW);
 
 __device__ __forceinline__ uint32_t tf32_round(float x) {
   uint32_t r;
@@ -65,7 +66,7 @@ __global__ void __launch_bounds__(kThreads, 2)
   extern __shared__ __align__(16) float smem[];
   uint32_t* frag = reinterpret_cast<uint32_t*>(smem);       // [KS][hi, lo][32 lanes][a0..a3]
   int2* koff = reinterpret_cast<int2*>(smem + kFragWords);  // [KS][4]: offsets of k = 8s + t and 8s + t + 4
-  float* xs = smem + kFragWords + 2 * KS * 4;               // [2][IP][C, H, W]
+  float* xs = smem + kFragWords + 2 * KS * 4;               // [kStages][IP][C, H, W]
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
 
   // A fragment of m16n8k8 (row-major 16x8): a0 (g, t), a1 (g + 8, t), a2 (g, t + 4), a3 (g + 8, t + 4).
@@ -91,21 +92,21 @@ __global__ void __launch_bounds__(kThreads, 2)
 
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
   auto fetch = [&](int b, float* dst) {
-    const int count = min(IP, last - b);
+    const int count = max(0, min(IP, last - b));
     const float* src = in + static_cast<long long>(b) * CHW;
     for (int i = threadIdx.x; i < count * CHW / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
-    __pipeline_commit();
+    __pipeline_commit();  // one group per set, empty past the end, so that the group count stays uniform
   };
-  if (first < last) fetch(first, xs);
+  // Three buffers and one barrier per set: the set fetched at step i lands in the buffer that step i - 1
+  // computed from, and every warp has left step i - 1 once it passes step i's barrier. (With two buffers
+  // and a second barrier per set, ncu counted 20 % of the warps' cycles stalled at barriers.)
+  fetch(first, xs);
+  fetch(first + IP, xs + IP * CHW);
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
-    if (b0 + IP < last) {
-      fetch(b0 + IP, xs + ((step + 1) & 1) * IP * CHW);
-      __pipeline_wait_prior(1);
-    } else {
-      __pipeline_wait_prior(0);
-    }
-    __syncthreads();  // this set (and, the first time, the fragments) are visible to every warp
-    const char* xb = reinterpret_cast<const char*>(xs + (step & 1) * IP * CHW);
+    __pipeline_wait_prior(1);  // this set has landed; the next may still be in flight
+    __syncthreads();           // for every warp (and, the first time, the fragments are written)
+    fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * CHW);
+    const char* xb = reinterpret_cast<const char*>(xs + (step % kStages) * IP * CHW);
     float acc[NT][4];
 #pragma unroll
     for (int u = 0; u < NT; ++u) acc[u][0] = acc[u][1] = acc[u][2] = acc[u][3] = 0.0f;
@@ -156,7 +157,6 @@ __global__ void __launch_bounds__(kThreads, 2)
         *reinterpret_cast<float2*>(out + (static_cast<long long>(b) * M + m) * P + p) = make_float2(v0, v1);
       }
     }
-    __syncthreads();  // every warp is done with this buffer before the fetch two sets on overwrites it
   }
 }
 

@@ -10,7 +10,7 @@ mkdir -p "$OUT"
 export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
 export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bin=.device
-{ nvidia-smi; nvcc --version | tail -1; git log -1 --format='commit %H %s' 2>/dev/null || cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+{ nvidia-smi; nvcc --version | tail -1; echo "binaries built from: $(cat .device/COMMIT)"; } >"$OUT/device.txt" 2>&1
 head -20 "$OUT/device.txt"
 ldd "$bin/batchscope" "$bin/test_gpu" | grep "not found"
 

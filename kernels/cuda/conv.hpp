@@ -46,10 +46,10 @@ struct ConvVersion {
 const std::vector<ConvVersion>& conv_versions();
 // Accepts "6", "v6" or "implicit-gemm", and "auto" (0); throws naming the flag and the menu otherwise.
 int parse_conv_variant(const std::string& text);
-// auto (the default): per layer, the fastest version measured that supports it (v9 where compiled for
-// the shape, else v6), in the order of kAutoOrder.
+// auto (the default): per layer, the fastest version measured that supports it (v11 where compiled for
+// the shape, which fuses the activation and pooling that follow, else v6), in the order of kAutoOrder.
 constexpr int kAutoConvVariant = 0;
-inline constexpr int kAutoOrder[] = {9, 6};
+inline constexpr int kAutoOrder[] = {11, 9, 6};
 int auto_conv_variant(const Layer& layer);
 
 // What a fused epilogue does after the convolution (v8).

@@ -7,6 +7,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/conv_direct.cuh"
+#include "kernels/cuda/epilogue.cuh"
 
 namespace bs::cuda {
 namespace {
@@ -20,14 +21,6 @@ struct ConstWeights {
 
 void upload_bank(const float* dev_w, size_t floats, cudaStream_t s) {
   CUDA_CHECK(cudaMemcpyToSymbolAsync(c_weights, dev_w, floats * sizeof(float), 0, cudaMemcpyDeviceToDevice, s));
-}
-
-__device__ __forceinline__ float activate(float v, int act) {
-  switch (act) {
-    case 0: return fmaxf(v, 0.0f);
-    case 1: return tanhf(v);
-    default: return 1.0f / (1.0f + expf(-v));
-  }
 }
 
 // v7/v8: one block per (image, band of BR output rows); every thread computes TY x 2 neighbouring outputs
@@ -170,7 +163,7 @@ void const_forward(int version, const ConvArgs& a, cudaStream_t s) {
     return;
   }
   upload_bank(a.w, static_cast<size_t>(p.filters) * per_filter, s);
-  const int act = a.epi.act == Act::relu ? 0 : a.epi.act == Act::tanh ? 1 : 2;
+  const int act = act_code(a.epi.act);
   if (matches<Ece408Conv1>(a.is, p)) Ece408Conv1::launch(version, a, a.epi.has_act, act, a.epi.pool2x2, s);
   else Ece408Conv2::launch(version, a, a.epi.has_act, act, a.epi.pool2x2, s);
   CUDA_CHECK_LAUNCH();

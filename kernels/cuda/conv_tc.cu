@@ -22,6 +22,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/conv.hpp"
+#include "kernels/cuda/epilogue.cuh"
 
 namespace bs::cuda {
 namespace {
@@ -54,10 +55,6 @@ __device__ __forceinline__ void mma_tf32(float (&d)[4], uint4 a, uint32_t b0, ui
 // (a real input value, multiplied by a zero weight).
 __device__ __forceinline__ int k_offset(int k) {
   return k < KD ? (k / (K * K)) * H * W + ((k / K) % K) * W + k % K : 0;
-}
-
-__device__ __forceinline__ float activate(float v, int act) {
-  return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
 }
 
 __global__ void __launch_bounds__(kThreads, 2)
@@ -161,18 +158,9 @@ __global__ void __launch_bounds__(kThreads, 2)
 }
 
 void launch_tc_conv2(const ConvArgs& a, bool has_act, int act, cudaStream_t s) {
-  static int resident = [] {
-    int dev = 0, sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaFuncSetAttribute(tc_conv2_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kSmemBytes)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, tc_conv2_kernel, kThreads, kSmemBytes));
-    return std::max(1, sms * per_sm);
-  }();
-  const int sets = (a.n + IP - 1) / IP;
-  const int images_per_block = IP * std::max(1, (sets + resident - 1) / resident);
-  const int blocks = (a.n + images_per_block - 1) / images_per_block;
-  tc_conv2_kernel<<<blocks, kThreads, kSmemBytes, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act);
+  static const int resident = resident_blocks(tc_conv2_kernel, kThreads, kSmemBytes);
+  const PersistentGrid g = persistent_grid(a.n, IP, resident);
+  tc_conv2_kernel<<<g.blocks, kThreads, kSmemBytes, s>>>(a.in, a.w, a.bias, a.out, a.n, g.images_per_block, has_act, act);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -198,8 +186,7 @@ Support tc_supports(const Layer& layer, const Epilogue& epi) {
 
 void tc_forward(const ConvArgs& a, cudaStream_t s) {
   if (!is_conv2(a.is, *a.p)) return tiled_forward(10, a, s);
-  const int act = a.epi.act == Act::relu ? 0 : a.epi.act == Act::tanh ? 1 : 2;
-  launch_tc_conv2(a, a.epi.has_act, act, s);
+  launch_tc_conv2(a, a.epi.has_act, act_code(a.epi.act), s);
 }
 
 }  // namespace detail

@@ -20,13 +20,10 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/conv.hpp"
+#include "kernels/cuda/epilogue.cuh"
 
 namespace bs::cuda {
 namespace {
-
-__device__ __forceinline__ float activate(float v, int act) {
-  return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
-}
 
 // One image's tile geometry; a block runs IP images side by side so that its warps are full.
 template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP>
@@ -179,21 +176,11 @@ void launch_tiled(const ConvArgs& a, bool has_act, int act, bool pool, cudaStrea
   using S = TiledShape<C, H, W, K, M, MQ, PX, TY, IP>;
   auto kernel = tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY, IP, CW, MINB>;
   constexpr size_t smem = sizeof(float) * ((CW ? 0 : C * K * K * M) + 2 * IP * C * H * W);
-  static int resident = [&] {
-    int dev = 0, sms = 0, per_sm = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, S::kThreads, smem));
-    return std::max(1, sms * per_sm);
-  }();
+  static const int resident = resident_blocks(kernel, S::kThreads, smem);
   if (CW)
     CUDA_CHECK(cudaMemcpyToSymbolAsync(c_tiled_w, a.w, sizeof(float) * M * C * K * K, 0, cudaMemcpyDeviceToDevice, s));
-  // Whole sets of IP images per block, and one wave of blocks.
-  const int sets = (a.n + IP - 1) / IP;
-  const int images_per_block = IP * std::max(1, (sets + resident - 1) / resident);
-  const int blocks = (a.n + images_per_block - 1) / images_per_block;
-  kernel<<<blocks, S::kThreads, smem, s>>>(a.in, a.w, a.bias, a.out, a.n, images_per_block, has_act, act, pool);
+  const PersistentGrid g = persistent_grid(a.n, IP, resident);
+  kernel<<<g.blocks, S::kThreads, smem, s>>>(a.in, a.w, a.bias, a.out, a.n, g.images_per_block, has_act, act, pool);
 }
 
 struct Shape5 {
@@ -221,7 +208,7 @@ Support tiled_supports(int version, const Layer& layer, const Epilogue& epi) {
 }
 
 void tiled_forward(int version, const ConvArgs& a, cudaStream_t s) {
-  const int act = a.epi.act == Act::relu ? 0 : a.epi.act == Act::tanh ? 1 : 2;
+  const int act = act_code(a.epi.act);
   const bool has_act = version == 10 && a.epi.has_act, pool = version == 10 && a.epi.pool2x2;
   if (kConv1.matches(a.is, *a.p)) {
     // 44x44 outputs. Its 600 bytes of weights fit the constant cache, so they are FFMA operands (CW).

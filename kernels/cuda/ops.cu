@@ -2,6 +2,7 @@
 #include <cfloat>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/epilogue.cuh"
 #include "kernels/cuda/gemm_core.cuh"
 #include "kernels/cuda/menu.hpp"
 #include "kernels/cuda/ops.hpp"
@@ -17,8 +18,7 @@ unsigned blocks_for(long long n, int threads) {
 __global__ void activation_kernel(float* x, long long count, int act) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const float v = x[i];
-    x[i] = act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
+    x[i] = activate(x[i], act);
   }
 }
 
@@ -216,8 +216,7 @@ int fc_splits(int n, int inputs, int outputs) {
 }  // namespace
 
 void activation_forward(float* x, long long count, Act act, cudaStream_t s) {
-  const int a = act == Act::relu ? 0 : act == Act::tanh ? 1 : 2;
-  activation_kernel<<<blocks_for(count, 256), 256, 0, s>>>(x, count, a);
+  activation_kernel<<<blocks_for(count, 256), 256, 0, s>>>(x, count, act_code(act));
   CUDA_CHECK_LAUNCH();
 }
 

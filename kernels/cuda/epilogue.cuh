@@ -1,0 +1,42 @@
+// Pieces shared by the specialised convolution kernels (v7-v11) and the activation kernel: the activation
+// as a small integer code a kernel can branch on, and the grid of persistent blocks (one wave, each block a
+// contiguous run of whole sets of images) used by v9-v11.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/model.hpp"
+
+namespace bs::cuda {
+
+// 0 ReLU, 1 tanh, 2 sigmoid: the code activate() takes.
+inline int act_code(Act act) { return act == Act::relu ? 0 : act == Act::tanh ? 1 : 2; }
+
+__device__ __forceinline__ float activate(float v, int act) {
+  return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
+}
+
+// How many blocks of `kernel` fit on the GPU at once (after allowing it `smem` bytes of dynamic shared memory).
+template <class Kernel>
+int resident_blocks(Kernel kernel, int threads, size_t smem) {
+  int dev = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
+  return std::max(1, sms * per_sm);
+}
+
+// One wave of persistent blocks over n images taken in sets of ip.
+struct PersistentGrid {
+  int blocks, images_per_block;
+};
+inline PersistentGrid persistent_grid(int n, int ip, int resident) {
+  const int sets = (n + ip - 1) / ip;
+  const int per_block = ip * std::max(1, (sets + resident - 1) / resident);
+  return {(n + per_block - 1) / per_block, per_block};
+}
+
+}  // namespace bs::cuda

@@ -3,7 +3,8 @@
 # process (`batchscope sweep --batches 1,64 --reps R --warmup W`), the configurations run in turn, and the
 # whole round is repeated ROUNDS times, so that drift in clocks or host load falls on every configuration
 # alike. Prints each process's warm median per forward pass and, per configuration, the median over rounds.
-# CONFIGS: "off" (--no-profile), "default" (the profiler as shipped), or a BATCHSCOPE_CUPTI_KINDS value.
+# CONFIGS: "off" (--no-profile), "default" (the profiler as shipped), "attrs=A,B" (BATCHSCOPE_CUPTI_ATTRS:
+# CUPTI activity attributes, see cupti_profiler.cpp), or a BATCHSCOPE_CUPTI_KINDS value ("kernel,memcpy").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -16,12 +17,13 @@ CONFIGS=${CONFIGS:-off default}
 EXTRA=${EXTRA:-}
 for r in $(seq 1 "$ROUNDS"); do
   for c in $CONFIGS; do
-    f="$OUT/overhead/r$r-$c.csv"
+    f="$OUT/overhead/r$r-$(echo "$c" | tr '=,' '_+').csv"
     case $c in
+      attrs=*) BATCHSCOPE_CUPTI_ATTRS=${c#attrs=} "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
       off) "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --no-profile --out "$f" ;;
       default) "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
       *) BATCHSCOPE_CUPTI_KINDS=$c "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
-    esac >"$OUT/overhead/r$r-$c.log" 2>&1 || echo "round $r $c: exit $?"
+    esac >"${f%.csv}.log" 2>&1 || echo "round $r $c: exit $?"
   done
 done
 /usr/bin/python3 - "$OUT/overhead" "$ROUNDS" $CONFIGS <<'PY'
@@ -36,7 +38,7 @@ for c in configs:
     for b in (1, 64):
         v = []
         for r in range(1, rounds + 1):
-            try: v.append(warm(f"{d}/r{r}-{c}.csv", b))
+            try: v.append(warm(f"{d}/r{r}-{c.replace('=', '_').replace(',', '+')}.csv", b))
             except Exception: pass
         res[(c, b)] = v
 print("config | batch | per-round warm medians, ms | median of rounds, ms | vs off")

@@ -119,12 +119,20 @@ INSTANTIATE_TEST_SUITE_P(Table, GpuVsRef, ::testing::ValuesIn(gpu_cases()), [](c
 });
 
 // v8, v10 and v11 fold the activation and 2x2 max pool that follow a convolution into their kernel (v11 only
-// the activation on conv2's shape; its pool then runs on its own).
+// the activation on conv2's shape; its pool then runs on its own). Every activation with and without the
+// pool, and the pool alone, on both compiled shapes: v10 compiles a kernel for each.
 TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
   SKIP_WITHOUT_GPU();
-  struct Chain { Shape in; int filters; Act act; bool pool; int batch; };
-  for (const Chain& ch : {Chain{{1, 48, 48}, 6, Act::tanh, true, 37}, Chain{{6, 22, 22}, 16, Act::relu, false, 19},
-                          Chain{{6, 22, 22}, 16, Act::sigmoid, true, 5}, Chain{{1, 48, 48}, 6, Act::relu, false, 3}}) {
+  struct Chain { Shape in; int filters; bool has_act; Act act; bool pool; int batch; };
+  std::vector<Chain> chains;
+  for (Shape in : {Shape{1, 48, 48}, Shape{6, 22, 22}})
+    for (bool pool : {true, false}) {
+      const int filters = in.c == 1 ? 6 : 16;
+      for (Act act : {Act::tanh, Act::relu, Act::sigmoid})
+        chains.push_back({in, filters, true, act, pool, 3 + 7 * static_cast<int>(chains.size()) % 37});  // odd batch sizes
+      if (pool) chains.push_back({in, filters, false, Act::relu, true, 5});
+    }
+  for (const Chain& ch : chains) {
     uint32_t seed;
     std::mt19937 rng = test::fresh_rng(&seed);
     Model m;
@@ -134,7 +142,7 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
     c.weight = test::random_vector(static_cast<size_t>(ch.filters) * ch.in.c * 25, rng);
     c.bias = test::random_vector(static_cast<size_t>(ch.filters), rng);
     m.layers.push_back({"conv", c, {}, {}});
-    m.layers.push_back({"act", ActParams{ch.act}, {}, {}});
+    if (ch.has_act) m.layers.push_back({"act", ActParams{ch.act}, {}, {}});
     PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
     if (ch.pool) m.layers.push_back({"pool", p, {}, {}});
     infer_shapes(m, "chain");
@@ -148,11 +156,62 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
-      EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv");
+      const bool v11_conv2_pool = std::string(variant) == "tc-3xtf32" && ch.in.c == 6 && ch.pool;  // pool runs alone
+      if (ch.has_act) {
+        EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv") << variant;
+      }
+      if (ch.pool) {
+        EXPECT_EQ(gpu->describe(m.layers.back()), v11_conv2_pool ? "pool kernel" : "fused into conv") << variant;
+      }
       test::GuardedRun got = test::guarded_forward(*gpu, m, in, ch.batch);
-      EXPECT_LE(test::rel_l2(got.out, want.out), 1e-5) << variant << " seed " << seed << " pool " << ch.pool;
+      EXPECT_LE(test::rel_l2(got.out, want.out), 1e-5)
+          << variant << " seed " << seed << " in.c " << ch.in.c << " act " << (ch.has_act ? static_cast<int>(ch.act) : -1) << " pool " << ch.pool;
     }
   }
+}
+
+// v10 and v11 keep conv1's weights in a __constant__ bank and copy them in only when the bank holds other
+// weights (const_bank.hpp). Three models with different weights, run in turn on the same device (the third
+// with per-layer transfers, whose weights are copied every time), must each get their own result, every time.
+TEST(GpuConstBank, ModelsRunInTurnEachGetTheirOwnWeights) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const int batch = 5;
+  struct Case {
+    Model m;
+    std::vector<float> want;
+    std::unique_ptr<Backend> gpu;
+  };
+  std::vector<Case> cases(3);
+  std::vector<float> in = test::random_vector(48 * 48 * batch, rng);
+  for (size_t i = 0; i < cases.size(); ++i) {
+    Case& c = cases[i];
+    c.m.name = "bank" + std::to_string(i);
+    c.m.input = {1, 48, 48};
+    ConvParams conv = test::conv_params(6, 5, 1, 0, 1, true);
+    conv.weight = test::random_vector(6 * 25, rng);
+    conv.bias = test::random_vector(6, rng);
+    c.m.layers.push_back({"conv", conv, {}, {}});
+    c.m.layers.push_back({"act", ActParams{Act::tanh}, {}, {}});
+    PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
+    c.m.layers.push_back({"pool", p, {}, {}});
+    infer_shapes(c.m, c.m.name);
+    auto ref = make_backend("cpu-ref");
+    ref->load(c.m);
+    c.want = test::guarded_forward(*ref, c.m, in, batch).out;
+    BackendOptions o;
+    o.conv_variant = i == 1 ? "tc-3xtf32" : "tiled-fused";
+    o.per_layer_transfers = i == 2;
+    c.gpu = make_backend("cuda", o);
+    c.gpu->load(c.m);
+  }
+  for (int round = 0; round < 3; ++round)
+    for (size_t i = 0; i < cases.size(); ++i) {
+      Case& c = cases[i];
+      const std::vector<float> got = test::guarded_forward(*c.gpu, c.m, in, batch).out;
+      EXPECT_LE(test::rel_l2(got, c.want), 1e-5) << "model " << i << " round " << round << " seed " << seed;
+    }
 }
 
 TEST(GpuErrors, UnknownVariantAndUnsupportedLayerAreClearErrors) {

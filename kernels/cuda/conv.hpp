@@ -30,6 +30,7 @@
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -62,6 +63,7 @@ struct Epilogue {
 struct ConvArgs {
   const float* in = nullptr;    // (N, C, H, W)
   const float* w = nullptr;     // (M, C/groups, KH, KW)
+  uint64_t weights_id = 0;      // names w while it stays unchanged on the device (const_bank.hpp); 0: unknown
   const float* bias = nullptr;  // (M,) or null
   float* out = nullptr;         // (N, M, OH, OW), or (N, M, OH/2, OW/2) with a pooling epilogue
   int n = 0;

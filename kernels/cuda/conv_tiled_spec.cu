@@ -7,7 +7,8 @@
 // (PX neighbouring outputs along x, MQ filters), so each shared-memory load feeds several FMAs: per input
 // row segment (PX+K-1 values) and K weight vectors, K*PX*MQ multiply-adds.
 //
-// conv1's 600 bytes of weights do fit the constant cache, so its tiles read them from __constant__ (CW).
+// conv1's 600 bytes of weights do fit the constant cache, so its tiles read them from __constant__ (CW),
+// copied into the bank when the layer first runs on a device, not on every pass (const_bank.hpp).
 // Each block is persistent over a range of images (sized from the occupancy calculator so that one wave
 // fills the GPU) and double-buffers them: while it computes image b from shared memory, image b+1 is on
 // its way in with cp.async, so the load latency hides behind the arithmetic.
@@ -19,6 +20,7 @@
 #include <algorithm>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/const_bank.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/epilogue.cuh"
 
@@ -38,11 +40,15 @@ struct TiledShape {
 // compile-time constant (one filter group per thread, GM == 1). Separate from conv_const.cu's bank.
 __constant__ float c_tiled_w[16384];
 
-template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP, bool CW, int MINB>
+// ACT: the activation code of the epilogue (kNoAct: none); POOL: 2x2 max pool it (TY == 2). Both compile-time,
+// so that the epilogue has no branches: with them as kernel arguments, conv1's fused kernel spent ~30
+// instructions per output on the tests and calls around tanhf.
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP, bool CW, int MINB, int ACT, bool POOL>
 __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kThreads, MINB)
     tiled_spec_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
-                      float* __restrict__ out, int n, int images_per_block, bool has_act, int act, bool pool) {
+                      float* __restrict__ out, int n, int images_per_block) {
   using S = TiledShape<C, H, W, K, M, MQ, PX, TY, IP>;
+  static_assert(!POOL || TY == 2, "the pooling epilogue pools the thread's own two rows");
   constexpr int OH = S::OH, OW = S::OW, CHW = C * H * W;
   static_assert(CHW % 4 == 0, "images are copied in 16-byte pieces");
   static_assert(!CW || S::GM == 1, "constant weights need compile-time filter indices");
@@ -129,7 +135,7 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kTh
       for (int q = 0; q < MQ; ++q) {
         const int m = m0 + q;
         const float bv = bias ? bias[m] : 0.0f;
-        if (TY == 2 && pool) {
+        if constexpr (POOL) {
           // Pool first, then add the bias and activate once. ReLU, tanh and sigmoid are non-decreasing and the
           // bias is one constant per filter, so act(max(a, b) + bias) == max(act(a + bias), act(b + bias)) (in
           // floating point too, as far as the activation's implementation is monotone), for a quarter of the
@@ -138,15 +144,14 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kTh
 #pragma unroll
           for (int p = 0; p < PX / 2; ++p) {
             const float v = fmaxf(fmaxf(acc[0][2 * p][q], acc[0][2 * p + 1][q]), fmaxf(acc[TY - 1][2 * p][q], acc[TY - 1][2 * p + 1][q])) + bv;
-            dst[p] = has_act ? activate(v, act) : v;
+            dst[p] = activate_c<ACT>(v);
           }
         } else {
 #pragma unroll
           for (int t = 0; t < TY; ++t)
 #pragma unroll
             for (int p = 0; p < PX; ++p) {
-              const float v = acc[t][p][q] + bv;
-              acc[t][p][q] = has_act ? activate(v, act) : v;
+              acc[t][p][q] = activate_c<ACT>(acc[t][p][q] + bv);
             }
 #pragma unroll
           for (int t = 0; t < TY; ++t) {
@@ -170,17 +175,26 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kTh
   }
 }
 
+// Copies the weights into c_tiled_w unless it already holds them on this device (const_bank.hpp).
+void ensure_bank(const ConvArgs& a, size_t floats, cudaStream_t s) {
+  static BankContents held;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  if (held.holds(dev, a.weights_id)) return;
+  CUDA_CHECK(cudaMemcpyToSymbolAsync(c_tiled_w, a.w, sizeof(float) * floats, 0, cudaMemcpyDeviceToDevice, s));
+  held.set(dev, a.weights_id);
+}
+
 // One wave of persistent blocks: as many as fit on the GPU at once, each taking a contiguous run of images.
-template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP, bool CW, int MINB = 1>
-void launch_tiled(const ConvArgs& a, bool has_act, int act, bool pool, cudaStream_t s) {
+template <int C, int H, int W, int K, int M, int MQ, int PX, int TY, int IP, bool CW, int MINB, int ACT, bool POOL>
+void launch_tiled(const ConvArgs& a, cudaStream_t s) {
   using S = TiledShape<C, H, W, K, M, MQ, PX, TY, IP>;
-  auto kernel = tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY, IP, CW, MINB>;
+  auto kernel = tiled_spec_kernel<C, H, W, K, M, MQ, PX, TY, IP, CW, MINB, ACT, POOL>;
   constexpr size_t smem = sizeof(float) * ((CW ? 0 : C * K * K * M) + 2 * IP * C * H * W);
   static const int resident = resident_blocks(kernel, S::kThreads, smem);
-  if (CW)
-    CUDA_CHECK(cudaMemcpyToSymbolAsync(c_tiled_w, a.w, sizeof(float) * M * C * K * K, 0, cudaMemcpyDeviceToDevice, s));
+  if (CW) ensure_bank(a, static_cast<size_t>(M) * C * K * K, s);
   const PersistentGrid g = persistent_grid(a.n, IP, resident);
-  kernel<<<g.blocks, S::kThreads, smem, s>>>(a.in, a.w, a.bias, a.out, a.n, g.images_per_block, has_act, act, pool);
+  kernel<<<g.blocks, S::kThreads, smem, s>>>(a.in, a.w, a.bias, a.out, a.n, g.images_per_block);
 }
 
 struct Shape5 {
@@ -208,20 +222,23 @@ Support tiled_supports(int version, const Layer& layer, const Epilogue& epi) {
 }
 
 void tiled_forward(int version, const ConvArgs& a, cudaStream_t s) {
-  const int act = act_code(a.epi.act);
   const bool has_act = version == 10 && a.epi.has_act, pool = version == 10 && a.epi.pool2x2;
-  if (kConv1.matches(a.is, *a.p)) {
-    // 44x44 outputs. Its 600 bytes of weights fit the constant cache, so they are FFMA operands (CW).
-    // Plain: 4 pixels x 6 filters per thread (484 threads). Pooling: 2x2 pixels x 6 filters (484 threads).
-    if (pool) launch_tiled<1, 48, 48, 5, 6, 6, 2, 2, 1, true>(a, has_act, act, true, s);
-    else launch_tiled<1, 48, 48, 5, 6, 6, 4, 1, 1, true>(a, has_act, act, false, s);
-  } else {
-    // 18x18 outputs: 6 pixels x 4 filters per thread, 216 threads per image, two images per block (72
-    // registers). Measured against 6x8 (0.410 ms), 9x4 (0.502), 18x4 (0.466), 6x2 (0.476), 6x16 (0.469),
-    // 3x8 (0.457) and 2-row tiles (0.437): 0.376 ms (experiments/ece408-gpu.md).
-    if (pool) launch_tiled<6, 22, 22, 5, 16, 8, 6, 2, 2, false>(a, has_act, act, true, s);
-    else launch_tiled<6, 22, 22, 5, 16, 4, 6, 1, 2, false, 1>(a, has_act, act, false, s);
-  }
+  const bool conv1 = kConv1.matches(a.is, *a.p);
+  dispatch_act(has_act, a.epi.act, [&](auto code) {
+    constexpr int A = decltype(code)::value;
+    if (conv1) {
+      // 44x44 outputs. Its 600 bytes of weights fit the constant cache, so they are FFMA operands (CW).
+      // Plain: 4 pixels x 6 filters per thread (484 threads). Pooling: 2x2 pixels x 6 filters (484 threads).
+      if (pool) launch_tiled<1, 48, 48, 5, 6, 6, 2, 2, 1, true, 1, A, true>(a, s);
+      else launch_tiled<1, 48, 48, 5, 6, 6, 4, 1, 1, true, 1, A, false>(a, s);
+    } else {
+      // 18x18 outputs: 6 pixels x 4 filters per thread, 216 threads per image, two images per block (72
+      // registers). Measured against 6x8 (0.410 ms), 9x4 (0.502), 18x4 (0.466), 6x2 (0.476), 6x16 (0.469),
+      // 3x8 (0.457) and 2-row tiles (0.437): 0.376 ms (experiments/ece408-gpu.md).
+      if (pool) launch_tiled<6, 22, 22, 5, 16, 8, 6, 2, 2, false, 1, A, true>(a, s);
+      else launch_tiled<6, 22, 22, 5, 16, 4, 6, 1, 2, false, 1, A, false>(a, s);
+    }
+  });
   CUDA_CHECK_LAUNCH();
 }
 

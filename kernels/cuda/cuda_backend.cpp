@@ -74,7 +74,7 @@ class CudaBackend : public GpuPipelineBackend {
     const Layer& l = model_->layers[i];
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
       cuda::ConvArgs a;
-      a.in = src; a.w = w.w; a.bias = w.b; a.out = dst;
+      a.in = src; a.w = w.w; a.weights_id = w.id; a.bias = w.b; a.out = dst;
       a.n = n; a.is = l.in; a.os = l.out; a.p = c; a.wtex = w.tex;
       a.workspace = ws_ptr_; a.workspace_floats = ws_floats_;
       a.epi = plan_[i].epi;

@@ -35,6 +35,7 @@ struct Collector {
   std::vector<uint8_t*> free_buffers;
   std::vector<ProfileRecord> records;
   bool active = false;
+  bool rezero = false;  // clear the written part of a buffer before it is handed out again
 };
 Collector& collector() {
   static Collector c;
@@ -153,6 +154,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     r.correlation = corr;
     c.records.push_back(std::move(r));
   }
+  if (c.rezero) std::memset(buffer, 0, valid);
   c.free_buffers.push_back(buffer);  // recycled, never returned to the allocator while profiling
 }
 
@@ -168,6 +170,7 @@ class CuptiProfiler : public Profiler {
       std::lock_guard<std::mutex> lock(c.mu);
       while (c.free_buffers.size() < 8) c.free_buffers.push_back(new_buffer());
     }
+    set_attributes();
     CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     // BATCHSCOPE_CUPTI_KINDS (e.g. "kernel,memcpy") narrows what is traced: a knob for measuring where the
     // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
@@ -194,6 +197,7 @@ class CuptiProfiler : public Profiler {
     std::lock_guard<std::mutex> lock(c.mu);
     c.records.clear();
     c.active = false;
+    c.rezero = false;
   }
 
   void layer_begin(int layer) override { windows_.push_back({layer, now(), 0.0}); }
@@ -233,6 +237,26 @@ class CuptiProfiler : public Profiler {
   }
 
  private:
+  // BATCHSCOPE_CUPTI_ATTRS (e.g. "pinned,zeroed"): CUPTI activity attributes to try against the profiler's
+  // overhead (experiments/profiler-overhead.md), not for normal runs. "pinned": CUPTI keeps its kernel and
+  // copy timestamps in pinned host memory instead of device memory; "zeroed": our buffers come zeroed, so
+  // CUPTI need not clear them on the traced thread; "shared-buffer": one activity buffer for all threads
+  // instead of one per thread.
+  static void set_attributes() {
+    const char* env = std::getenv("BATCHSCOPE_CUPTI_ATTRS");
+    const std::string sel = env ? env : "";
+    auto set = [](CUpti_ActivityAttribute a, uint8_t v) {
+      size_t size = sizeof v;
+      CUPTI_CHECK(cuptiActivitySetAttribute(a, &size, &v));
+    };
+    if (sel.find("pinned") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_MEM_ALLOCATION_TYPE_HOST_PINNED, 1);
+    if (sel.find("zeroed") != std::string::npos) {
+      set(CUPTI_ACTIVITY_ATTR_ZEROED_OUT_ACTIVITY_BUFFER, 1);
+      collector().rezero = true;
+    }
+    if (sel.find("shared-buffer") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0);
+  }
+
   struct Window {
     int layer;
     double start, end;

@@ -5,6 +5,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <type_traits>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/model.hpp"
@@ -16,6 +17,26 @@ inline int act_code(Act act) { return act == Act::relu ? 0 : act == Act::tanh ? 
 
 __device__ __forceinline__ float activate(float v, int act) {
   return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
+}
+
+// The activation as a compile-time code (kNoAct: none), for epilogues without a branch per output.
+constexpr int kNoAct = -1;
+template <int ACT>
+__device__ __forceinline__ float activate_c(float v) {
+  if constexpr (ACT == kNoAct) return v;
+  else return activate(v, ACT);
+}
+
+// Calls f(std::integral_constant<int, code>{}) with the activation code of an epilogue (kNoAct without one),
+// so that a launcher can pick the kernel instantiated for it.
+template <class F>
+void dispatch_act(bool has_act, Act act, F&& f) {
+  if (!has_act) return f(std::integral_constant<int, kNoAct>{});
+  switch (act_code(act)) {
+    case 0: return f(std::integral_constant<int, 0>{});
+    case 1: return f(std::integral_constant<int, 1>{});
+    default: return f(std::integral_constant<int, 2>{});
+  }
 }
 
 // How many blocks of `kernel` fit on the GPU at once (after allowing it `smem` bytes of dynamic shared memory).

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/const_bank.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -75,6 +76,7 @@ void GpuPipelineBackend::load(const Model& m) {
     d.w.upload(w->data(), w->size(), stream_);
     if (!b->empty()) d.b.upload(b->data(), b->size(), stream_);
     if (wants_texture(i)) d.tex = make_texture(d.w.get(), w->size());
+    d.id = cuda::next_weights_id();
   }
   CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
@@ -148,7 +150,7 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
     if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
     float* dst = act_[which].get();
     const DevLayer& d = dev_[i];
-    const float* next = run_layer(i, src, n, dst, cur, LayerWeights{d.w.get(), d.b.size() ? d.b.get() : nullptr, d.tex});
+    const float* next = run_layer(i, src, n, dst, cur, LayerWeights{d.w.get(), d.b.size() ? d.b.get() : nullptr, d.tex, d.id});
     if (next == dst) which ^= 1;
     src = next;
     if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));

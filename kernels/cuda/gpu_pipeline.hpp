@@ -22,6 +22,7 @@ struct LayerWeights {
   const float* w = nullptr;  // (M, C/groups, KH, KW) or (O, I), on the device
   const float* b = nullptr;  // (M,) or (O,), or null
   cudaTextureObject_t tex = 0;
+  uint64_t id = 0;  // cuda::next_weights_id() of resident weights; 0 for weights uploaded per layer run
 };
 
 class GpuPipelineBackend : public Backend {
@@ -53,6 +54,7 @@ class GpuPipelineBackend : public Backend {
   struct DevLayer {
     DeviceBuffer<float> w, b;
     cudaTextureObject_t tex = 0;
+    uint64_t id = 0;
   };
   void forward_resident(const float* in, int n, size_t n_layers, float* out);
   void forward_per_layer(const float* in, int n, size_t n_layers, float* out);

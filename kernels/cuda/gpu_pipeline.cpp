@@ -168,6 +168,9 @@ void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_laye
   std::vector<float> pageable[2];
   int flip = 0;
   Shape cur = m.input;
+  size_t last_run = 0;  // the last layer that runs its own kernel (layers fused into it may follow)
+  for (size_t i = 0; i < n_layers; ++i)
+    if (!fused_away(i)) last_run = i;
   for (size_t i = 0; i < n_layers; ++i) {
     if (fused_away(i)) continue;
     const Layer& l = m.layers[i];
@@ -197,7 +200,7 @@ void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_laye
     ws_ptr_ = d_ws;
     const float* res = run_layer(i, d_in, n, d_out, cur, LayerWeights{d_w, d_b, tex});
     out_floats = static_cast<size_t>(cur.size()) * n;
-    const bool last = i + 1 == n_layers;
+    const bool last = i == last_run;
     float* host_dst;
     if (last) host_dst = out;
     else if (opts_.pinned_host) CUDA_CHECK(cudaMallocHost(&host_dst, out_floats * sizeof(float)));

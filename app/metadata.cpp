@@ -34,9 +34,21 @@ static std::string source_dir() {
   return s && *s ? s : BATCHSCOPE_SOURCE_DIR;
 }
 
+// The commit of the binaries: binaries carried to another machine (scripts/pack_device.sh puts them in
+// <source>/.device/) name it in .device/COMMIT, and the checkout there may be another commit (the device's
+// copy of the repository was seen carrying a stale .git); otherwise the source checkout's HEAD.
 std::string git_commit() {
-  const std::string cmd = "git -C '" + source_dir() + "' rev-parse HEAD 2>/dev/null";
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path exe = fs::canonical("/proc/self/exe", ec), carried = fs::weakly_canonical(fs::path(source_dir()) / ".device", ec);
   std::string out;
+  if (!exe.empty() && !carried.empty() && exe.parent_path() == carried) {
+    std::ifstream f(carried / "COMMIT");
+    std::getline(f, out);
+    if (out.rfind("commit ", 0) == 0) return out.substr(7, 40);
+    out.clear();
+  }
+  const std::string cmd = "git -C '" + source_dir() + "' rev-parse HEAD 2>/dev/null";
   if (FILE* p = popen(cmd.c_str(), "r")) {
     std::array<char, 128> buf{};
     while (fgets(buf.data(), buf.size(), p)) out += buf.data();
@@ -44,11 +56,6 @@ std::string git_commit() {
   }
   while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
   if (out.size() != 40 || out.find_first_not_of("0123456789abcdef") != std::string::npos) out.clear();
-  if (out.empty()) {  // binaries carried to another machine: the commit they were built from
-    std::ifstream f(std::filesystem::path(source_dir()) / ".device/COMMIT");
-    std::getline(f, out);
-    if (out.rfind("commit ", 0) == 0) out = out.substr(7, 40);
-  }
   return out.empty() ? "unknown" : out;
 }
 

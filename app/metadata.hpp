@@ -9,7 +9,7 @@
 namespace bs {
 
 nlohmann::json host_info();                 // CPU model, cores, memory, OS
-std::string git_commit();                   // of the source tree, or "unknown"
+std::string git_commit();                   // of the binaries (.device/COMMIT) or the source tree, or "unknown"
 std::string utc_now();                      // ISO 8601
 nlohmann::json weights_info(const Model& m);  // {"kind": "real"|"synthetic", "note", "provenance"}
 

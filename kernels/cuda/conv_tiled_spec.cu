@@ -175,14 +175,12 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kTh
   }
 }
 
-// Copies the weights into c_tiled_w unless it already holds them on this device (const_bank.hpp).
+// Copies the weights into c_tiled_w unless it already holds them (const_bank.hpp).
 void ensure_bank(const ConvArgs& a, size_t floats, cudaStream_t s) {
   static BankContents held;
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  if (held.holds(dev, a.weights_id)) return;
+  if (held.holds(a.weights_id)) return;
   CUDA_CHECK(cudaMemcpyToSymbolAsync(c_tiled_w, a.w, sizeof(float) * floats, 0, cudaMemcpyDeviceToDevice, s));
-  held.set(dev, a.weights_id);
+  held.set(a.weights_id);
 }
 
 // One wave of persistent blocks: as many as fit on the GPU at once, each taking a contiguous run of images.

@@ -87,6 +87,12 @@ if ! nvidia-smi -L >/dev/null 2>&1; then
 fi
 expect_ok "wrote $tmp/s.csv" $bs sweep --model "$model" --backend cpu --batches 1,2 --reps 2 --out "$tmp/s.csv"
 expect_ok "CPU phases" $bs profile --model "$model" --backend cpu --batch 4
+# binaries carried to the GPU machine (.device/, scripts/pack_device.sh) name their own commit in the metadata,
+# not the checkout's there
+mkdir -p "$tmp/carried/.device" && cp "$bs" "$tmp/carried/.device/" && echo "commit 0123456789abcdef0123456789abcdef01234567 x" >"$tmp/carried/.device/COMMIT"
+expect_ok "wrote $tmp/c.csv" env BATCHSCOPE_SOURCE_DIR="$tmp/carried" BATCHSCOPE_DATA="$src/data" "$tmp/carried/.device/$(basename "$bs")" \
+  sweep --model "$model" --backend cpu --batches 1 --reps 1 --out "$tmp/c.csv"
+expect_ok '"git_commit": "0123456789abcdef0123456789abcdef01234567"' cat "$tmp/c.json"
 
 # --- batchscope-weights
 expect_fail "--input-shape: expected C,H,W" $bw import-mxnet --symbol "$src/data/ece408-2019sp/ece408-symbol.json" \

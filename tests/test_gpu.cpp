@@ -71,6 +71,12 @@ std::vector<GpuCase> gpu_cases() {
   return out;
 }
 
+std::vector<float> cpu_ref_output(const Model& m, const std::vector<float>& in, int n) {
+  auto ref = make_backend("cpu-ref");
+  ref->load(m);
+  return test::guarded_forward(*ref, m, in, n).out;
+}
+
 // The reference output per case, computed once per process with fresh random data.
 struct Reference {
   Model model;
@@ -85,10 +91,24 @@ const Reference& reference(const test::OpCase& c) {
   std::mt19937 rng = test::fresh_rng(&r.seed);
   r.model = test::single_layer_model(c, rng);
   r.input = test::random_vector(static_cast<size_t>(r.model.input.size()) * c.batch, rng);
-  auto ref = make_backend("cpu-ref");
-  ref->load(r.model);
-  r.output = test::guarded_forward(*ref, r.model, r.input, c.batch).out;
+  r.output = cpu_ref_output(r.model, r.input, c.batch);
   return cache.emplace(c.label, std::move(r)).first->second;
+}
+
+// conv 5x5 with random weights and bias -> the activation (if has_act) -> 2x2 max pool (if pool).
+Model conv_chain(const std::string& name, Shape in, int filters, bool has_act, Act act, bool pool, std::mt19937& rng) {
+  Model m;
+  m.name = name;
+  m.input = in;
+  ConvParams c = test::conv_params(filters, 5, 1, 0, 1, true);
+  c.weight = test::random_vector(static_cast<size_t>(filters) * in.c * 25, rng);
+  c.bias = test::random_vector(static_cast<size_t>(filters), rng);
+  m.layers.push_back({"conv", c, {}, {}});
+  if (has_act) m.layers.push_back({"act", ActParams{act}, {}, {}});
+  PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
+  if (pool) m.layers.push_back({"pool", p, {}, {}});
+  infer_shapes(m, name);
+  return m;
 }
 
 class GpuVsRef : public ::testing::TestWithParam<GpuCase> {};
@@ -135,21 +155,9 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
   for (const Chain& ch : chains) {
     uint32_t seed;
     std::mt19937 rng = test::fresh_rng(&seed);
-    Model m;
-    m.name = "chain";
-    m.input = ch.in;
-    ConvParams c = test::conv_params(ch.filters, 5, 1, 0, 1, true);
-    c.weight = test::random_vector(static_cast<size_t>(ch.filters) * ch.in.c * 25, rng);
-    c.bias = test::random_vector(static_cast<size_t>(ch.filters), rng);
-    m.layers.push_back({"conv", c, {}, {}});
-    if (ch.has_act) m.layers.push_back({"act", ActParams{ch.act}, {}, {}});
-    PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
-    if (ch.pool) m.layers.push_back({"pool", p, {}, {}});
-    infer_shapes(m, "chain");
+    const Model m = conv_chain("chain", ch.in, ch.filters, ch.has_act, ch.act, ch.pool, rng);
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * ch.batch, rng);
-    auto ref = make_backend("cpu-ref");
-    ref->load(m);
-    test::GuardedRun want = test::guarded_forward(*ref, m, in, ch.batch);
+    const std::vector<float> want = cpu_ref_output(m, in, ch.batch);
     for (const char* variant : {"fused", "tiled-fused", "tc-3xtf32"}) {
       BackendOptions o;
       o.conv_variant = variant;
@@ -164,7 +172,7 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
         EXPECT_EQ(gpu->describe(m.layers.back()), v11_conv2_pool ? "pool kernel" : "fused into conv") << variant;
       }
       test::GuardedRun got = test::guarded_forward(*gpu, m, in, ch.batch);
-      EXPECT_LE(test::rel_l2(got.out, want.out), 1e-5)
+      EXPECT_LE(test::rel_l2(got.out, want), 1e-5)
           << variant << " seed " << seed << " in.c " << ch.in.c << " act " << (ch.has_act ? static_cast<int>(ch.act) : -1) << " pool " << ch.pool;
     }
   }
@@ -187,19 +195,8 @@ TEST(GpuConstBank, ModelsRunInTurnEachGetTheirOwnWeights) {
   std::vector<float> in = test::random_vector(48 * 48 * batch, rng);
   for (size_t i = 0; i < cases.size(); ++i) {
     Case& c = cases[i];
-    c.m.name = "bank" + std::to_string(i);
-    c.m.input = {1, 48, 48};
-    ConvParams conv = test::conv_params(6, 5, 1, 0, 1, true);
-    conv.weight = test::random_vector(6 * 25, rng);
-    conv.bias = test::random_vector(6, rng);
-    c.m.layers.push_back({"conv", conv, {}, {}});
-    c.m.layers.push_back({"act", ActParams{Act::tanh}, {}, {}});
-    PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
-    c.m.layers.push_back({"pool", p, {}, {}});
-    infer_shapes(c.m, c.m.name);
-    auto ref = make_backend("cpu-ref");
-    ref->load(c.m);
-    c.want = test::guarded_forward(*ref, c.m, in, batch).out;
+    c.m = conv_chain("bank" + std::to_string(i), {1, 48, 48}, 6, true, Act::tanh, true, rng);
+    c.want = cpu_ref_output(c.m, in, batch);
     BackendOptions o;
     o.conv_variant = i == 1 ? "tc-3xtf32" : "tiled-fused";
     o.per_layer_transfers = i == 2;

@@ -24,8 +24,15 @@
 //                      mma.sync TF32 steps with every operand split into two TF32 parts and three products
 //                      per FP32 product, so the result keeps FP32 accuracy (conv_tc.cu); fuses an
 //                      activation there, not pooling
+//   v12 gemm-fma       the GEMM engine (gemm_engine.cuh, conv_gemm.cu) for any shape: implicit GEMM with
+//                      128x128x32 tiles, 8x8 FP32 FFMA outputs per thread, 3-stage cp.async pipeline, split-K
+//                      for small grids, bias + the following activation in the epilogue
+//   v13 gemm-3xtf32    the same engine on the tensor cores with 3xTF32 (FP32 accuracy)
+//   v14 gemm-3xtf32-64 v13 with 64x64x32 tiles and 4 stages, for small layers and batches
+// v12-v14 read their weights prepared once into the engine's layout (conv_prepared_floats, conv_prepare).
 //
-// Every version handles bias; v1-v6 handle any stride, padding and groups. supports() says why not otherwise.
+// Every version handles bias; v1-v6 and v12-v14 handle any stride, padding and groups. supports() says why not
+// otherwise.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -35,23 +42,17 @@
 #include <vector>
 
 #include "kernels/backend.hpp"
+#include "kernels/menus.hpp"
 #include "kernels/model.hpp"
 
 namespace bs::cuda {
 
-struct ConvVersion {
-  int number;
-  const char* name;
-  const char* summary;
-};
-const std::vector<ConvVersion>& conv_versions();
-// Accepts "6", "v6" or "implicit-gemm", and "auto" (0); throws naming the flag and the menu otherwise.
-int parse_conv_variant(const std::string& text);
-// auto (the default): per layer, the fastest version measured that supports it (v11 where compiled for
-// the shape, which fuses the activation and pooling that follow, else v6), in the order of kAutoOrder.
-constexpr int kAutoConvVariant = 0;
-inline constexpr int kAutoOrder[] = {11, 9, 6};
-int auto_conv_variant(const Layer& layer);
+// The menu itself (names, summaries, parsing) is host-only data in kernels/menus.hpp.
+constexpr int kAutoConvVariant = kAutoVariant;
+// auto without a tuning table (menus.cpp: conv_auto_heuristic()): v11 where it is compiled for the shape,
+// else v14 when 128x128 tiles would give fewer blocks than the GPU has multiprocessors, else v13.
+int heuristic_conv_variant(const Layer& layer, int n);
+inline bool conv_is_engine(int version) { return version >= 12 && version <= 14; }
 
 // What a fused epilogue does after the convolution (v8).
 struct Epilogue {
@@ -70,13 +71,18 @@ struct ConvArgs {
   Shape is, os;  // input and (unpooled) output shape per image
   const ConvParams* p = nullptr;
   cudaTextureObject_t wtex = 0;    // v4: texture over w
-  float* workspace = nullptr;      // v5: im2col chunk
+  const float* prepared = nullptr;  // v12-v14: the weights in the engine's layout, then the k table (conv_prepare)
+  float* workspace = nullptr;      // v5: im2col chunk; v12-v14: split-K partial sums
   size_t workspace_floats = 0;
   Epilogue epi;                    // v8, v10, v11
 };
 
 Support conv_supports(int version, const Layer& layer, const Epilogue& epi = {});
-size_t conv_workspace_floats(int version, const Layer& layer, int n);  // v5's im2col chunk
+size_t conv_workspace_floats(int version, const Layer& layer, int n);  // v5's im2col chunk, v12-v14's partial sums
+// v12-v14: device floats of the prepared weights (0 for other versions), and the preparation itself from the
+// raw weights a.w (run on the device, in s).
+size_t conv_prepared_floats(int version, const Layer& layer);
+void conv_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s);
 void conv_forward(int version, const ConvArgs& a, cudaStream_t s);
 
 // Implemented in conv_const.cu (the translation unit that owns the __constant__ weight bank).
@@ -89,6 +95,12 @@ void tiled_forward(int version, const ConvArgs& a, cudaStream_t s);
 // Implemented in conv_tc.cu.
 Support tc_supports(const Layer& layer, const Epilogue& epi);
 void tc_forward(const ConvArgs& a, cudaStream_t s);
+// Implemented in conv_gemm.cu.
+Support gemm_supports(int version, const Layer& layer, const Epilogue& epi);
+size_t gemm_prepared_floats(const Layer& layer);
+size_t gemm_workspace_floats(int version, const Layer& layer, int n);
+void gemm_prepare(const ConvArgs& a, float* prepared, cudaStream_t s);
+void gemm_forward(int version, const ConvArgs& a, cudaStream_t s);
 }  // namespace detail
 
 }  // namespace bs::cuda

@@ -1,40 +1,24 @@
-// Convolution versions v1, v2, v4, v5, v6 and the menu/dispatcher (see conv.hpp for the whole menu).
+// Convolution versions v1, v2, v4, v5, v6, the dispatcher and the auto heuristic (conv.hpp has the menu).
 #include <algorithm>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/conv_direct.cuh"
 #include "kernels/cuda/gemm_core.cuh"
-#include "kernels/cuda/menu.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
 
-const std::vector<ConvVersion>& conv_versions() {
-  static const std::vector<ConvVersion> v = {
-      {1, "direct", "one thread per output, weights in global memory"},
-      {2, "smem-tile", "16x16 output tile per block, input tile staged in shared memory"},
-      {3, "constant", "weights in __constant__ memory, chunks of filters when over 64 KiB"},
-      {4, "texture", "weights through a texture object (read-only cache)"},
-      {5, "unroll-gemm", "im2col kernel + tiled shared-memory SGEMM"},
-      {6, "implicit-gemm", "unroll fused into a register-tiled SGEMM"},
-      {7, "specialised", "compile-time shapes, weights as constant-memory FFMA operands"},
-      {8, "fused", "v7 + bias + activation + 2x2 max pool in one kernel"},
-      {9, "tiled-spec", "compile-time shapes, weights in shared memory, PX x MQ register tile per thread"},
-      {10, "tiled-fused", "v9 + bias + activation + 2x2 max pool in one kernel"},
-      {11, "tc-3xtf32", "v10, with conv2's shape on tensor cores: 3xTF32 implicit GEMM (FP32-accurate)"},
-  };
-  return v;
-}
-
-int auto_conv_variant(const Layer& layer) {
-  for (int v : kAutoOrder)
-    if (conv_supports(v, layer).ok) return v;
-  return 1;
-}
-
-int parse_conv_variant(const std::string& text) {
-  return parse_version(text, conv_versions(), "--conv-variant", kAutoConvVariant);
+// Without a tuning table. v11 where compiled for the shape: measured fastest on ECE 408 (0.489 ms, H100).
+int heuristic_conv_variant(const Layer& layer, int n) {
+  if (conv_supports(11, layer).ok) return 11;
+  const ConvParams& p = std::get<ConvParams>(layer.op);
+  const long long cols = static_cast<long long>(n) * layer.out.h * layer.out.w;
+  const long long tiles = ((cols + 127) / 128) * ((p.filters / p.groups + 127) / 128) * p.groups;
+  int dev = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  return tiles < sms ? 14 : 13;
 }
 
 namespace {
@@ -150,6 +134,7 @@ size_t im2col_floats_per_image(Shape is, const ConvParams& p, Shape os) {
 }  // namespace
 
 size_t conv_workspace_floats(int version, const Layer& layer, int n) {
+  if (conv_is_engine(version)) return detail::gemm_workspace_floats(version, layer, n);
   if (version != 5) return 0;
   const size_t per = im2col_floats_per_image(layer.in, std::get<ConvParams>(layer.op), layer.out);
   return std::min(per * static_cast<size_t>(n), std::max(per, kWorkspaceCap));
@@ -168,7 +153,16 @@ Support conv_supports(int version, const Layer& layer, const Epilogue& epi) {
   if (version == 3 || version == 7 || version == 8) return detail::const_supports(version, layer, epi);
   if (version == 9 || version == 10) return detail::tiled_supports(version, layer, epi);
   if (version == 11) return detail::tc_supports(layer, epi);
+  if (conv_is_engine(version)) return detail::gemm_supports(version, layer, epi);
   return {false, "unknown version " + std::to_string(version)};
+}
+
+size_t conv_prepared_floats(int version, const Layer& layer) {
+  return conv_is_engine(version) ? detail::gemm_prepared_floats(layer) : 0;
+}
+
+void conv_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
+  if (conv_is_engine(version)) detail::gemm_prepare(a, prepared, s);
 }
 
 void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
@@ -231,6 +225,9 @@ void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
       return;
     case 11:
       detail::tc_forward(a, s);
+      return;
+    case 12: case 13: case 14:
+      detail::gemm_forward(version, a, s);
       return;
     default:
       fail("--conv-variant", "unknown version " + std::to_string(version));

@@ -7,13 +7,12 @@
 #include <algorithm>
 #include <type_traits>
 
+#include "kernels/cuda/act_code.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/model.hpp"
 
 namespace bs::cuda {
 
-// 0 ReLU, 1 tanh, 2 sigmoid: the code activate() takes.
-inline int act_code(Act act) { return act == Act::relu ? 0 : act == Act::tanh ? 1 : 2; }
 
 __device__ __forceinline__ float activate(float v, int act) {
   return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));

@@ -1,10 +1,12 @@
+// Activation, softmax and fully connected v1-v4, and the fc dispatcher (ops.hpp has the menu; v5-v8 are in
+// fc_gemm.cu, pooling and LRN in lrn_pool.cu).
 #include <algorithm>
 #include <cfloat>
+#include <string>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/epilogue.cuh"
 #include "kernels/cuda/gemm_core.cuh"
-#include "kernels/cuda/menu.hpp"
 #include "kernels/cuda/ops.hpp"
 #include "weights_tools/error.hpp"
 
@@ -19,44 +21,6 @@ __global__ void activation_kernel(float* x, long long count, int act) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
     x[i] = activate(x[i], act);
-  }
-}
-
-// One thread per output; max ignores padding, avg divides by the window clipped to the padded input (Caffe).
-__global__ void pool_kernel(const float* __restrict__ in, int n, Shape is, PoolParams p, Shape os,
-                            float* __restrict__ out) {
-  const long long total = static_cast<long long>(n) * os.c * os.h * os.w;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int ox = i % os.w, oy = (i / os.w) % os.h;
-    const long long bc = i / (static_cast<long long>(os.w) * os.h);  // image * C + channel
-    int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-    int y1 = min(y0 + p.kh, is.h + p.ph), x1 = min(x0 + p.kw, is.w + p.pw);
-    const int window = (y1 - y0) * (x1 - x0);
-    y0 = max(y0, 0); x0 = max(x0, 0); y1 = min(y1, is.h); x1 = min(x1, is.w);
-    const float* src = in + bc * is.h * is.w;
-    float acc = p.kind == PoolKind::max ? -FLT_MAX : 0.0f;
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) acc = p.kind == PoolKind::max ? fmaxf(acc, src[y * is.w + x]) : acc + src[y * is.w + x];
-    out[i] = p.kind == PoolKind::max ? acc : acc / window;
-  }
-}
-
-__global__ void lrn_kernel(const float* __restrict__ in, int n, Shape s, LrnParams p, float* __restrict__ out) {
-  const long long plane = static_cast<long long>(s.h) * s.w;
-  const long long total = static_cast<long long>(n) * s.c * plane;
-  const int half = p.size / 2;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long px = i % plane;
-    const int c = (i / plane) % s.c;
-    const long long base = (i / (plane * s.c)) * s.c * plane + px;
-    float sum = 0.0f;
-    for (int j = max(0, c - half); j <= min(s.c - 1, c + half); ++j) {
-      const float v = in[base + j * plane];
-      sum = fmaf(v, v, sum);
-    }
-    out[i] = in[i] * powf(p.k + p.alpha / p.size * sum, -p.beta);
   }
 }
 
@@ -220,62 +184,56 @@ void activation_forward(float* x, long long count, Act act, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
-void pool_forward(const float* in, int n, Shape is, const PoolParams& p, Shape os, float* out, cudaStream_t s) {
-  pool_kernel<<<blocks_for(static_cast<long long>(n) * os.size(), 256), 256, 0, s>>>(in, n, is, p, os, out);
-  CUDA_CHECK_LAUNCH();
-}
-
-void lrn_forward(const float* in, int n, Shape sh, const LrnParams& p, float* out, cudaStream_t s) {
-  lrn_kernel<<<blocks_for(static_cast<long long>(n) * sh.size(), 256), 256, 0, s>>>(in, n, sh, p, out);
-  CUDA_CHECK_LAUNCH();
-}
-
 void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s) {
   softmax_kernel<<<n, 256, 0, s>>>(in, features, out);
   CUDA_CHECK_LAUNCH();
 }
 
-const std::vector<FcVersion>& fc_versions() {
-  static const std::vector<FcVersion> v = {{1, "naive"}, {2, "tiled"}, {3, "texture"}, {4, "warp"}};
-  return v;
-}
-
-int resolve_fc_variant(int version, int n) {
-  if (version != kAutoFcVariant) return version;
-  return n <= 16 ? 4 : 2;
+int heuristic_fc_variant(int n, int inputs, int outputs) {
+  (void)inputs;
+  if (n <= 16) return 5;
+  const long long tiles = static_cast<long long>((n + 127) / 128) * ((outputs + 127) / 128);
+  return tiles < sm_count() ? 8 : 7;
 }
 
 size_t fc_workspace_floats(int version, int n, int inputs, int outputs) {
-  if (resolve_fc_variant(version, n) != 2) return 0;
+  if (detail::fc_is_engine(version)) return detail::fc_engine_workspace_floats(version, n, inputs, outputs);
+  if (version != 2) return 0;
   const int splits = fc_splits(n, inputs, outputs);
   return splits > 1 ? static_cast<size_t>(splits) * n * outputs : 0;
 }
 
-int parse_fc_variant(const std::string& text) {
-  return parse_version(text, fc_versions(), "--fc-variant", kAutoFcVariant);
+size_t fc_prepared_floats(int version, int inputs, int outputs) {
+  return detail::fc_is_engine(version) ? detail::fc_engine_prepared_floats(inputs, outputs) : 0;
 }
 
-void fc_forward(int version, const float* in, int n, int inputs, const float* w, cudaTextureObject_t wtex,
-                const float* bias, int outputs, float* out, float* workspace, size_t workspace_floats, cudaStream_t s) {
-  version = resolve_fc_variant(version, n);
-  const long long total = static_cast<long long>(n) * outputs;
+void fc_prepare(int version, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s) {
+  if (detail::fc_is_engine(version)) detail::fc_engine_prepare(w, inputs, outputs, prepared, s);
+}
+
+void fc_forward(int version, const FcArgs& a, cudaStream_t s) {
+  const long long total = static_cast<long long>(a.n) * a.outputs;
+  if (version == 5) return detail::fc_stream_forward(a, s);
+  if (detail::fc_is_engine(version)) return detail::fc_engine_forward(version, a, s);
   if (version == 1) {
-    fc_naive_kernel<<<blocks_for(total, 256), 256, 0, s>>>(in, n, inputs, w, bias, outputs, out);
+    fc_naive_kernel<<<blocks_for(total, 256), 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.out);
   } else if (version == 3) {
-    fc_texture_kernel<<<blocks_for(total * 32, 256), 256, 0, s>>>(in, n, inputs, wtex, bias, outputs, out);
+    fc_texture_kernel<<<blocks_for(total * 32, 256), 256, 0, s>>>(a.in, a.n, a.inputs, a.wtex, a.bias, a.outputs, a.out);
   } else if (version == 4) {
-    const long long warps = static_cast<long long>(outputs) * ((n + 7) / 8);
-    fc_warp_kernel<8><<<blocks_for(warps * 32, 256), 256, 0, s>>>(in, n, inputs, w, bias, outputs, out);
-  } else {
-    const int splits = fc_splits(n, inputs, outputs);
-    if (splits > 1 && workspace && workspace_floats >= static_cast<size_t>(splits) * total) {
-      const int ks = (inputs + splits - 1) / splits;
-      launch_gemm_auto(FcGemm{n, outputs, ks, inputs, in, w, nullptr, workspace, true}, splits, s);
+    const long long warps = static_cast<long long>(a.outputs) * ((a.n + 7) / 8);
+    fc_warp_kernel<8><<<blocks_for(warps * 32, 256), 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.out);
+  } else if (version == 2) {
+    const int splits = fc_splits(a.n, a.inputs, a.outputs);
+    if (splits > 1 && a.workspace && a.workspace_floats >= static_cast<size_t>(splits) * total) {
+      const int ks = (a.inputs + splits - 1) / splits;
+      launch_gemm_auto(FcGemm{a.n, a.outputs, ks, a.inputs, a.in, a.w, nullptr, a.workspace, true}, splits, s);
       CUDA_CHECK_LAUNCH();
-      fc_reduce_kernel<<<blocks_for(total, 256), 256, 0, s>>>(workspace, splits, total, outputs, bias, out);
+      fc_reduce_kernel<<<blocks_for(total, 256), 256, 0, s>>>(a.workspace, splits, total, a.outputs, a.bias, a.out);
     } else {
-      launch_gemm_auto(FcGemm{n, outputs, inputs, inputs, in, w, bias, out, false}, 1, s);
+      launch_gemm_auto(FcGemm{a.n, a.outputs, a.inputs, a.inputs, a.in, a.w, a.bias, a.out, false}, 1, s);
     }
+  } else {
+    fail("--fc-variant", "unknown version " + std::to_string(version));
   }
   CUDA_CHECK_LAUNCH();
 }

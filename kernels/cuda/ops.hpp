@@ -1,18 +1,24 @@
-// The GPU's other layers: activation, pooling, LRN, softmax, and the fully connected menu:
+// The GPU's other layers: activation, pooling, LRN (lrn_pool.cu), softmax, and the fully connected menu
+// (names and summaries in kernels/menus.hpp):
 //   fc v1 naive     one thread per output, dot product over the inputs, weights in global memory
 //   fc v2 tiled     the tiled shared-memory SGEMM (gemm_core.cuh), bias in its epilogue
 //   fc v3 texture   one warp per output, weights read through a texture object, shuffle reduction
 //   fc v4 warp      one warp per output row for up to 8 images at once: the weight row is read once, in
-//                   16-byte pieces through the read-only path (__ldg); for small batches, where the layer
-//                   is a pass over the weights
-//   fc auto         v4 for batches up to 16, else v2 (default). v2 splits K across blocks (partial sums in
-//                   the workspace, then a reduction) when its tiles alone would leave most SMs idle
+//                   16-byte pieces through the read-only path (__ldg)
+//   fc v5 stream    weight streaming for small batches (fc_gemm.cu): every weight read once at memory
+//                   bandwidth, 4 16-byte loads in flight per lane
+//   fc v6-v8        the GEMM engine (gemm_engine.cuh): v6 FP32 FFMA, v7 3xTF32 tensor cores (FP32 accuracy),
+//                   v8 = v7 with 64x64 tiles; weights prepared once as W^T (fc_prepared_floats, fc_prepare)
+//   fc auto         the tuning table's choice, else (menus.cpp: fc_auto_heuristic) v5 up to 16 images, then
+//                   v8 or v7. v2 and v6-v8 split K across blocks when their tiles alone would leave SMs idle.
+// v5-v8 fuse the activation that follows (FcArgs::act).
 #pragma once
 #include <cuda_runtime.h>
 
 #include <string>
 #include <vector>
 
+#include "kernels/menus.hpp"
 #include "kernels/model.hpp"
 
 namespace bs::cuda {
@@ -20,21 +26,43 @@ namespace bs::cuda {
 void activation_forward(float* x, long long count, Act act, cudaStream_t s);                   // in place
 void pool_forward(const float* in, int n, Shape is, const PoolParams& p, Shape os, float* out, cudaStream_t s);
 void lrn_forward(const float* in, int n, Shape s_, const LrnParams& p, float* out, cudaStream_t s);
+// LRN then pooling in one kernel: whether the LRN's plane fits its shared memory, and the kernel. os: the
+// pooling's output shape.
+bool lrn_pool_fusable(Shape lrn_shape);
+void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, const PoolParams& pp, Shape os, float* out,
+                      cudaStream_t s);
 void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s);
 
-struct FcVersion {
-  int number;
-  const char* name;
-};
-const std::vector<FcVersion>& fc_versions();
-int parse_fc_variant(const std::string& text);  // "auto" is 0
-constexpr int kAutoFcVariant = 0;
-int resolve_fc_variant(int version, int n);      // auto -> the version used for n images
+constexpr int kAutoFcVariant = kAutoVariant;
+// Without a tuning table: v5 up to 16 images, else v8 when 128x128 tiles would give fewer blocks than SMs, else v7.
+int heuristic_fc_variant(int n, int inputs, int outputs);
+inline bool fc_fuses_act(int version) { return version >= 5 && version <= 8; }
 
-// Workspace floats fc_forward needs (v2's split-K partial sums).
-size_t fc_workspace_floats(int version, int n, int inputs, int outputs);
-// in (N, I), w (O, I), bias (O,) or null, out (N, O); wtex is a texture over w (v3)
-void fc_forward(int version, const float* in, int n, int inputs, const float* w, cudaTextureObject_t wtex,
-                const float* bias, int outputs, float* out, float* workspace, size_t workspace_floats, cudaStream_t s);
+struct FcArgs {
+  const float* in = nullptr;  // (N, I)
+  int n = 0, inputs = 0, outputs = 0;
+  const float* w = nullptr;           // (O, I)
+  cudaTextureObject_t wtex = 0;       // v3: texture over w
+  const float* bias = nullptr;        // (O,) or null
+  const float* prepared = nullptr;    // v6-v8: W^T padded (fc_prepare)
+  float* out = nullptr;               // (N, O)
+  float* workspace = nullptr;         // v2: split-K partials; v6-v8: X^T and split-K partials
+  size_t workspace_floats = 0;
+  int act = -1;                       // v5-v8: activation code (epilogue.cuh act_code), -1: none
+};
+
+size_t fc_workspace_floats(int version, int n, int inputs, int outputs);  // version resolved (not auto)
+size_t fc_prepared_floats(int version, int inputs, int outputs);          // 0 for versions that read w
+void fc_prepare(int version, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s);
+void fc_forward(int version, const FcArgs& a, cudaStream_t s);            // version resolved (not auto)
+
+namespace detail {  // fc_gemm.cu
+bool fc_is_engine(int version);
+size_t fc_engine_prepared_floats(int inputs, int outputs);
+size_t fc_engine_workspace_floats(int version, int n, int inputs, int outputs);
+void fc_engine_prepare(const float* w, int inputs, int outputs, float* prepared, cudaStream_t s);
+void fc_stream_forward(const FcArgs& a, cudaStream_t s);
+void fc_engine_forward(int version, const FcArgs& a, cudaStream_t s);
+}  // namespace detail
 
 }  // namespace bs::cuda

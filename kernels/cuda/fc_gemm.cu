@@ -1,0 +1,233 @@
+// Fully connected versions v5-v8 (ops.hpp has the whole menu).
+//
+//   v5 stream            for small batches, where the layer is one pass over the weights (AlexNet at batch 1:
+//                        234 MB, ~80 us at 3 TB/s): each block takes 2 weight rows, 4 warps per row split K,
+//                        every lane keeps 4 independent 16-byte weight loads in flight (streaming, evict-first:
+//                        each weight is read once), the images' inputs come through L1; up to 8 images share
+//                        one read of a row, more images take more passes
+//   v6 gemm-fma          the GEMM engine (gemm_engine.cuh), FP32 FFMA, 128x128 tiles
+//   v7 gemm-3xtf32       the GEMM engine, 3xTF32 tensor cores (FP32 accuracy), 128x128 tiles
+//   v8 gemm-3xtf32-64    the same with 64x64 tiles, for mid-sized batches
+// v6-v8 compute C (images x outputs) = X (images x K) * W^T: A = X^T, transposed into the workspace for each
+// run ((Kpad, Mpad), zero-padded), B = W^T prepared once ((Kpad, Npad)); the output rows are images, so the
+// epilogue's stores run along the outputs. All four fuse bias and the activation that follows.
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/epilogue.cuh"
+#include "kernels/cuda/gemm_launch.cuh"
+#include "kernels/cuda/gemm_math.cuh"
+#include "kernels/cuda/gemm_prep.hpp"
+#include "kernels/cuda/ops.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda {
+namespace {
+
+using gemm::kPadK;
+using gemm::kPadMN;
+using gemm::pad_to;
+
+__device__ __forceinline__ float fc_act(float v, int act) { return act < 0 ? v : activate(v, act); }
+
+// ---- v5: weight streaming
+constexpr int kStreamRows = 2, kStreamSplit = 4, kStreamUnroll = 4;  // 8 warps: 2 rows x 4 slices of K
+
+template <int NB, bool VEC>
+__global__ void __launch_bounds__(256) fc_stream_kernel(const float* __restrict__ in, int n, int k_count,
+                                                        const float* __restrict__ w, const float* __restrict__ bias,
+                                                        int outputs, int act, float* __restrict__ out) {
+  __shared__ float red[kStreamRows][kStreamSplit][NB];
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int rl = warp / kStreamSplit, ks = warp % kStreamSplit;
+  const int o = blockIdx.x * kStreamRows + rl;
+  const int slice = ((k_count + kStreamSplit - 1) / kStreamSplit + 3) / 4 * 4;
+  const int k0 = ks * slice, k1 = min(k_count, k0 + slice);
+  const float* wr = w + static_cast<long long>(min(o, outputs - 1)) * k_count;
+  for (int b0 = 0; b0 < n; b0 += NB) {
+    float acc[NB];
+#pragma unroll
+    for (int j = 0; j < NB; ++j) acc[j] = 0.0f;
+    if (o < outputs) {
+      if constexpr (VEC) {
+        for (int k = k0 + lane * 4; k < k1; k += 128 * kStreamUnroll) {
+          float4 wv[kStreamUnroll];
+#pragma unroll
+          for (int u = 0; u < kStreamUnroll; ++u)
+            wv[u] = k + u * 128 < k1 ? __ldcs(reinterpret_cast<const float4*>(wr + k + u * 128)) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+          for (int u = 0; u < kStreamUnroll; ++u) {
+            if (k + u * 128 >= k1) break;
+#pragma unroll
+            for (int j = 0; j < NB; ++j)
+              if (b0 + j < n) {
+                const float4 x = __ldg(reinterpret_cast<const float4*>(in + static_cast<long long>(b0 + j) * k_count + k + u * 128));
+                acc[j] = fmaf(x.x, wv[u].x, fmaf(x.y, wv[u].y, fmaf(x.z, wv[u].z, fmaf(x.w, wv[u].w, acc[j]))));
+              }
+          }
+        }
+      } else {
+        for (int k = k0 + lane; k < k1; k += 32) {
+          const float wv = __ldcs(wr + k);
+#pragma unroll
+          for (int j = 0; j < NB; ++j)
+            if (b0 + j < n) acc[j] = fmaf(__ldg(in + static_cast<long long>(b0 + j) * k_count + k), wv, acc[j]);
+        }
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < NB; ++j) {
+      float v = acc[j];
+      for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+      if (lane == 0) red[rl][ks][j] = v;
+    }
+    __syncthreads();
+    if (threadIdx.x < kStreamRows * NB) {
+      const int r = threadIdx.x / NB, j = threadIdx.x % NB, oo = blockIdx.x * kStreamRows + r, b = b0 + j;
+      if (oo < outputs && b < n) {
+        float v = bias ? bias[oo] : 0.0f;
+#pragma unroll
+        for (int s = 0; s < kStreamSplit; ++s) v += red[r][s][j];
+        out[static_cast<long long>(b) * outputs + oo] = fc_act(v, act);
+      }
+    }
+    __syncthreads();
+  }
+}
+
+template <int NB>
+void launch_stream(const FcArgs& a, cudaStream_t s) {
+  const bool vec = a.inputs % 4 == 0 && (reinterpret_cast<uintptr_t>(a.in) | reinterpret_cast<uintptr_t>(a.w)) % 16 == 0;
+  const unsigned blocks = static_cast<unsigned>((a.outputs + kStreamRows - 1) / kStreamRows);
+  if (vec) fc_stream_kernel<NB, true><<<blocks, 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.act, a.out);
+  else fc_stream_kernel<NB, false><<<blocks, 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.act, a.out);
+  CUDA_CHECK_LAUNCH();
+}
+
+// ---- v6-v8: the engine
+struct FcProblem {
+  const float* xt;  // A: X^T (Kpad, Mpad)
+  const float* wt;  // B: W^T (Kpad, Npad)
+  int m_pad, n_pad, m, n, groups, k_tiles, splits, act;
+  const float* bias;  // (outputs,) or null
+  float* out;         // (images, outputs)
+  float* part;        // (splits, images, outputs)
+  template <class T>
+  __device__ __forceinline__ const float* a_state(int, int m0, int) const { return xt + m0; }
+  template <class T>
+  __device__ __forceinline__ void load_a(const float* base, float* dst, int stride, int kt, int tid) const {
+    gemm::load_dense_tile<T, T::BM>(dst, stride, base, m_pad, kt, tid);
+  }
+  template <class T>
+  __device__ __forceinline__ const float* b_state(int, int n0, int) const { return wt + n0; }
+  template <class T>
+  __device__ __forceinline__ void load_b(const float* base, float* dst, int stride, int kt, int tid) const {
+    gemm::load_dense_tile<T, T::BN>(dst, stride, base, n_pad, kt, tid);
+  }
+  __device__ __forceinline__ void store(int, int split, int r, int c, float v) const {
+    if (r >= m || c >= n) return;
+    if (splits > 1) {
+      part[(static_cast<long long>(split) * m + r) * n + c] = v;
+      return;
+    }
+    if (bias) v += bias[c];
+    out[static_cast<long long>(r) * n + c] = fc_act(v, act);
+  }
+};
+
+__global__ void fc_splitk_reduce(const float* __restrict__ part, int splits, long long mn, int outputs,
+                                 const float* __restrict__ bias, int act, float* __restrict__ out) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < mn;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    float v = 0.0f;
+    for (int s = 0; s < splits; ++s) v += part[s * mn + i];
+    if (bias) v += bias[i % outputs];
+    out[i] = fc_act(v, act);
+  }
+}
+
+template <class F>
+void with_config(int version, F&& f) {
+  switch (version) {
+    case 6: return f.template operator()<gemm::TileL_Fma, gemm::FmaMath<gemm::TileL_Fma>>();
+    case 7: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 3>>();
+    case 8: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3>>();
+    default: fail("--fc-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
+  }
+}
+
+template <class T, class Math>
+int splits_for(int n, int inputs, int outputs) {
+  const long long blocks = static_cast<long long>((n + T::BM - 1) / T::BM) * ((outputs + T::BN - 1) / T::BN);
+  return gemm::choose_splits(blocks, pad_to(inputs, kPadK) / T::BK, gemm::engine_occupancy<T, Math, FcProblem>());
+}
+
+size_t xt_floats(int n, int inputs) { return static_cast<size_t>(pad_to(inputs, kPadK)) * pad_to(n, kPadMN); }
+
+template <class T, class Math>
+void run_engine(const FcArgs& a, cudaStream_t s) {
+  const int k_pad = pad_to(a.inputs, kPadK), m_pad = pad_to(a.n, kPadMN);
+  FcProblem pr;
+  pr.xt = a.workspace;
+  pr.wt = a.prepared;
+  pr.m_pad = m_pad;
+  pr.n_pad = pad_to(a.outputs, kPadMN);
+  pr.m = a.n;
+  pr.n = a.outputs;
+  pr.groups = 1;
+  pr.k_tiles = k_pad / T::BK;
+  pr.splits = splits_for<T, Math>(a.n, a.inputs, a.outputs);
+  pr.act = a.act;
+  pr.bias = a.bias;
+  pr.out = a.out;
+  pr.part = a.workspace + xt_floats(a.n, a.inputs);
+  const size_t need = xt_floats(a.n, a.inputs) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * a.n * a.outputs : 0);
+  if (a.workspace_floats < need) fail("fc v6-v8", "workspace too small (internal: fc_workspace_floats disagrees with the launch)");
+  transpose_pad(a.in, 1, a.n, a.inputs, a.workspace, m_pad, k_pad, s);  // (N, K) -> (Kpad, Mpad)
+  gemm::launch_engine<T, Math>(pr, a.n, a.outputs, 1, s);
+  if (pr.splits > 1) {
+    const long long mn = static_cast<long long>(a.n) * a.outputs;
+    fc_splitk_reduce<<<static_cast<unsigned>(std::min<long long>((mn + 255) / 256, 4096)), 256, 0, s>>>(pr.part, pr.splits, mn, a.outputs,
+                                                                                                       a.bias, a.act, a.out);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+bool fc_is_engine(int version) { return version >= 6 && version <= 8; }
+
+size_t fc_engine_prepared_floats(int inputs, int outputs) {
+  return static_cast<size_t>(pad_to(inputs, kPadK)) * pad_to(outputs, kPadMN);
+}
+
+size_t fc_engine_workspace_floats(int version, int n, int inputs, int outputs) {
+  size_t floats = xt_floats(n, inputs);
+  with_config(version, [&]<class T, class Math>() {
+    const int splits = splits_for<T, Math>(n, inputs, outputs);
+    if (splits > 1) floats += static_cast<size_t>(splits) * n * outputs;
+  });
+  return floats;
+}
+
+void fc_engine_prepare(const float* w, int inputs, int outputs, float* prepared, cudaStream_t s) {
+  transpose_pad(w, 1, outputs, inputs, prepared, pad_to(outputs, kPadMN), pad_to(inputs, kPadK), s);  // (O, I) -> (Ipad, Opad)
+}
+
+void fc_stream_forward(const FcArgs& a, cudaStream_t s) {
+  if (a.n <= 1) launch_stream<1>(a, s);
+  else if (a.n <= 2) launch_stream<2>(a, s);
+  else if (a.n <= 4) launch_stream<4>(a, s);
+  else launch_stream<8>(a, s);
+}
+
+void fc_engine_forward(int version, const FcArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("fc v" + std::to_string(version), "weights were not prepared for the GEMM engine");
+  with_config(version, [&]<class T, class Math>() { run_engine<T, Math>(a, s); });
+}
+
+}  // namespace detail
+}  // namespace bs::cuda

@@ -1,0 +1,118 @@
+// The GEMM engine: one family of kernels for every convolution and fully connected variant from v12 on (the
+// CUTLASS habit: a GEMM is a tile shape, a pipeline, a math policy, two operand iterators and an epilogue).
+//
+//   C (M x N) = A (M x K) * B (K x N), per group z, with the K loop optionally split across blocks (split-K).
+//
+// Template parameters, each a small type:
+//   Tile     block tile BM x BN x BK, a grid of WARPS_M x WARPS_N warps (warp tile WM x WN), STAGES cp.async
+//            stages through shared memory, MIN_BLOCKS for __launch_bounds__.
+//   Math     how a warp turns a shared-memory stage into products (gemm_math.cuh): FmaMath (FP32 FFMA, 8x8
+//            outputs per thread for a 32x64 warp tile), MmaTf32Math<3> (3xTF32 on the tensor cores, FP32
+//            accuracy), MmaTf32Math<1> (one TF32 product: a reduced precision, for the precision modes).
+//   Problem  what the GEMM is (conv_gemm.cu, fc_gemm.cu): it makes the A and B tile loaders for a block
+//            and stores C through its epilogue (bias, activation, split-K partial sums).
+//
+// Shared memory holds each stage as A[BK][BM + 8] and B[BK][BN + 8]: k-major rows, so that both operands
+// arrive by cp.async in row pieces, and padded by 8 floats so that the tensor-core fragment loads (lane
+// (g, t) reads row t, column g) fall in 32 different banks. The loop is the usual multistage one: wait for
+// the oldest stage, one barrier, issue the copy of the stage STAGES-1 ahead into the buffer every warp has
+// just finished with, then compute.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace bs::cuda::gemm {
+
+// ---- cp.async (sm_80+): 16-byte copies that skip L1 (operands reused across blocks stay in L2), and
+// 4-byte copies through L1 with zero fill (src_size 0: nothing is read, zeros land), for gathered operands.
+__device__ __forceinline__ uint32_t smem_u32(const void* p) { return static_cast<uint32_t>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void cp_async16(float* dst, const float* src) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(smem_u32(dst)), "l"(src) : "memory");
+}
+__device__ __forceinline__ void cp_async4_zfill(float* dst, const float* src, bool ok) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
+
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_>
+struct Tile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
+  static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_;
+  static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N, THREADS = 32 * WARPS_M * WARPS_N;
+  static constexpr int SA = BM + 8, SB = BN + 8;  // floats per shared-memory row
+  static constexpr int A_STAGE = BK * SA, B_STAGE = BK * SB;
+  static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * static_cast<int>(sizeof(float));
+  static_assert(BM % 32 == 0 && BN % 32 == 0 && BK % 8 == 0, "tiles come in multiples of 32 (rows) and 8 (k)");
+  static_assert(STAGES >= 2, "a pipeline needs two stages");
+};
+
+// Padding the engine's dense operands are laid out with (so that no tile load needs a bounds check): K to a
+// multiple of the largest BK, M and N columns to a multiple of the largest BM / BN.
+constexpr int kPadK = 32, kPadMN = 128;
+inline int pad_to(int x, int m) { return (x + m - 1) / m * m; }
+
+// Loading a dense tile: element (k, c) of the operand at base[k * ld + c] with base at the tile's first
+// column. The operand is padded (kPadK, kPadMN), so every 16-byte piece exists. Problems keep only `base` per
+// thread; ld comes from the kernel's parameters.
+template <class T, int COLS>
+__device__ __forceinline__ void load_dense_tile(float* dst, int stride, const float* base, long long ld, int kt, int tid) {
+  constexpr int V = COLS / 4, TOTAL = T::BK * V;
+  static_assert(TOTAL % T::THREADS == 0, "every thread copies the same number of pieces");
+#pragma unroll
+  for (int i = 0; i < TOTAL / T::THREADS; ++i) {
+    const int idx = tid + i * T::THREADS, r = idx / V, c = (idx % V) * 4;
+    cp_async16(dst + r * stride + c, base + (static_cast<long long>(kt) * T::BK + r) * ld + c);
+  }
+}
+
+// The engine's kernel. grid: x over N tiles, y over M tiles, z over groups x splits. A Problem provides
+//   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state (small: a pointer, offsets)
+//   load_a<T>(state, dst, stride, kt, tid), load_b<T>(...)    issue one stage's cp.async copies
+//   store(group, split, m, n, v)                               the epilogue for one element of C
+//   k_tiles, splits                                            K / BK (padded) and the split-K factor
+// Its other constants stay in the kernel's parameter space (__grid_constant__), not in registers.
+template <class T, class Math, class Problem>
+__global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const __grid_constant__ Problem pr) {
+  extern __shared__ float4 engine_smem[];
+  float* As = reinterpret_cast<float*>(engine_smem);
+  float* Bs = As + T::STAGES * T::A_STAGE;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
+  const int wm0 = (warp % T::WARPS_M) * T::WM, wn0 = (warp / T::WARPS_M) * T::WN;
+  const int group = blockIdx.z / pr.splits, split = blockIdx.z % pr.splits;
+  const int m0 = blockIdx.y * T::BM, n0 = blockIdx.x * T::BN;
+  const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
+  const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
+  const auto sa = pr.template a_state<T>(group, m0, tid);
+  const auto sb = pr.template b_state<T>(group, n0, tid);
+
+  typename Math::Acc acc;
+  Math::zero(acc);
+#pragma unroll
+  for (int s = 0; s < T::STAGES - 1; ++s) {
+    if (s < nk) {
+      pr.template load_a<T>(sa, As + s * T::A_STAGE, T::SA, kt0 + s, tid);
+      pr.template load_b<T>(sb, Bs + s * T::B_STAGE, T::SB, kt0 + s, tid);
+    }
+    cp_async_commit();  // one group per stage, empty ones too, so that the wait counts stay uniform
+  }
+  for (int i = 0; i < nk; ++i) {
+    cp_async_wait<T::STAGES - 2>();  // stage i has landed (for this thread's copies)
+    __syncthreads();                 // ... and everyone's; everyone has also left stage i - 1
+    const int next = i + T::STAGES - 1;
+    if (next < nk) {
+      const int s = next % T::STAGES;
+      pr.template load_a<T>(sa, As + s * T::A_STAGE, T::SA, kt0 + next, tid);
+      pr.template load_b<T>(sb, Bs + s * T::B_STAGE, T::SB, kt0 + next, tid);
+    }
+    cp_async_commit();
+    const int s = i % T::STAGES;
+    Math::stage(acc, As + s * T::A_STAGE, Bs + s * T::B_STAGE, wm0, wn0, lane);
+  }
+  cp_async_wait<0>();
+  Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { pr.store(group, split, m0 + r, n0 + c, v); });
+}
+
+}  // namespace bs::cuda::gemm

@@ -1,0 +1,57 @@
+// Launching the GEMM engine (gemm_engine.cuh): shared-memory limits, how many blocks fit, and how many ways
+// to split K so that a small problem still fills the GPU.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/gemm_engine.cuh"
+
+namespace bs::cuda::gemm {
+
+struct Occupancy {
+  int sms = 0, per_sm = 0;
+  int wave() const { return sms * per_sm; }
+};
+
+// The kernel's shared-memory limit raised to its need, and how many of its blocks one wave holds. Once per
+// instantiation (the statics are per template).
+template <class T, class Math, class Problem>
+const Occupancy& engine_occupancy() {
+  static const Occupancy occ = [] {
+    auto kernel = engine_kernel<T, Math, Problem>;
+    Occupancy o;
+    int dev = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, dev));
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, T::THREADS, T::SMEM_BYTES));
+    o.per_sm = std::max(1, o.per_sm);
+    return o;
+  }();
+  return occ;
+}
+
+// Split-K: when the tiles alone fill less than one wave, split the K loop so that they fill about one,
+// keeping at least 4 k-tiles per split (fewer leave the pipeline nothing to overlap).
+inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
+  if (blocks >= occ.wave()) return 1;
+  const long long want = occ.wave() / std::max<long long>(1, blocks);
+  return static_cast<int>(std::max<long long>(1, std::min<long long>(want, k_tiles / 4)));
+}
+
+template <class T, class Math, class Problem>
+void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) {
+  (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
+  const dim3 grid((n + T::BN - 1) / T::BN, (m + T::BM - 1) / T::BM, groups * pr.splits);
+  engine_kernel<T, Math, Problem><<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
+  CUDA_CHECK_LAUNCH();
+}
+
+// The engine instantiations that have menu numbers (conv v12-v14, fc v6-v8).
+using TileL_Fma = Tile<128, 128, 32, 4, 2, 3, 2>;   // warp 32x64: 8x8 outputs per thread
+using TileL_Mma = Tile<128, 128, 32, 2, 4, 3, 2>;   // warp 64x32: 4 x 4 m16n8 pieces
+using TileS_Mma = Tile<64, 64, 32, 2, 2, 4, 3>;     // warp 32x32, for problems too small for 128x128 tiles
+
+}  // namespace bs::cuda::gemm

@@ -1,0 +1,119 @@
+#include "kernels/menus.hpp"
+
+#include <cstdio>
+
+#include "weights_tools/error.hpp"
+
+namespace bs {
+namespace {
+
+int parse_version(const std::string& text, const std::vector<MenuEntry>& menu, const std::string& flag) {
+  if (text == "auto" || text == "0") return kAutoVariant;
+  const std::string t = !text.empty() && (text[0] == 'v' || text[0] == 'V') ? text.substr(1) : text;
+  std::string all;
+  for (const MenuEntry& v : menu) {
+    if (t == std::to_string(v.number) || text == v.name) return v.number;
+    all += ", " + std::to_string(v.number) + " " + v.name;
+  }
+  fail(flag, "unknown variant '" + text + "' (choose auto or one of:" + all.substr(1) + ")");
+}
+
+const MenuEntry& entry(const std::vector<MenuEntry>& menu, int number, const char* what) {
+  for (const MenuEntry& e : menu)
+    if (e.number == number) return e;
+  fail(what, "no version " + std::to_string(number));
+}
+
+}  // namespace
+
+const std::vector<MenuEntry>& conv_menu() {
+  static const std::vector<MenuEntry> v = {
+      {1, "direct", "one thread per output, weights in global memory", "any"},
+      {2, "smem-tile", "16x16 output tile per block, input tile staged in shared memory", "any (input tile <= 96 rows)"},
+      {3, "constant", "weights in __constant__ memory, chunks of filters when over 64 KiB", "any"},
+      {4, "texture", "weights through a texture object (read-only cache)", "any (weights < 2^27)"},
+      {5, "unroll-gemm", "im2col kernel + tiled shared-memory SGEMM", "any"},
+      {6, "implicit-gemm", "unroll fused into a register-tiled SGEMM (64x64 tiles, 4x4 per thread)", "any"},
+      {7, "specialised", "compile-time shapes, weights as constant-memory FFMA operands", "ECE 408 conv1, conv2"},
+      {8, "fused", "v7 + bias + activation + 2x2 max pool in one kernel", "ECE 408 conv1, conv2"},
+      {9, "tiled-spec", "compile-time shapes, weights in shared memory, PX x MQ register tile per thread", "ECE 408 conv1, conv2"},
+      {10, "tiled-fused", "v9 + bias + activation + 2x2 max pool in one kernel", "ECE 408 conv1, conv2"},
+      {11, "tc-3xtf32", "v10, with conv2's shape on tensor cores: 3xTF32 implicit GEMM (FP32-accurate)", "ECE 408 conv1, conv2"},
+      {12, "gemm-fma", "GEMM engine: implicit GEMM, 128x128x32 tiles, 8x8 FP32 FFMA outputs per thread, 3-stage cp.async, "
+                       "split-K, bias + activation fused", "any"},
+      {13, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate), 128x128x32 tiles, 3 stages, split-K, "
+                          "bias + activation fused", "any"},
+      {14, "gemm-3xtf32-64", "v13 with 64x64x32 tiles and 4 stages: more blocks for small layers and batches", "any"},
+  };
+  return v;
+}
+
+const std::vector<MenuEntry>& fc_menu() {
+  static const std::vector<MenuEntry> v = {
+      {1, "naive", "one thread per output, dot product over the inputs", "any"},
+      {2, "tiled", "tiled shared-memory SGEMM, split-K when the grid would be small", "any"},
+      {3, "texture", "one warp per output, weights through a texture object", "any"},
+      {4, "warp", "one warp per output row for up to 8 images, 16-byte read-only loads", "any"},
+      {5, "stream", "weight streaming for small batches: each weight read once, 4 16-byte loads in flight per lane, "
+                    "bias + activation fused", "any"},
+      {6, "gemm-fma", "GEMM engine, 128x128x32 tiles, FP32 FFMA, split-K, bias + activation fused", "any"},
+      {7, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate), 128x128x32 tiles", "any"},
+      {8, "gemm-3xtf32-64", "v7 with 64x64x32 tiles, for mid-sized batches", "any"},
+  };
+  return v;
+}
+
+const MenuEntry& conv_entry(int number) { return entry(conv_menu(), number, "--conv-variant"); }
+const MenuEntry& fc_entry(int number) { return entry(fc_menu(), number, "--fc-variant"); }
+int parse_conv_variant(const std::string& text, const std::string& flag) { return parse_version(text, conv_menu(), flag); }
+int parse_fc_variant(const std::string& text, const std::string& flag) { return parse_version(text, fc_menu(), flag); }
+
+const std::vector<Policy>& cudnn_algo_policies() {
+  static const std::vector<Policy> v = {
+      {"fastest", "cuDNN's fastest FP32 (FMA-math) algorithm, FFT and Winograd included (their rounding differs: up to "
+                  "8e-4 relative measured on AlexNet conv2)"},
+      {"exact", "only the GEMM and direct algorithms, which agree with cpu-ref to FP32 rounding"},
+  };
+  return v;
+}
+
+const std::vector<Policy>& precision_menu() {
+  static const std::vector<Policy> v = {{"fp32", "FP32 storage and FP32-accurate arithmetic (3xTF32 on the tensor cores "
+                                                 "counts as FP32: held to the same 1e-5)"}};
+  return v;
+}
+
+const char* conv_auto_heuristic() {
+  return "v11 where it is compiled for the shape (ECE 408), else v14 when 128x128 tiles would give fewer blocks than the "
+         "GPU has multiprocessors, else v13";
+}
+const char* fc_auto_heuristic() {
+  return "v5 (stream) up to 16 images, else v8 when 128x128 tiles would give fewer blocks than multiprocessors, else v7";
+}
+
+std::string menus_text() {
+  std::string s;
+  auto line = [&](const std::string& a, const std::string& b, const std::string& c) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "  %-5s %-16s ", a.c_str(), b.c_str());
+    s += buf + c + "\n";
+  };
+  auto menu = [&](const char* title, const std::vector<MenuEntry>& m, const char* heuristic) {
+    s += title;
+    for (const MenuEntry& e : m) line("v" + std::to_string(e.number), e.name, std::string(e.summary) + " [" + e.shapes + "]");
+    line("auto", "(default)", std::string("per layer and batch size: the tuning table's choice (batchscope tune), else ") + heuristic);
+    s += "\n";
+  };
+  menu("Convolution, --conv-variant (backend cuda)\n", conv_menu(), conv_auto_heuristic());
+  menu("Fully connected, --fc-variant (backend cuda)\n", fc_menu(), fc_auto_heuristic());
+  s += "cuDNN algorithm policies, --cudnn-algos (backend cudnn)\n";
+  for (const Policy& p : cudnn_algo_policies()) line("", p.name, p.summary);
+  s += "\nPrecisions (only fp32 so far; every result names its precision)\n";
+  for (const Policy& p : precision_menu()) line("", p.name, p.summary);
+  s += "\nOther layers on the cuda backend: one kernel each (pooling, LRN, activation, softmax); LRN followed by "
+       "pooling runs as one kernel; an activation after a convolution or fully connected layer runs in its epilogue "
+       "with conv v8, v10-v14 and fc v5-v8.\n";
+  return s;
+}
+
+}  // namespace bs

@@ -22,7 +22,7 @@ void ClassifyOptions::add_to(CLI::App& app) {
   app.add_option("--model", model_dir, "model folder (an ImageNet model with a 'preprocess' section)")->required();
   app.add_option("IMAGE", images, "JPEG or PNG photos")->required();
   app.add_option("--backend", backend, "cpu-ref | cpu | cuda | cudnn")->capture_default_str();
-  app.add_option("--conv-variant", conv_variant, "cuda: convolution version");
+  flags.add_to(app);
   app.add_option("--labels", labels, "class names, one per line (default: data/imagenet/synset_words.txt)");
   app.add_option("--top", top, "classes to print per image")->capture_default_str()->check(CLI::PositiveNumber);
   app.footer("Examples:\n  batchscope classify --model data/models/alexnet data/imagenet/images/cat.jpg\n"
@@ -71,6 +71,7 @@ std::vector<float> load_photo(const std::string& path, const Model& m) {
 }
 
 int run_classify(const ClassifyOptions& o) {
+  o.flags.validate(o.backend);
   if (!have_opencv()) load_photo("", Model{});  // the clear error, before loading anything
   Model m = load_model(o.model_dir);
   if (!m.preprocess.present) fail(o.model_dir + "/model.json", "has no 'preprocess' section, so photos cannot be prepared for it");
@@ -88,9 +89,7 @@ int run_classify(const ClassifyOptions& o) {
     std::vector<float> x = load_photo(img, m);
     batch.insert(batch.end(), x.begin(), x.end());
   }
-  BackendOptions bo;
-  bo.conv_variant = o.conv_variant;
-  auto b = open_backend(m, o.backend, bo);
+  auto b = open_backend(m, o.backend, o.flags.options());
   const int n = static_cast<int>(o.images.size());
   std::vector<float> logits = run_batches(*b, m, batch.data(), n, 0, m.logits_layers(), nullptr);
   std::vector<float> prob(logits.size());

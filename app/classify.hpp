@@ -5,12 +5,14 @@
 #include <string>
 #include <vector>
 
+#include "app/backend_flags.hpp"
 #include "kernels/model.hpp"
 
 namespace bs {
 
 struct ClassifyOptions {
-  std::string model_dir, backend = "cpu", conv_variant, labels;
+  std::string model_dir, backend = "cpu", labels;
+  BackendFlags flags;
   std::vector<std::string> images;
   int top = 5;
   void add_to(CLI::App& app);

@@ -19,11 +19,7 @@ void InferOptions::add_to(CLI::App& app) {
   app.add_option("--images", images, "use the first N images of the test set (default: all)")->check(CLI::PositiveNumber);
   app.add_option("--batch", batch, "images per forward pass (default: all at once)")->check(CLI::PositiveNumber);
   app.add_option("--backend", backend, "cpu-ref | cpu | cuda | cudnn (those built in)")->capture_default_str();
-  app.add_option("--conv-variant", conv_variant, "cuda: convolution version, number or name");
-  app.add_option("--fc-variant", fc_variant, "cuda: fully connected version, 1 naive | 2 tiled | 3 texture");
-  app.add_option("--cudnn-algos", cudnn_algos, "cudnn: fastest (FFT, Winograd allowed) | exact (GEMM, direct)")
-      ->capture_default_str();
-  app.add_option("--threads", threads, "cpu: threads (default: all cores)")->check(CLI::PositiveNumber);
+  flags.add_to(app);
   app.add_option("--data", data, "IDX images (gzipped or not); default: the shipped set matching the input");
   app.add_option("--labels", labels, "IDX labels for --data");
   app.add_option("--input", input, "run this float (N, C, H, W) .npy instead of a test set");
@@ -38,6 +34,7 @@ void InferOptions::add_to(CLI::App& app) {
       "  batchscope infer --model data/models/ece408\n"
       "  batchscope infer --model data/models/ece408 --images 1000 --batch 100 --backend cpu-ref\n"
       "  batchscope infer --model data/models/ece408 --backend cuda --conv-variant fused --layer-times\n"
+      "  batchscope infer --model data/models/alexnet --backend cuda --conv-variant gemm-3xtf32 --batch 128 --images 1024\n"
       "  batchscope infer --model data/models/ece408 --input x.npy --output logits.npy");
 }
 
@@ -48,6 +45,7 @@ void InferOptions::validate() const {
   if (input.empty() && !output.empty()) fail("--output", "needs --input");
   if (!input.empty() && !data.empty()) fail("--input", "cannot be combined with --data");
   if (probabilities && input.empty()) fail("--probabilities", "applies only with --input/--output");
+  flags.validate(backend);
 }
 
 namespace {
@@ -74,12 +72,7 @@ int run_tensor(const InferOptions& o, const Model& m, Backend& b) {
 int run_infer(const InferOptions& o) {
   o.validate();
   Model m = load_model(o.model_dir);
-  BackendOptions bo;
-  bo.conv_variant = o.conv_variant;
-  bo.fc_variant = o.fc_variant;
-  bo.cudnn_algos = o.cudnn_algos;
-  bo.threads = o.threads;
-  std::unique_ptr<Backend> b = open_backend(m, o.backend, bo);
+  std::unique_ptr<Backend> b = open_backend(m, o.backend, o.flags.options());
   if (!o.input.empty()) return run_tensor(o, m, *b);
 
   std::string images = o.data, labels = o.labels;

@@ -4,6 +4,8 @@
 #include <CLI/CLI.hpp>
 #include <string>
 
+#include "app/backend_flags.hpp"
+
 namespace bs {
 
 struct InferOptions {
@@ -11,10 +13,7 @@ struct InferOptions {
   int images = 0;  // 0 = all
   int batch = 0;   // 0 = all at once (as the course's scripts did)
   std::string backend = "cpu";
-  std::string conv_variant;
-  std::string fc_variant;
-  std::string cudnn_algos = "fastest";
-  int threads = 0;
+  BackendFlags flags;
   std::string data, labels;
   std::string input, output;
   bool probabilities = false;

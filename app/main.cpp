@@ -6,6 +6,8 @@
 #include "app/infer.hpp"
 #include "app/report.hpp"
 #include "app/sweep.hpp"
+#include "app/tune.hpp"
+#include "app/variants.hpp"
 #include "weights_tools/error.hpp"
 
 int main(int argc, char** argv) {
@@ -31,9 +33,16 @@ int main(int argc, char** argv) {
   CLI::App* report_cmd = app.add_subcommand("report", "figures and a Markdown + HTML report from sweep CSVs");
   report.add_to(*report_cmd);
 
+  bs::TuneOptions tune;
+  CLI::App* tune_cmd = app.add_subcommand("tune", "time every conv and fc version per layer and batch size; write the table auto reads");
+  tune.add_to(*tune_cmd);
+
+  CLI::App* variants_cmd = app.add_subcommand("variants", "list every kernel menu (conv, fc, cuDNN policies, precisions)");
+  variants_cmd->footer("Example:\n  batchscope variants");
+
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
-  sweep.command_line = profile.command_line = command_line;
+  sweep.command_line = profile.command_line = tune.command_line = command_line;
 
   try {
     app.parse(argc, argv);
@@ -46,6 +55,8 @@ int main(int argc, char** argv) {
     if (*profile_cmd) return bs::run_profile(profile);
     if (*classify_cmd) return bs::run_classify(classify);
     if (*report_cmd) return bs::run_report(report);
+    if (*tune_cmd) return bs::run_tune(tune);
+    if (*variants_cmd) return bs::run_variants();
   } catch (const bs::Error& e) {
     std::cerr << "batchscope: error: " << e.what() << "\n";
     return 1;

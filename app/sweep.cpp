@@ -23,10 +23,7 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
   app.add_option("--model", model_dir, "model folder holding model.json")->required();
   app.add_option("--backend", backend, "auto (cuda where a GPU exists, else cpu) | cpu-ref | cpu | cuda | cudnn")
       ->capture_default_str();
-  app.add_option("--conv-variant", conv_variant, "cuda: convolution version (number or name, or auto)");
-  app.add_option("--fc-variant", fc_variant, "cuda: fully connected version (number or name, or auto)");
-  app.add_option("--cudnn-algos", cudnn_algos, "cudnn: fastest (FFT, Winograd allowed) | exact (GEMM, direct)")
-      ->capture_default_str();
+  flags.add_to(app);
   if (profile_command) {
     batches = {64};
     app.add_option("--batch", batches[0], "images per forward pass")->capture_default_str();
@@ -46,7 +43,6 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
   app.add_option("--transfers", transfers, "resident (weights and activations stay on the GPU) | per-layer "
                                            "(allocate, copy in, run, copy out, free around every layer)")
       ->capture_default_str();
-  app.add_option("--threads", threads, "cpu: threads (default: all cores)");
   app.footer(profile_command
                  ? "Examples:\n  batchscope profile --model data/models/ece408 --backend cuda --batch 256\n"
                    "  batchscope profile --model data/models/ece408 --backend cuda --batch 64 --transfers per-layer"
@@ -135,14 +131,12 @@ class SweepDriver {
   void prepare() {
     o_.validate();
     if (o_.backend == "auto") o_.backend = gpu_available() ? "cuda" : "cpu";
+    o_.flags.validate(o_.backend);
     gpu_ = o_.backend == "cuda" || o_.backend == "cudnn";
     if (!gpu_ && (o_.transfers == "per-layer" || o_.host_memory == "pinned"))
       fail(o_.transfers == "per-layer" ? "--transfers" : "--host-memory", "applies to GPU backends only");
     model_ = load_model(o_.model_dir);
-    opts_.conv_variant = o_.conv_variant;
-    opts_.fc_variant = o_.fc_variant;
-    opts_.cudnn_algos = o_.cudnn_algos;
-    opts_.threads = o_.threads;
+    opts_ = o_.flags.options();
     opts_.per_layer_transfers = o_.transfers == "per-layer";
     opts_.pinned_host = o_.host_memory == "pinned";
     if (gpu_) init_gpu();
@@ -157,9 +151,9 @@ class SweepDriver {
     id_.model = model_.name;
     id_.weights = model_.weights_note;
     id_.backend = o_.backend;
-    id_.variant = o_.backend == "cuda" ? (o_.conv_variant.empty() ? "auto" : o_.conv_variant)
-                  : o_.backend == "cudnn" ? "cudnn-" + o_.cudnn_algos : "";
-    id_.fc_variant = o_.backend == "cuda" ? (o_.fc_variant.empty() ? "auto" : o_.fc_variant) : "";
+    id_.variant = o_.backend == "cuda" ? (o_.flags.conv_variant.empty() ? "auto" : o_.flags.conv_variant)
+                  : o_.backend == "cudnn" ? "cudnn-" + opts_.cudnn_algos : "";
+    id_.fc_variant = o_.backend == "cuda" ? (o_.flags.fc_variant.empty() ? "auto" : o_.flags.fc_variant) : "";
     id_.transfers = gpu_ ? o_.transfers : "host";
     id_.host_memory = o_.host_memory;
     id_.profiler = profiler_ ? profiler_->kind() : "off";
@@ -361,7 +355,7 @@ class SweepDriver {
     j["backend"] = o_.backend;
     j["conv_variant"] = id_.variant;
     j["fc_variant"] = id_.fc_variant;
-    if (o_.backend == "cudnn") j["cudnn_algos"] = o_.cudnn_algos;
+    if (o_.backend == "cudnn") j["cudnn_algos"] = opts_.cudnn_algos;
     j["precision"] = "fp32";
     j["transfers"] = id_.transfers;
     j["host_memory"] = o_.host_memory;

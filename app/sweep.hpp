@@ -5,14 +5,16 @@
 #include <string>
 #include <vector>
 
+#include "app/backend_flags.hpp"
+
 namespace bs {
 
 struct SweepOptions {
   std::string model_dir;
   std::string backend = "auto";
-  std::string conv_variant, fc_variant, cudnn_algos = "fastest";
+  BackendFlags flags;
   std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
-  int reps = 10, warmup = 2, threads = 0, check_images = 4;
+  int reps = 10, warmup = 2, check_images = 4;
   std::string host_memory = "pageable", transfers = "resident";
   std::string check_backend = "cpu-ref";
   std::string out;

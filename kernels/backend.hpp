@@ -37,6 +37,8 @@ struct BackendOptions {
   // rounding differs from a direct sum (seen: 8e-4 relative on AlexNet conv2); "exact" keeps to the GEMM
   // and direct algorithms, which agree with cpu-ref to FP32 rounding.
   std::string cudnn_algos = "fastest";
+  // cuda: the tuning table auto reads (kernels/tuning.hpp); empty: the device's default file, if there is one.
+  std::string tuning_file;
 };
 
 class Backend {

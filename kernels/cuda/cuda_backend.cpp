@@ -1,84 +1,160 @@
-// The cuda backend: this project's kernels (conv.hpp's menu, ops.hpp) behind the shared GPU pipeline
+// The cuda backend: this project's kernels (conv.hpp's and ops.hpp's menus) behind the shared GPU pipeline
 // (gpu_pipeline.hpp: resident or per-layer transfers, one stream, event timing). Every call and launch is
-// checked. With conv v8/v10/v11 the activation and 2x2 max pool after a convolution run inside its kernel.
+// checked.
+//
+// Plan, then execute: for each batch size the backend decides once, per layer, which version runs (the flag's,
+// or auto's: the tuning table's choice for the layer's signature and batch, else the heuristic of menus.cpp),
+// and what it absorbs: the activation after a convolution (v8, v10-v14) or a fully connected layer (v5-v8),
+// a 2x2 max pool after a convolution (v8, v10, v11), and the pooling after an LRN (one kernel). Absorbed
+// layers report "fused into <layer>". Versions that read prepared weights (conv v12-v14, fc v6-v8) get them
+// made on the device from the raw upload: once, at their first run, with resident transfers; for every layer
+// run, in the layer's workspace, with per-layer transfers.
 #include <cuda_runtime.h>
+
+#include <fstream>
+#include <map>
+#include <optional>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/conv.hpp"
+#include "kernels/cuda/act_code.hpp"
 #include "kernels/cuda/gpu_pipeline.hpp"
 #include "kernels/cuda/ops.hpp"
+#include "kernels/tuning.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
 namespace {
 
+std::string device_name() {
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  return p.name;
+}
+
 class CudaBackend : public GpuPipelineBackend {
  public:
   explicit CudaBackend(const BackendOptions& o) : GpuPipelineBackend(o, "cuda") {
-    conv_v_ = o.conv_variant.empty() ? cuda::kAutoConvVariant : cuda::parse_conv_variant(o.conv_variant);
-    fc_v_ = o.fc_variant.empty() ? cuda::kAutoFcVariant : cuda::parse_fc_variant(o.fc_variant);
+    conv_v_ = o.conv_variant.empty() ? cuda::kAutoConvVariant : parse_conv_variant(o.conv_variant);
+    fc_v_ = o.fc_variant.empty() ? cuda::kAutoFcVariant : parse_fc_variant(o.fc_variant);
+    const std::string dev = device_name();
+    if (!o.tuning_file.empty()) {
+      tuning_ = read_tuning(o.tuning_file, dev);
+      tuning_source_ = o.tuning_file;
+    } else if (const std::string def = default_tuning_path(dev); std::ifstream(def).good()) {
+      tuning_ = read_tuning(def, dev);
+      tuning_source_ = def;
+    }
   }
 
   std::string name() const override { return "cuda"; }
 
   Support supports(const Layer& l) const override {
     if (l.kind() == LayerKind::conv && conv_v_ != cuda::kAutoConvVariant) return cuda::conv_supports(conv_v_, l);
-    return {};  // every other layer kind has one kernel that handles every shape
+    return {};  // every fc version and every other layer kind's kernel handle every shape
   }
 
   std::string describe(const Layer& l) const override {
+    const std::vector<Step>& plan = plan_for(last_n_);
     for (size_t i = 0; i < model_->layers.size(); ++i) {
       if (&model_->layers[i] != &l) continue;
-      const Plan& p = plan_[i];
-      if (!p.fused_into.empty()) return "fused into " + p.fused_into;
+      const Step& st = plan[i];
+      if (!st.fused_into.empty()) return "fused into " + st.fused_into;
+      std::string absorbed;
+      for (size_t k = 1; k <= st.absorbs; ++k) absorbed += "+" + model_->layers[i + k].type_name();
       if (l.kind() == LayerKind::conv) {
-        const auto& v = cuda::conv_versions()[p.conv_v - 1];
-        std::string s = (conv_v_ == cuda::kAutoConvVariant ? "auto: v" : "v") + std::to_string(v.number) + " " + v.name;
-        if (p.epi.has_act || p.epi.pool2x2) {
-          s += " (conv";
-          if (p.epi.has_act) s += "+" + model_->layers[i + 1].type_name();
-          if (p.epi.pool2x2) s += "+max_pool";
-          s += ")";
-        }
-        return s;
+        const MenuEntry& v = conv_entry(st.version);
+        return st.how + "v" + std::to_string(v.number) + " " + v.name + (absorbed.empty() ? "" : " (conv" + absorbed + ")");
       }
       if (l.kind() == LayerKind::fc) {
-        if (fc_v_ == cuda::kAutoFcVariant) return "fc auto: v4 warp (batch <= 16) or v2 tiled (split-K)";
-        return std::string("fc v") + std::to_string(fc_v_) + " " + cuda::fc_versions()[fc_v_ - 1].name;
+        const MenuEntry& v = fc_entry(st.version);
+        return st.how + "fc v" + std::to_string(v.number) + " " + v.name + (absorbed.empty() ? "" : " (fc" + absorbed + ")");
       }
+      if (l.kind() == LayerKind::lrn && st.absorbs) return "lrn" + absorbed + " kernel";
       if (l.kind() == LayerKind::flatten) return "no-op (NCHW is already flat)";
       return std::string(kind_name(l.kind())) + " kernel";
     }
     return "cuda";
   }
 
- protected:
-  void after_load() override {
-    plan_.assign(model_->layers.size(), Plan{});
-    for (size_t i = 0; i < model_->layers.size(); ++i)
-      if (model_->layers[i].kind() == LayerKind::conv) plan_conv(i);
+  std::vector<std::string> notes() const override {
+    if (tuning_source_.empty()) return {"auto: no tuning table, heuristic choices"};
+    return {"auto: tuning table " + tuning_source_ + " (measured " + tuning_->date + ", commit " + tuning_->commit + ")"};
   }
-  bool fused_away(size_t i) const override { return !plan_[i].fused_into.empty(); }
+
+ protected:
+  struct Step {
+    int version = 0;         // conv or fc version, resolved
+    std::string how;         // "auto (tuned): ", "auto (heuristic): " or "" for a version given by flag
+    cuda::Epilogue epi;      // conv: what its kernel absorbs
+    int act = -1;            // fc: the activation its kernel applies (-1: none)
+    size_t absorbs = 0;      // how many following layers run inside this one's kernel
+    std::string fused_into;  // non-empty: this layer runs inside that layer's kernel
+  };
+
+  void after_load() override {
+    plans_.clear();
+    prep_.clear();
+    prep_.resize(model_->layers.size());
+    prepared_.assign(model_->layers.size(), false);
+  }
+  void plan_batch(int n) override {
+    cur_ = &plan_for(n);
+    last_n_ = n;
+  }
+  bool fused_away(size_t i) const override { return !(*cur_)[i].fused_into.empty(); }
   bool wants_texture(size_t i) const override {
-    const LayerKind k = model_->layers[i].kind();
-    return (k == LayerKind::conv && plan_[i].conv_v == 4) || (k == LayerKind::fc && fc_v_ == 3);
+    const Layer& l = model_->layers[i];
+    const int wanted = l.kind() == LayerKind::conv ? 4 : l.kind() == LayerKind::fc ? 3 : -1;
+    const int given = l.kind() == LayerKind::conv ? conv_v_ : fc_v_;
+    if (wanted < 0) return false;
+    if (given != cuda::kAutoConvVariant) return given == wanted;
+    if (!tuning_) return false;  // the heuristics never take the texture versions
+    const std::string sig = tuning_signature(*model_, i);
+    for (const TuningEntry& e : tuning_->entries)
+      if (e.signature == sig && e.best == wanted) return true;
+    return false;
   }
   size_t workspace_floats(size_t i, int n) const override {
     const Layer& l = model_->layers[i];
-    if (l.kind() == LayerKind::fc)
-      return cuda::fc_workspace_floats(fc_v_, n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
-    return l.kind() == LayerKind::conv ? cuda::conv_workspace_floats(plan_[i].conv_v, l, n) : 0;
+    const Step& st = plan_for(n)[i];
+    if (!st.fused_into.empty()) return 0;
+    const bool per_layer = opts_.per_layer_transfers;
+    if (auto* f = std::get_if<FcParams>(&l.op)) {
+      const int in = static_cast<int>(l.in.size());
+      return cuda::fc_workspace_floats(st.version, n, in, f->outputs) + (per_layer ? cuda::fc_prepared_floats(st.version, in, f->outputs) : 0);
+    }
+    if (l.kind() == LayerKind::conv)
+      return cuda::conv_workspace_floats(st.version, l, n) + (per_layer ? cuda::conv_prepared_floats(st.version, l) : 0);
+    return 0;
+  }
+  size_t resident_extra_floats(int n) const override {
+    size_t floats = 0;
+    const std::vector<Step>& plan = plan_for(n);
+    for (size_t i = 0; i < model_->layers.size(); ++i) {
+      const Layer& l = model_->layers[i];
+      if (auto* f = std::get_if<FcParams>(&l.op)) floats += cuda::fc_prepared_floats(plan[i].version, static_cast<int>(l.in.size()), f->outputs);
+      if (l.kind() == LayerKind::conv) floats += cuda::conv_prepared_floats(plan[i].version, l);
+    }
+    return floats;
   }
 
   const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& w) override {
     const Layer& l = model_->layers[i];
+    const Step& st = (*cur_)[i];
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
       cuda::ConvArgs a;
       a.in = src; a.w = w.w; a.weights_id = w.id; a.bias = w.b; a.out = dst;
       a.n = n; a.is = l.in; a.os = l.out; a.p = c; a.wtex = w.tex;
       a.workspace = ws_ptr_; a.workspace_floats = ws_floats_;
-      a.epi = plan_[i].epi;
-      cuda::conv_forward(plan_[i].conv_v, a, stream_);
+      a.epi = st.epi;
+      if (const size_t pf = cuda::conv_prepared_floats(st.version, l)) {
+        a.prepared = prepared(i, pf, [&](float* dst_prep) { cuda::conv_prepare(st.version, a, dst_prep, stream_); });
+        if (opts_.per_layer_transfers) { a.workspace += pf; a.workspace_floats -= pf; }
+      }
+      cuda::conv_forward(st.version, a, stream_);
       cur = a.epi.pool2x2 ? Shape{l.out.c, l.out.h / 2, l.out.w / 2} : l.out;
       return dst;
     }
@@ -90,12 +166,28 @@ class CudaBackend : public GpuPipelineBackend {
     if (auto* p = std::get_if<PoolParams>(&l.op)) {
       cuda::pool_forward(src, n, l.in, *p, l.out, dst, stream_);
     } else if (auto* r = std::get_if<LrnParams>(&l.op)) {
+      if (st.absorbs) {
+        const Layer& pool = model_->layers[i + 1];
+        cuda::lrn_pool_forward(src, n, l.in, *r, std::get<PoolParams>(pool.op), pool.out, dst, stream_);
+        cur = pool.out;
+        return dst;
+      }
       cuda::lrn_forward(src, n, l.in, *r, dst, stream_);
     } else if (std::holds_alternative<FlattenParams>(l.op)) {
       cur = l.out;
       return src;  // NCHW is already flat
     } else if (auto* f = std::get_if<FcParams>(&l.op)) {
-      cuda::fc_forward(fc_v_, src, n, static_cast<int>(l.in.size()), w.w, w.tex, w.b, f->outputs, dst, ws_ptr_, ws_floats_, stream_);
+      cuda::FcArgs a;
+      a.in = src; a.n = n; a.inputs = static_cast<int>(l.in.size()); a.outputs = f->outputs;
+      a.w = w.w; a.wtex = w.tex; a.bias = w.b; a.out = dst;
+      a.workspace = ws_ptr_; a.workspace_floats = ws_floats_; a.act = st.act;
+      if (const size_t pf = cuda::fc_prepared_floats(st.version, a.inputs, a.outputs)) {
+        a.prepared = prepared(i, pf, [&](float* dst_prep) { cuda::fc_prepare(st.version, w.w, a.inputs, a.outputs, dst_prep, stream_); });
+        if (opts_.per_layer_transfers) { a.workspace += pf; a.workspace_floats -= pf; }
+      }
+      cuda::fc_forward(st.version, a, stream_);
+      cur = st.absorbs ? model_->layers[i + st.absorbs].out : l.out;
+      return dst;
     } else if (std::holds_alternative<SoftmaxParams>(l.op)) {
       cuda::softmax_forward(src, n, static_cast<int>(l.in.size()), dst, stream_);
     }
@@ -104,24 +196,79 @@ class CudaBackend : public GpuPipelineBackend {
   }
 
  private:
-  struct Plan {
-    int conv_v = 0;
-    cuda::Epilogue epi;
-    std::string fused_into;  // non-empty: this layer runs inside that convolution's kernel
-  };
+  // Layer i's weights in the layout its version reads: made once with resident transfers (kept in prep_),
+  // made in the head of the workspace for each run with per-layer transfers.
+  template <class Make>
+  const float* prepared(size_t i, size_t floats, Make&& make) {
+    if (opts_.per_layer_transfers) {
+      make(ws_ptr_);
+      return ws_ptr_;
+    }
+    if (!prepared_[i] || prep_[i].size() < floats) {
+      prep_[i].resize(floats);
+      make(prep_[i].get());
+      prepared_[i] = true;
+    }
+    return prep_[i].get();
+  }
 
-  void plan_conv(size_t i) {
+  // auto's choice for layer i at batch n, and how it was made.
+  int choose(size_t i, int n, std::string& how) const {
+    const Layer& l = model_->layers[i];
+    const bool conv = l.kind() == LayerKind::conv;
+    if (tuning_) {
+      if (auto v = tuning_->lookup(conv ? "conv" : "fc", tuning_signature(*model_, i), n); v && (!conv || cuda::conv_supports(*v, l).ok)) {
+        how = "auto (tuned): ";
+        return *v;
+      }
+    }
+    how = "auto (heuristic): ";
+    if (conv) return cuda::heuristic_conv_variant(l, n);
+    return cuda::heuristic_fc_variant(n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
+  }
+
+  const std::vector<Step>& plan_for(int n) const {
+    if (auto it = plans_.find(n); it != plans_.end()) return it->second;
     const Model& m = *model_;
-    Plan& p = plan_[i];
-    p.conv_v = conv_v_ == cuda::kAutoConvVariant ? cuda::auto_conv_variant(m.layers[i]) : conv_v_;
-    if (p.conv_v != 8 && p.conv_v != 10 && p.conv_v != 11) return;
+    std::vector<Step> plan(m.layers.size());
+    for (size_t i = 0; i < m.layers.size(); ++i) {
+      if (!plan[i].fused_into.empty()) continue;
+      const Layer& l = m.layers[i];
+      Step& st = plan[i];
+      const bool next_is_act = i + 1 < m.layers.size() && m.layers[i + 1].kind() == LayerKind::act;
+      if (l.kind() == LayerKind::conv) {
+        st.version = conv_v_;
+        if (conv_v_ == cuda::kAutoConvVariant) st.version = choose(i, n, st.how);
+        plan_conv_epilogue(i, st);
+      } else if (l.kind() == LayerKind::fc) {
+        st.version = fc_v_;
+        if (fc_v_ == cuda::kAutoFcVariant) st.version = choose(i, n, st.how);
+        if (cuda::fc_fuses_act(st.version) && next_is_act) {
+          st.act = cuda::act_code(std::get<ActParams>(m.layers[i + 1].op).act);
+          st.absorbs = 1;
+        }
+      } else if (l.kind() == LayerKind::lrn && i + 1 < m.layers.size() && m.layers[i + 1].kind() == LayerKind::pool &&
+                 cuda::lrn_pool_fusable(l.in)) {
+        st.absorbs = 1;
+      }
+      for (size_t k = 1; k <= st.absorbs; ++k) plan[i + k].fused_into = l.name;
+    }
+    return plans_.emplace(n, std::move(plan)).first->second;
+  }
+
+  // What a convolution's kernel absorbs: the activation after it (v8, v10-v14), then a 2x2 max pool
+  // (v8, v10, v11).
+  void plan_conv_epilogue(size_t i, Step& st) const {
+    const Model& m = *model_;
+    const int v = st.version;
+    if (v != 8 && v != 10 && v != 11 && !cuda::conv_is_engine(v)) return;
     cuda::Epilogue e;
     size_t j = i + 1;
     if (j < m.layers.size() && m.layers[j].kind() == LayerKind::act) {
       cuda::Epilogue with_act;
       with_act.has_act = true;
       with_act.act = std::get<ActParams>(m.layers[j].op).act;
-      if (!cuda::conv_supports(p.conv_v, m.layers[i], with_act).ok) return;  // the pool cannot follow alone
+      if (!cuda::conv_supports(v, m.layers[i], with_act).ok) return;  // the pool cannot follow alone
       e = with_act;
       ++j;
     }
@@ -130,16 +277,21 @@ class CudaBackend : public GpuPipelineBackend {
       cuda::Epilogue with_pool = e;
       with_pool.pool2x2 = true;
       if (pp.kind == PoolKind::max && pp.kh == 2 && pp.kw == 2 && pp.sh == 2 && pp.sw == 2 && pp.ph == 0 && pp.pw == 0 &&
-          !pp.ceil_mode && cuda::conv_supports(p.conv_v, m.layers[i], with_pool).ok)
+          !pp.ceil_mode && cuda::conv_supports(v, m.layers[i], with_pool).ok)
         e = with_pool;
     }
-    p.epi = e;
-    const size_t absorbed = (e.has_act ? 1 : 0) + (e.pool2x2 ? 1 : 0);
-    for (size_t k = 1; k <= absorbed; ++k) plan_[i + k].fused_into = m.layers[i].name;
+    st.epi = e;
+    st.absorbs = (e.has_act ? 1 : 0) + (e.pool2x2 ? 1 : 0);
   }
 
   int conv_v_ = cuda::kAutoConvVariant, fc_v_ = cuda::kAutoFcVariant;
-  std::vector<Plan> plan_;
+  std::optional<TuningTable> tuning_;
+  std::string tuning_source_;
+  mutable std::map<int, std::vector<Step>> plans_;  // per batch size
+  const std::vector<Step>* cur_ = nullptr;           // the forward in progress
+  int last_n_ = 1;
+  std::vector<DeviceBuffer<float>> prep_;            // prepared weights (resident transfers)
+  std::vector<bool> prepared_;
 };
 
 }  // namespace

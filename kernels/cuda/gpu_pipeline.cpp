@@ -94,7 +94,7 @@ size_t GpuPipelineBackend::device_bytes_needed(int n) const {
                                         workspace_floats(i, n));
   }
   if (opts_.per_layer_transfers) return sizeof(float) * per_layer;
-  return sizeof(float) * (weights + static_cast<size_t>(m.input.size()) * n + 2 * max_act * n + ws);
+  return sizeof(float) * (weights + resident_extra_floats(n) + static_cast<size_t>(m.input.size()) * n + 2 * max_act * n + ws);
 }
 
 size_t GpuPipelineBackend::device_bytes_free() const {
@@ -114,6 +114,7 @@ void GpuPipelineBackend::ensure_events(size_t n_layers) {
 void GpuPipelineBackend::forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) {
   if (!model_) fail(name_, "forward() before load()");
   n_layers = std::min(n_layers, model_->layers.size());
+  plan_batch(n);
   timed_ = stats != nullptr;  // no per-layer events unless someone reads them
   ensure_events(n_layers);
   if (opts_.per_layer_transfers) forward_per_layer(in, n, n_layers, out);

@@ -40,6 +40,8 @@ class GpuPipelineBackend : public Backend {
   // in-place layers) and sets `cur` to the output shape.
   virtual const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& w) = 0;
   virtual void after_load() {}                                   // plans, once weights are known
+  virtual void plan_batch(int) {}                                // at the start of each forward: its batch size
+  virtual size_t resident_extra_floats(int) const { return 0; }  // device floats kept beside the weights (prepared copies)
   virtual bool fused_away(size_t) const { return false; }        // runs inside an earlier layer's kernel
   virtual bool wants_texture(size_t) const { return false; }     // layer reads weights through a texture
   virtual size_t workspace_floats(size_t, int) const { return 0; }

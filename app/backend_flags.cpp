@@ -1,0 +1,43 @@
+#include "app/backend_flags.hpp"
+
+#include "kernels/menus.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs {
+
+void BackendFlags::add_to(CLI::App& app, bool with_fc) {
+  app.add_option("--conv-variant", conv_variant, "cuda: convolution version, number or name, or auto (batchscope variants lists them)");
+  if (with_fc) app.add_option("--fc-variant", fc_variant, "cuda: fully connected version, number or name, or auto");
+  app.add_option("--tuning", tuning, "cuda: the tuning table auto reads (batchscope tune writes it; default: the device's file in "
+                                     "~/.cache/batchscope, when there is one)");
+  app.add_option("--cudnn-algos", cudnn_algos, "cudnn: fastest (FFT, Winograd allowed; the default) | exact (GEMM, direct)");
+  app.add_option("--threads", threads, "cpu, cpu-ref: threads (default: all cores)")->check(CLI::PositiveNumber);
+}
+
+void BackendFlags::validate(const std::string& backend) const {
+  auto refuse = [&](const char* flag, const char* owner) {
+    fail(flag, std::string("the ") + backend + " backend does not use it (it applies to " + owner + ")");
+  };
+  const bool cuda = backend == "cuda", cudnn = backend == "cudnn", cpu = backend == "cpu" || backend == "cpu-ref";
+  if (!conv_variant.empty() && !cuda) refuse("--conv-variant", "--backend cuda");
+  if (!fc_variant.empty() && !cuda) refuse("--fc-variant", "--backend cuda");
+  if (!tuning.empty() && !cuda) refuse("--tuning", "--backend cuda");
+  if (!cudnn_algos.empty() && !cudnn) refuse("--cudnn-algos", "--backend cudnn");
+  if (threads > 0 && !cpu) refuse("--threads", "--backend cpu and cpu-ref");
+  if (!conv_variant.empty()) parse_conv_variant(conv_variant);  // unknown names fail here, before any work
+  if (!fc_variant.empty()) parse_fc_variant(fc_variant);
+  if (!cudnn_algos.empty() && cudnn_algos != "fastest" && cudnn_algos != "exact")
+    fail("--cudnn-algos", "expected fastest or exact, found '" + cudnn_algos + "'");
+}
+
+BackendOptions BackendFlags::options() const {
+  BackendOptions o;
+  o.conv_variant = conv_variant;
+  o.fc_variant = fc_variant;
+  o.tuning_file = tuning;
+  o.cudnn_algos = cudnn_algos.empty() ? "fastest" : cudnn_algos;
+  o.threads = threads;
+  return o;
+}
+
+}  // namespace bs

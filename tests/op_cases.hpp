@@ -107,6 +107,21 @@ inline std::vector<OpCase> op_cases(bool big) {
     cases.push_back({"alexnet fc6", {9216, 1, 1}, 3, f6});
     FcParams f8; f8.outputs = 1000; f8.bias.resize(1000);
     cases.push_back({"alexnet fc8", {4096, 1, 1}, 3, f8});
+    // For the GEMM engine (conv v12-v14, fc v5-v8): partial M tiles (160 = 128 + 32), K tails (300 -> 320),
+    // groups of 50 filters, split-K at batch 1 (K = 2304), a 1x1 kernel, an odd conv1-like shape; fc batches
+    // past one 128-row tile, inputs that are not a multiple of 4 (the streaming path's scalar loop), more images
+    // than one streaming pass takes.
+    cases.push_back({"engine conv m160 k3 p1", {64, 30, 29}, 5, conv_params(160, 3, 1, 1, 1, true)});
+    cases.push_back({"engine conv m200 k5 s2 p2 g4", {48, 20, 21}, 3, conv_params(200, 5, 2, 2, 4, true)});
+    cases.push_back({"engine conv m96 k11 s4 odd", {3, 67, 61}, 2, conv_params(96, 11, 4, 0, 1, false)});
+    cases.push_back({"engine conv m384 k3 p1 n1 splitk", {256, 13, 13}, 1, conv_params(384, 3, 1, 1, 1, true)});
+    cases.push_back({"engine conv m40 k1", {32, 9, 9}, 3, conv_params(40, 1, 1, 0, 1, true)});
+    FcParams fe1; fe1.outputs = 1000; fe1.bias.resize(1000);
+    cases.push_back({"engine fc 2304->1000 n40", {2304, 1, 1}, 40, fe1});
+    FcParams fe2; fe2.outputs = 37;
+    cases.push_back({"engine fc 123->37 n130", {123, 1, 1}, 130, fe2});
+    FcParams fe3; fe3.outputs = 19; fe3.bias.resize(19);
+    cases.push_back({"engine fc 1001->19 n17", {1001, 1, 1}, 17, fe3});
   }
   return cases;
 }

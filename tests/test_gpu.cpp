@@ -12,30 +12,16 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/ops.hpp"
+#include "gpu_util.hpp"
 #include "op_cases.hpp"
 #include "weights_tools/error.hpp"
 
 using namespace bs;
+using bs::test::conv_chain;
+using bs::test::cpu_ref_output;
+using bs::test::gpu_missing;
 
 namespace {
-
-// Empty when a GPU backend can be made, else the reason (e.g. no CUDA GPU is available).
-std::string gpu_missing() {
-  static const std::string reason = [] {
-    try {
-      make_backend("cuda");
-      return std::string();
-    } catch (const Error& e) {
-      return std::string(e.what());
-    }
-  }();
-  return reason;
-}
-
-#define SKIP_WITHOUT_GPU()                                             \
-  do {                                                                 \
-    if (!gpu_missing().empty()) GTEST_SKIP() << gpu_missing();         \
-  } while (0)
 
 struct Config {
   std::string backend, conv, fc, cudnn_algos = "exact";
@@ -60,21 +46,15 @@ std::vector<GpuCase> gpu_cases() {
   for (const test::OpCase& c : test::op_cases(true)) {
     const LayerKind k = static_cast<LayerKind>(c.op.index());
     if (k == LayerKind::conv)
-      for (const auto& v : cuda::conv_versions()) out.push_back({c, {"cuda", std::to_string(v.number), ""}});
+      for (const auto& v : conv_menu()) out.push_back({c, {"cuda", std::to_string(v.number), ""}});
     else if (k == LayerKind::fc)
-      for (const auto& v : cuda::fc_versions()) out.push_back({c, {"cuda", "", std::to_string(v.number)}});
+      for (const auto& v : fc_menu()) out.push_back({c, {"cuda", "", std::to_string(v.number)}});
     else
       out.push_back({c, {"cuda", "", ""}});
     out.push_back({c, {"cudnn", "", "", "exact"}});
     out.push_back({c, {"cudnn", "", "", "fastest"}});
   }
   return out;
-}
-
-std::vector<float> cpu_ref_output(const Model& m, const std::vector<float>& in, int n) {
-  auto ref = make_backend("cpu-ref");
-  ref->load(m);
-  return test::guarded_forward(*ref, m, in, n).out;
 }
 
 // The reference output per case, computed once per process with fresh random data.
@@ -93,22 +73,6 @@ const Reference& reference(const test::OpCase& c) {
   r.input = test::random_vector(static_cast<size_t>(r.model.input.size()) * c.batch, rng);
   r.output = cpu_ref_output(r.model, r.input, c.batch);
   return cache.emplace(c.label, std::move(r)).first->second;
-}
-
-// conv 5x5 with random weights and bias -> the activation (if has_act) -> 2x2 max pool (if pool).
-Model conv_chain(const std::string& name, Shape in, int filters, bool has_act, Act act, bool pool, std::mt19937& rng) {
-  Model m;
-  m.name = name;
-  m.input = in;
-  ConvParams c = test::conv_params(filters, 5, 1, 0, 1, true);
-  c.weight = test::random_vector(static_cast<size_t>(filters) * in.c * 25, rng);
-  c.bias = test::random_vector(static_cast<size_t>(filters), rng);
-  m.layers.push_back({"conv", c, {}, {}});
-  if (has_act) m.layers.push_back({"act", ActParams{act}, {}, {}});
-  PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
-  if (pool) m.layers.push_back({"pool", p, {}, {}});
-  infer_shapes(m, name);
-  return m;
 }
 
 class GpuVsRef : public ::testing::TestWithParam<GpuCase> {};
@@ -255,7 +219,8 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                          ::testing::Values(Config{"cuda", "1", ""}, Config{"cuda", "2", ""}, Config{"cuda", "3", ""},
                                            Config{"cuda", "4", ""}, Config{"cuda", "5", ""}, Config{"cuda", "6", ""},
                                            Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cuda", "9", ""},
-                                           Config{"cuda", "10", ""}, Config{"cuda", "11", ""}, Config{"cuda", "auto", ""}, Config{"cudnn", "", "", "exact"},
+                                           Config{"cuda", "10", ""}, Config{"cuda", "11", ""}, Config{"cuda", "12", ""},
+                                           Config{"cuda", "13", ""}, Config{"cuda", "14", ""}, Config{"cuda", "auto", ""}, Config{"cudnn", "", "", "exact"},
                                            Config{"cudnn", "", "", "fastest"}),
                          [](const auto& info) { return info.param.label(); });
 

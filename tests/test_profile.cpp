@@ -125,7 +125,7 @@ TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   o.batches = {1, 3};
   o.reps = 2;
   o.warmup = 1;
-  o.threads = 2;
+  o.flags.threads = 2;
   o.out = d / "r.csv";
   o.command_line = "test";
   ASSERT_EQ(run_sweep(o), 0);

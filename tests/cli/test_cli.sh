@@ -94,6 +94,25 @@ expect_ok "wrote $tmp/c.csv" env BATCHSCOPE_SOURCE_DIR="$tmp/carried" BATCHSCOPE
   sweep --model "$model" --backend cpu --batches 1 --reps 1 --out "$tmp/c.csv"
 expect_ok '"git_commit": "0123456789abcdef0123456789abcdef01234567"' cat "$tmp/c.json"
 
+# --- flags a backend does not use, and the menus (any machine)
+expect_fail "--conv-variant: the cpu backend does not use it \(it applies to --backend cuda\)" $bs infer --model "$model" --backend cpu --conv-variant 99
+expect_fail "--fc-variant: the cpu-ref backend does not use it" $bs infer --model "$model" --backend cpu-ref --fc-variant 5 --images 10
+expect_fail "--cudnn-algos: the cpu backend does not use it \(it applies to --backend cudnn\)" $bs sweep --model "$model" --backend cpu --cudnn-algos exact --out "$tmp/flags.csv"
+expect_absent "$tmp/flags.csv"
+expect_fail "--tuning: the cpu backend does not use it" $bs sweep --model "$model" --backend cpu --tuning t.json --out "$tmp/flags.csv"
+expect_fail "--threads: the cudnn backend does not use it" $bs infer --model "$model" --backend cudnn --threads 2
+expect_fail "--conv-variant: unknown variant 'warp-speed' \(choose auto or one of: 1 direct" $bs infer --model "$model" --backend cuda --conv-variant warp-speed
+expect_ok "v13 +gemm-3xtf32 .*FP32-accurate" $bs variants
+expect_ok "^  v5 +stream " $bs variants
+expect_ok "exact +only the GEMM and direct algorithms" $bs variants
+expect_fail "--batches: batch sizes must be positive, found 0" $bs tune --model "$model" --batches 0
+expect_fail "--conv-variants: name versions, not auto" $bs tune --model "$model" --conv-variants auto
+expect_fail "--fc-variants: unknown variant '42'" $bs tune --model "$model" --fc-variants 42
+if ! nvidia-smi -L >/dev/null 2>&1; then
+  expect_fail "--backend cuda: no CUDA GPU is available|unknown backend 'cuda'" $bs tune --model "$model" --out "$tmp/t.json"
+  expect_absent "$tmp/t.json"
+fi
+
 # --- batchscope-weights
 expect_fail "--input-shape: expected C,H,W" $bw import-mxnet --symbol "$src/data/ece408-2019sp/ece408-symbol.json" \
   --params "$src/data/ece408-2019sp/ece408-0002.params" --input-shape 1,48 --out "$tmp/imp"

@@ -1,0 +1,56 @@
+// Helpers shared by the GPU test files: whether a GPU backend can be made (else each test skips, saying why),
+// the cpu-ref output of a model, and a conv -> activation -> pool chain with random weights.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/backend.hpp"
+#include "op_cases.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs::test {
+
+// Empty when a GPU backend can be made, else the reason (e.g. no CUDA GPU is available).
+inline std::string gpu_missing() {
+  static const std::string reason = [] {
+    try {
+      make_backend("cuda");
+      return std::string();
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+  }();
+  return reason;
+}
+
+#define SKIP_WITHOUT_GPU()                                             \
+  do {                                                                 \
+    if (!gpu_missing().empty()) GTEST_SKIP() << gpu_missing();         \
+  } while (0)
+
+inline std::vector<float> cpu_ref_output(const Model& m, const std::vector<float>& in, int n) {
+  auto ref = make_backend("cpu-ref");
+  ref->load(m);
+  return guarded_forward(*ref, m, in, n).out;
+}
+
+// conv 5x5 with random weights and bias -> the activation (if has_act) -> 2x2 max pool (if pool).
+inline Model conv_chain(const std::string& name, Shape in, int filters, bool has_act, Act act, bool pool, std::mt19937& rng) {
+  Model m;
+  m.name = name;
+  m.input = in;
+  ConvParams c = conv_params(filters, 5, 1, 0, 1, true);
+  c.weight = random_vector(static_cast<size_t>(filters) * in.c * 25, rng);
+  c.bias = random_vector(static_cast<size_t>(filters), rng);
+  m.layers.push_back({"conv", c, {}, {}});
+  if (has_act) m.layers.push_back({"act", ActParams{act}, {}, {}});
+  PoolParams p; p.kh = p.kw = p.sh = p.sw = 2;
+  if (pool) m.layers.push_back({"pool", p, {}, {}});
+  infer_shapes(m, name);
+  return m;
+}
+
+}  // namespace bs::test

@@ -1,0 +1,281 @@
+// The GEMM engine's variants (conv v12-v14, fc v5-v8), the fused LRN + pooling kernel and auto's plan, against
+// cpu-ref (or, for whole AlexNet-sized models, the cpu backend, itself tested equal to cpu-ref): chains with
+// what the variants fuse, per-layer transfers (weights prepared in the layer's workspace), an AlexNet-shaped
+// model end to end, and the tuning table from `batchscope tune` to auto's choice. Without a GPU each test skips.
+#include <gtest/gtest.h>
+
+#include <cmath>
+
+#include "app/runner.hpp"
+#include "app/tune.hpp"
+#include "gpu_util.hpp"
+#include "kernels/tuning.hpp"
+#include "weights_tools/npy.hpp"
+
+using namespace bs;
+using bs::test::cpu_ref_output;
+using bs::test::gpu_missing;
+
+namespace {
+
+Layer conv_layer(const std::string& name, int filters, int k, int s, int p, int g) {
+  return {name, test::conv_params(filters, k, s, p, g, true), {}, {}};
+}
+Layer fc_layer(const std::string& name, int outputs) {
+  FcParams f;
+  f.outputs = outputs;
+  f.bias.resize(static_cast<size_t>(outputs));
+  return {name, f, {}, {}};
+}
+Layer act_layer(const std::string& name, Act a) { return {name, ActParams{a}, {}, {}}; }
+Layer pool_layer(const std::string& name, PoolKind kind, int k, int s, int p = 0, bool ceil = false) {
+  PoolParams pp;
+  pp.kind = kind; pp.kh = pp.kw = k; pp.sh = pp.sw = s; pp.ph = pp.pw = p; pp.ceil_mode = ceil;
+  return {name, pp, {}, {}};
+}
+Layer lrn_layer(const std::string& name) {
+  LrnParams l;
+  l.size = 5; l.alpha = 1e-2f; l.beta = 0.75f; l.k = 2.0f;  // large alpha: the window sum matters
+  return {name, l, {}, {}};
+}
+
+// Shapes inferred, then weights drawn: uniform in +-sqrt(3 / fan_in) (He-like scale, so that deep chains keep
+// their activations near 1 and relative errors mean something).
+Model build(const std::string& name, Shape input, std::vector<Layer> layers, std::mt19937& rng) {
+  Model m;
+  m.name = name;
+  m.input = input;
+  m.layers = std::move(layers);
+  infer_shapes(m, name);
+  for (Layer& l : m.layers) {
+    auto fill = [&](std::vector<float>& w, size_t count, double fan_in) {
+      w = test::random_vector(count, rng);
+      const float scale = static_cast<float>(std::sqrt(3.0 / fan_in));
+      for (float& x : w) x *= scale;
+    };
+    if (auto* c = std::get_if<ConvParams>(&l.op)) {
+      const size_t fan = static_cast<size_t>(l.in.c / c->groups) * c->kh * c->kw;
+      fill(c->weight, static_cast<size_t>(c->filters) * fan, static_cast<double>(fan));
+      if (!c->bias.empty()) c->bias = test::random_vector(c->bias.size(), rng);
+    }
+    if (auto* f = std::get_if<FcParams>(&l.op)) {
+      fill(f->weight, static_cast<size_t>(f->outputs) * l.in.size(), static_cast<double>(l.in.size()));
+      if (!f->bias.empty()) f->bias = test::random_vector(f->bias.size(), rng);
+    }
+  }
+  return m;
+}
+
+std::vector<float> run(Backend& b, const Model& m, const std::vector<float>& in, int n) {
+  return test::guarded_forward(b, m, in, n).out;
+}
+
+// conv -> activation for v12-v14: the activation runs in the engine's epilogue, a pool after it on its own.
+TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
+  SKIP_WITHOUT_GPU();
+  struct Case { Shape in; Layer conv; Act act; bool pool; int batch; };
+  const std::vector<Case> cases = {
+      {{6, 22, 22}, conv_layer("conv", 16, 5, 1, 0, 1), Act::tanh, true, 7},
+      {{3, 35, 33}, conv_layer("conv", 96, 11, 4, 0, 1), Act::relu, false, 3},
+      {{40, 13, 13}, conv_layer("conv", 130, 3, 1, 1, 2), Act::sigmoid, false, 2},
+      {{16, 17, 19}, conv_layer("conv", 64, 5, 1, 2, 2), Act::relu, true, 9},
+  };
+  for (const Case& c : cases) {
+    uint32_t seed;
+    std::mt19937 rng = test::fresh_rng(&seed);
+    std::vector<Layer> layers = {c.conv, act_layer("act", c.act)};
+    if (c.pool) layers.push_back(pool_layer("pool", PoolKind::max, 2, 2));
+    const Model m = build("engine-chain", c.in, layers, rng);
+    const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
+    const std::vector<float> want = cpu_ref_output(m, in, c.batch);
+    for (const char* v : {"12", "13", "14"}) {
+      BackendOptions o;
+      o.conv_variant = v;
+      o.guard_check = true;
+      auto gpu = make_backend("cuda", o);
+      gpu->load(m);
+      const std::vector<float> got = run(*gpu, m, in, c.batch);
+      EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv") << v;
+      if (c.pool) {
+        EXPECT_EQ(gpu->describe(m.layers[2]), "pool kernel") << v;
+      }
+      EXPECT_LE(test::rel_l2(got, want), 1e-5) << "v" << v << " in " << to_string(c.in) << " seed " << seed;
+    }
+  }
+}
+
+// fc -> relu -> fc -> tanh -> fc, every new fc version at batch sizes on both sides of the streaming path's
+// passes of 8 images and of the engine's 128-row tiles.
+TEST(GpuEngine, FcChainsWithFusedActivationsMatchCpuRef) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = build("fc-chain", {5, 6, 7}, {{"flat", FlattenParams{}, {}, {}}, fc_layer("fc1", 300), act_layer("r1", Act::relu),
+                                                fc_layer("fc2", 129), act_layer("t2", Act::tanh), fc_layer("fc3", 10)},
+                        rng);
+  for (int n : {1, 3, 8, 9, 40, 130}) {
+    const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    const std::vector<float> want = cpu_ref_output(m, in, n);
+    for (const char* v : {"5", "6", "7", "8"}) {
+      BackendOptions o;
+      o.fc_variant = v;
+      o.guard_check = true;
+      auto gpu = make_backend("cuda", o);
+      gpu->load(m);
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), 1e-5) << "fc v" << v << " batch " << n << " seed " << seed;
+      EXPECT_EQ(gpu->describe(m.layers[2]), "fused into fc1");
+      EXPECT_EQ(gpu->describe(m.layers[4]), "fused into fc2");
+      EXPECT_EQ(gpu->describe(m.layers[1]).rfind(std::string("fc v") + v, 0), 0u) << gpu->describe(m.layers[1]);
+    }
+  }
+}
+
+// LRN followed by pooling runs as one kernel: max and average, with and without padding and ceil mode.
+TEST(GpuEngine, LrnThenPoolingInOneKernelMatchesCpuRef) {
+  SKIP_WITHOUT_GPU();
+  for (const Layer& pool : {pool_layer("pool", PoolKind::max, 3, 2), pool_layer("pool", PoolKind::avg, 3, 2, 1, true),
+                            pool_layer("pool", PoolKind::max, 2, 2, 0, true)}) {
+    uint32_t seed;
+    std::mt19937 rng = test::fresh_rng(&seed);
+    const Model m = build("lrn-pool", {9, 27, 25}, {lrn_layer("norm"), pool}, rng);
+    const int n = 3;
+    const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    BackendOptions o;
+    o.guard_check = true;
+    auto gpu = make_backend("cuda", o);
+    gpu->load(m);
+    EXPECT_EQ(gpu->describe(m.layers[0]), "lrn+" + m.layers[1].type_name() + " kernel");
+    EXPECT_EQ(gpu->describe(m.layers[1]), "fused into norm");
+    EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), cpu_ref_output(m, in, n)), 1e-5) << m.layers[1].type_name() << " seed " << seed;
+  }
+}
+
+// With per-layer transfers the prepared weights are made in each layer's workspace, for every run.
+TEST(GpuEngine, PerLayerTransfersPrepareWeightsInTheWorkspace) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = build("per-layer", {8, 19, 17},
+                        {conv_layer("conv", 24, 3, 1, 1, 2), act_layer("relu", Act::relu), pool_layer("pool", PoolKind::max, 2, 2),
+                         {"flat", FlattenParams{}, {}, {}}, fc_layer("fc1", 50), act_layer("r2", Act::relu), fc_layer("fc2", 7)},
+                        rng);
+  const int n = 6;
+  const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+  const std::vector<float> want = cpu_ref_output(m, in, n);
+  for (auto [conv, fc] : {std::pair{"12", "6"}, std::pair{"13", "7"}, std::pair{"14", "8"}}) {
+    BackendOptions o;
+    o.conv_variant = conv;
+    o.fc_variant = fc;
+    o.per_layer_transfers = true;
+    auto gpu = make_backend("cuda", o);
+    gpu->load(m);
+    for (int round = 0; round < 2; ++round)
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), 1e-5) << "v" << conv << " fc v" << fc << " round " << round << " seed " << seed;
+  }
+}
+
+// BVLC AlexNet's layers at full size with random weights: auto (and each engine version) against the cpu
+// backend, at batch 1 (fc streaming, split-K convolutions) and 20. End to end over eight layers the tolerance
+// is the sweep's 1e-4 (each layer alone is held to 1e-5 in the table).
+Model alexnet_like(std::mt19937& rng) {
+  return build("alexnet-like", {3, 227, 227},
+               {conv_layer("conv1", 96, 11, 4, 0, 1), act_layer("relu1", Act::relu), lrn_layer("norm1"),
+                pool_layer("pool1", PoolKind::max, 3, 2), conv_layer("conv2", 256, 5, 1, 2, 2), act_layer("relu2", Act::relu),
+                lrn_layer("norm2"), pool_layer("pool2", PoolKind::max, 3, 2), conv_layer("conv3", 384, 3, 1, 1, 1),
+                act_layer("relu3", Act::relu), conv_layer("conv4", 384, 3, 1, 1, 2), act_layer("relu4", Act::relu),
+                conv_layer("conv5", 256, 3, 1, 1, 2), act_layer("relu5", Act::relu), pool_layer("pool5", PoolKind::max, 3, 2),
+                {"flatten", FlattenParams{}, {}, {}}, fc_layer("fc6", 4096), act_layer("relu6", Act::relu), fc_layer("fc7", 4096),
+                act_layer("relu7", Act::relu), fc_layer("fc8", 1000)},
+               rng);
+}
+
+TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = alexnet_like(rng);
+  auto ref = make_backend("cpu");
+  ref->load(m);
+  for (int n : {1, 20}) {
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    for (float& x : in) x *= 100.0f;  // pixels minus a mean
+    const std::vector<float> want = run(*ref, m, in, n);
+    for (const char* v : {"auto", "12", "13", "14"}) {
+      BackendOptions o;
+      o.conv_variant = v;
+      o.guard_check = true;
+      o.tuning_file = "";
+      auto gpu = make_backend("cuda", o);
+      gpu->load(m);
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), 1e-4) << "conv " << v << " batch " << n << " seed " << seed;
+      if (std::string(v) == "auto") {
+        EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv1");
+        EXPECT_EQ(gpu->describe(m.layers[2]), "lrn+max_pool kernel");
+        EXPECT_EQ(gpu->describe(m.layers[3]), "fused into norm1");
+        EXPECT_EQ(gpu->describe(m.layers[17]), "fused into fc6");
+        EXPECT_NE(gpu->describe(m.layers[0]).find("(conv+relu)"), std::string::npos) << gpu->describe(m.layers[0]);
+        if (n == 1) {
+          EXPECT_NE(gpu->describe(m.layers[16]).find("fc v5 stream (fc+relu)"), std::string::npos) << gpu->describe(m.layers[16]);
+        }
+      }
+    }
+  }
+}
+
+// `batchscope tune` writes a table; auto takes its choices ("auto (tuned)"), and a table from another device
+// is refused with one line.
+TEST(GpuEngine, TuneWritesATableThatAutoReads) {
+  SKIP_WITHOUT_GPU();
+  test::TempDir d;
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  Model m = build("tiny", {4, 12, 12}, {conv_layer("conv", 20, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
+                                        fc_layer("fc", 10)},
+                  rng);
+  // a model folder for the command (it loads model.json and .npy files)
+  test::write_text(d / "model.json",
+                   R"({"name": "tiny", "input": [4, 12, 12], "layers": [
+                      {"name": "conv", "type": "convolution", "filters": 20, "kernel": 3, "padding": 1, "weight": {"file": "w.npy"}},
+                      {"name": "relu", "type": "relu"}, {"name": "flat", "type": "flatten"},
+                      {"name": "fc", "type": "fully_connected", "outputs": 10, "weight": {"file": "f.npy"}}]})");
+  auto npy = [&](const std::string& file, std::vector<int64_t> shape) {
+    size_t count = 1;
+    for (int64_t s : shape) count *= static_cast<size_t>(s);
+    write_npy(d / file, Array::from_float(shape, test::random_vector(count, rng)));
+  };
+  npy("w.npy", {20, 4, 3, 3});
+  npy("f.npy", {10, 20 * 12 * 12});
+  TuneOptions t;
+  t.model_dir = d.str();
+  t.batches = {2, 33};
+  t.reps = 2;
+  t.warmup = 1;
+  t.conv_variants = {"6", "12", "13", "14"};
+  t.fc_variants = {"2", "5", "7"};
+  t.out = d / "tuning.json";
+  t.command_line = "test";
+  ASSERT_EQ(run_tune(t), 0);
+  const TuningTable table = read_tuning(d / "tuning.json", "");
+  ASSERT_EQ(table.entries.size(), 4u);  // (conv, fc) x 2 batches
+  m = load_model(d.str());
+  BackendOptions o;
+  o.tuning_file = d / "tuning.json";
+  auto gpu = make_backend("cuda", o);
+  gpu->load(m);
+  std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * 33, rng);
+  const std::vector<float> got = run(*gpu, m, in, 33);
+  EXPECT_LE(test::rel_l2(got, cpu_ref_output(m, in, 33)), 1e-5);
+  const int best = *table.lookup("conv", tuning_signature(m, 0), 33);
+  EXPECT_EQ(gpu->describe(m.layers[0]).rfind("auto (tuned): v" + std::to_string(best) + " ", 0), 0u) << gpu->describe(m.layers[0]);
+  // another device's table
+  TuningTable other = table;
+  other.device.name = "Some Other GPU";
+  write_tuning(d / "other.json", other);
+  o.tuning_file = d / "other.json";
+  test::expect_error_at([&] { make_backend("cuda", o); }, d / "other.json", "tuning table measured on 'Some Other GPU', this device is");
+  test::write_text(d / "corrupt.json", "{\"format\": \"batchscope-tuning\", \"version\": 1, \"device\": {}}");
+  o.tuning_file = d / "corrupt.json";
+  test::expect_error_at([&] { make_backend("cuda", o); }, d / "corrupt.json", "corrupt tuning table");
+}
+
+}  // namespace

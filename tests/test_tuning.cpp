@@ -1,0 +1,206 @@
+// The tuning table (kernels/tuning.hpp), the kernel menus (kernels/menus.hpp) and the backend flags
+// (app/backend_flags.hpp): everything auto's choice and the variant flags rest on that runs without a GPU.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "app/backend_flags.hpp"
+#include "kernels/menus.hpp"
+#include "kernels/tuning.hpp"
+#include "test_util.hpp"
+
+using namespace bs;
+
+namespace {
+
+TuningTable sample_table() {
+  TuningTable t;
+  t.device = {"NVIDIA H100 80GB HBM3", "9.0", 132, "580"};
+  t.commit = "0123456789abcdef0123456789abcdef01234567";
+  t.date = "2026-11-22T00:00:00Z";
+  t.command = "batchscope tune --model m";
+  t.model = "m";
+  for (int b : {1, 16, 256}) {
+    TuningEntry e;
+    e.kind = "conv";
+    e.layer = "conv1";
+    e.signature = "conv in(3,227,227) m96 k11x11 s4x4 p0x0 g1 +relu";
+    e.batch = b;
+    e.best = b == 1 ? 14 : b == 16 ? 12 : 13;
+    e.times_ms = {{12, 1.5}, {13, 1.25}, {14, 1.0}};
+    e.unsupported = {{7, "v7 is compiled for stride 1"}};
+    t.entries.push_back(e);
+  }
+  TuningEntry f;
+  f.kind = "fc";
+  f.layer = "fc6";
+  f.signature = "fc in9216 out4096 +relu";
+  f.batch = 4;
+  f.best = 5;
+  f.times_ms = {{5, 0.06}};
+  t.entries.push_back(f);
+  return t;
+}
+
+TEST(Tuning, WriteThenReadGivesTheSameTable) {
+  test::TempDir d;
+  const TuningTable t = sample_table();
+  write_tuning(d / "t.json", t);
+  const TuningTable r = read_tuning(d / "t.json", "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(r.device.name, t.device.name);
+  EXPECT_EQ(r.device.sm_count, 132);
+  EXPECT_EQ(r.commit, t.commit);
+  ASSERT_EQ(r.entries.size(), t.entries.size());
+  EXPECT_EQ(r.entries[0].times_ms, t.entries[0].times_ms);
+  EXPECT_EQ(r.entries[0].unsupported, t.entries[0].unsupported);
+  EXPECT_EQ(r.entries[3].best, 5);
+  EXPECT_EQ(tuning_json(r), tuning_json(t));
+}
+
+TEST(Tuning, LookupTakesTheBatchOrTheNearestInLog2) {
+  const TuningTable t = sample_table();
+  const std::string sig = "conv in(3,227,227) m96 k11x11 s4x4 p0x0 g1 +relu";
+  EXPECT_EQ(t.lookup("conv", sig, 1), 14);
+  EXPECT_EQ(t.lookup("conv", sig, 16), 12);
+  EXPECT_EQ(t.lookup("conv", sig, 2), 14);     // log2 distance 1 to batch 1, 3 to 16
+  EXPECT_EQ(t.lookup("conv", sig, 4), 12);     // 2 from 1 and 2 from 16: a tie goes to the larger batch
+  EXPECT_EQ(t.lookup("conv", sig, 64), 13);    // 2 from 16 and 2 from 256
+  EXPECT_EQ(t.lookup("conv", sig, 100), 13);   // closer to 256 (1.36) than to 16 (2.64)
+  EXPECT_EQ(t.lookup("conv", sig, 5000), 13);
+  EXPECT_FALSE(t.lookup("conv", sig + " +max_pool2x2", 1).has_value());  // another segment
+  EXPECT_FALSE(t.lookup("fc", sig, 1).has_value());
+  EXPECT_EQ(t.lookup("fc", "fc in9216 out4096 +relu", 1024), 5);
+}
+
+TEST(Tuning, RefusesATableFromAnotherDevice) {
+  test::TempDir d;
+  write_tuning(d / "t.json", sample_table());
+  test::expect_error_at([&] { read_tuning(d / "t.json", "NVIDIA H200"); }, d / "t.json",
+                        "tuning table measured on 'NVIDIA H100 80GB HBM3', this device is 'NVIDIA H200'");
+  EXPECT_NO_THROW(read_tuning(d / "t.json", ""));  // no device to compare with: the reader alone
+}
+
+TEST(Tuning, RefusesCorruptFilesWithOneLineNamingThem) {
+  test::TempDir d;
+  const std::string good = tuning_json(sample_table());
+  struct Case {
+    std::string text, needle;
+  };
+  auto replace = [&](std::string from, std::string to) {
+    std::string s = good;
+    const size_t at = s.find(from);
+    EXPECT_NE(at, std::string::npos) << from;
+    return s.replace(at, from.size(), to);
+  };
+  const std::vector<Case> cases = {
+      {good.substr(0, good.size() / 2), "not a batchscope tuning table (not JSON"},
+      {"", "not a batchscope tuning table (not JSON"},
+      {"[1, 2, 3]", "not a batchscope tuning table (no \"format\""},
+      {replace("\"batchscope-tuning\"", "\"batchscope-model\""), "not a batchscope tuning table"},
+      {replace("\"version\": 1", "\"version\": 2"), "tuning table version 2; this batchscope reads version 1"},
+      {replace("\"best\": 14", "\"best\": 99"), "best version 99 is not on the conv menu"},
+      {replace("\"best\": 5", "\"best\": 13"), "best version 13 is not on the fc menu"},
+      {replace("\"batch\": 16", "\"batch\": -16"), "batch must be positive"},
+      {replace("\"kind\": \"fc\"", "\"kind\": \"lrn\""), "kind 'lrn', expected conv or fc"},
+      {replace("\"signature\": \"fc in9216 out4096 +relu\",", ""), "corrupt tuning table"},
+      {replace("\"best\": 5", "\"best\": \"five\""), "corrupt tuning table"},
+      {replace("\"12\": 1.5", "\"twelve\": 1.5"), "corrupt tuning table: a version key is not a number"},
+  };
+  for (const Case& c : cases) {
+    test::write_text(d / "bad.json", c.text);
+    test::expect_error_at([&] { read_tuning(d / "bad.json", "NVIDIA H100 80GB HBM3"); }, d / "bad.json", c.needle);
+  }
+  test::expect_error_at([&] { read_tuning(d / "missing.json", ""); }, d / "missing.json", "cannot open");
+}
+
+// The signature names the layer's shape and what a variant may fuse into it.
+TEST(Tuning, SignaturesNameShapeAndFusibleFollowers) {
+  Model m;
+  m.name = "sig";
+  m.input = {3, 31, 31};
+  ConvParams c1;
+  c1.filters = 8; c1.kh = c1.kw = 3; c1.ph = c1.pw = 1; c1.groups = 1;
+  c1.weight.resize(8 * 3 * 9);
+  ConvParams c2 = c1;
+  c2.filters = 4; c2.sh = c2.sw = 2; c2.groups = 2;
+  c2.weight.resize(4 * 4 * 9);
+  PoolParams p2; p2.kh = p2.kw = p2.sh = p2.sw = 2;
+  PoolParams p3; p3.kh = p3.kw = 3; p3.sh = p3.sw = 2;
+  FcParams f; f.outputs = 5;
+  m.layers = {{"c1", c1, {}, {}}, {"r1", ActParams{Act::relu}, {}, {}}, {"p1", p2, {}, {}}, {"c2", c2, {}, {}},
+              {"t2", ActParams{Act::tanh}, {}, {}}, {"p2", p3, {}, {}}, {"flat", FlattenParams{}, {}, {}}, {"fc", f, {}, {}}};
+  infer_shapes(m, "sig");
+  f.weight.resize(static_cast<size_t>(5) * m.layers[7].in.size());
+  m.layers[7].op = f;
+  EXPECT_EQ(tuning_signature(m, 0), "conv in(3,31,31) m8 k3x3 s1x1 p1x1 g1 +relu +max_pool2x2");
+  EXPECT_EQ(tuning_signature(m, 3), "conv in(8,15,15) m4 k3x3 s2x2 p1x1 g2 +tanh");  // a 3x3 pool is not fused
+  EXPECT_EQ(tuning_signature(m, 7), "fc in36 out5");
+  test::expect_error_at([&] { tuning_signature(m, 1); }, "layer 'r1'", "only convolution and fully connected layers");
+}
+
+TEST(Tuning, DefaultPathFollowsTheEnvironmentAndNamesTheDevice) {
+  setenv("BATCHSCOPE_TUNING_DIR", "/tmp/tuning-here", 1);
+  EXPECT_EQ(default_tuning_path("NVIDIA H100 80GB HBM3"), "/tmp/tuning-here/tuning-nvidia-h100-80gb-hbm3.json");
+  unsetenv("BATCHSCOPE_TUNING_DIR");
+  setenv("XDG_CACHE_HOME", "/tmp/xdg", 1);
+  EXPECT_EQ(default_tuning_path("NVIDIA H200"), "/tmp/xdg/batchscope/tuning-nvidia-h200.json");
+  unsetenv("XDG_CACHE_HOME");
+  setenv("HOME", "/home/u", 1);
+  EXPECT_EQ(default_tuning_path("  Odd/Name!  "), "/home/u/.cache/batchscope/tuning-odd-name.json");
+}
+
+TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
+  EXPECT_EQ(parse_conv_variant("13"), 13);
+  EXPECT_EQ(parse_conv_variant("v13"), 13);
+  EXPECT_EQ(parse_conv_variant("gemm-3xtf32"), 13);
+  EXPECT_EQ(parse_conv_variant("gemm-3xtf32-64"), 14);
+  EXPECT_EQ(parse_conv_variant("auto"), kAutoVariant);
+  EXPECT_EQ(parse_fc_variant("stream"), 5);
+  EXPECT_EQ(parse_fc_variant("v8"), 8);
+  test::expect_error_at([] { parse_conv_variant("15"); }, "--conv-variant", "unknown variant '15' (choose auto or one of: 1 direct");
+  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "8 gemm-3xtf32-64)");
+}
+
+TEST(Menus, TheListingHasEveryVersionAndPolicy) {
+  const std::string text = menus_text();
+  for (const MenuEntry& e : conv_menu()) EXPECT_NE(text.find("v" + std::to_string(e.number) + " "), std::string::npos) << e.name;
+  for (const MenuEntry& e : conv_menu()) EXPECT_NE(text.find(e.name), std::string::npos);
+  for (const MenuEntry& e : fc_menu()) EXPECT_NE(text.find(e.name), std::string::npos);
+  for (const Policy& p : cudnn_algo_policies()) EXPECT_NE(text.find(p.name), std::string::npos);
+  EXPECT_NE(text.find(conv_auto_heuristic()), std::string::npos);
+  EXPECT_NE(text.find(fc_auto_heuristic()), std::string::npos);
+  // numbers are unique and in order, so that CSVs name one version each
+  for (const auto* menu : {&conv_menu(), &fc_menu()})
+    for (size_t i = 0; i < menu->size(); ++i) EXPECT_EQ((*menu)[i].number, static_cast<int>(i) + 1);
+}
+
+TEST(BackendFlagsTest, AFlagTheBackendDoesNotUseIsAnError) {
+  BackendFlags f;
+  EXPECT_NO_THROW(f.validate("cpu"));
+  f.conv_variant = "99";
+  test::expect_error_at([&] { f.validate("cpu"); }, "--conv-variant", "the cpu backend does not use it (it applies to --backend cuda)");
+  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "unknown variant '99'");
+  f.conv_variant = "13";
+  EXPECT_NO_THROW(f.validate("cuda"));
+  test::expect_error_at([&] { f.validate("cudnn"); }, "--conv-variant", "the cudnn backend does not use it");
+  f = {};
+  f.fc_variant = "stream";
+  test::expect_error_at([&] { f.validate("cpu-ref"); }, "--fc-variant", "does not use it");
+  f = {};
+  f.tuning = "t.json";
+  test::expect_error_at([&] { f.validate("cudnn"); }, "--tuning", "the cudnn backend does not use it (it applies to --backend cuda)");
+  f = {};
+  f.cudnn_algos = "exact";
+  test::expect_error_at([&] { f.validate("cuda"); }, "--cudnn-algos", "(it applies to --backend cudnn)");
+  EXPECT_NO_THROW(f.validate("cudnn"));
+  EXPECT_EQ(f.options().cudnn_algos, "exact");
+  f.cudnn_algos = "fast";
+  test::expect_error_at([&] { f.validate("cudnn"); }, "--cudnn-algos", "expected fastest or exact, found 'fast'");
+  f = {};
+  EXPECT_EQ(f.options().cudnn_algos, "fastest");
+  f.threads = 2;
+  test::expect_error_at([&] { f.validate("cuda"); }, "--threads", "(it applies to --backend cpu and cpu-ref)");
+  EXPECT_NO_THROW(f.validate("cpu"));
+}
+
+}  // namespace

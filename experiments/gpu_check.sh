@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # On the GPU machine: runs the GPU test suite, compute-sanitizer (memcheck over a representative subset,
-# racecheck over the shared-memory kernels), and the ECE 408 benchmark of every conv variant and cuDNN.
-# Logs go to $OUT (default ./out). Binaries come prebuilt in .device/ (scripts/pack_device.sh), because
-# the GPU machine lacks CLI11, nlohmann-json and libzip; BUILD=1 builds there instead.
+# racecheck over the shared-memory kernels), and the ECE 408 benchmark of every conv variant and cuDNN;
+# optionally the sweeps, the AlexNet kernel benchmark against cuDNN and PyTorch (ALEXNET_BENCH=1), and
+# batchscope tune (TUNE=1). Logs go to $OUT (default ./out). Binaries come prebuilt in .device/pack.tar.xz
+# (scripts/pack_device.sh), because the GPU machine lacks CLI11, nlohmann-json and libzip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -10,6 +11,7 @@ mkdir -p "$OUT"
 export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
 export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 bin=.device
+[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
 { nvidia-smi; nvcc --version | tail -1; echo "binaries built from: $(cat .device/COMMIT)"; } >"$OUT/device.txt" 2>&1
 head -20 "$OUT/device.txt"
 ldd "$bin/batchscope" "$bin/test_gpu" | grep "not found"
@@ -18,7 +20,7 @@ step() { echo "== $1 ($(date +%T))"; }
 
 if [ "${TESTS:-1}" = 1 ]; then
 step "GPU tests"
-"$bin/test_gpu" --gtest_brief=1 ${TEST_FILTER:+--gtest_filter="$TEST_FILTER"} >"$OUT/test_gpu.log" 2>&1
+timeout ${TEST_TIMEOUT:-900} "$bin/test_gpu" --gtest_brief=1 ${TEST_FILTER:+--gtest_filter="$TEST_FILTER"} >"$OUT/test_gpu.log" 2>&1
 echo "test_gpu exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests ran" "$OUT/test_gpu.log" | tail -15
 grep -c "Skipped" "$OUT/test_gpu.log" | sed 's/^/skip lines: /'
 fi
@@ -65,11 +67,51 @@ if [ "${SWEEPS:-1}" = 1 ]; then
   grep -A14 "^== ece408" sweeps/ece408-cuda-resident-pageable.log | head -26
 fi
 
+alexnet_weights() {
+  mkdir -p weights
+  [ -f weights/alexnet-seed1.npy ] || "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
+  [ -f data/models/alexnet/conv1_weight.npy ] || "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+}
+
+if [ "${TUNE:-0}" = 1 ]; then
+  step "batchscope tune: AlexNet and ECE 408, batches ${TUNE_BATCHES:-1,4,16,64,256,1024}"
+  alexnet_weights
+  for m in alexnet ece408; do
+    timeout ${TUNE_TIMEOUT:-400} "$bin/batchscope" tune --model data/models/$m --batches ${TUNE_BATCHES:-1,4,16,64,256,1024} \
+      --reps ${TUNE_REPS:-5} --out "$OUT/tuning-$m.json" ${TUNE_EXTRA:-} >"$OUT/tune-$m.txt" 2>&1; echo "tune $m: exit $?"
+  done
+  python3 - "$OUT/tuning-alexnet.json" "$OUT/tuning-ece408.json" "$OUT/tuning.json" <<'PY'
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:3])
+a["entries"] += b["entries"]; a["model"] = a["model"] + "+" + b["model"]
+json.dump(a, open(sys.argv[3], "w"), indent=1)
+PY
+  tail -40 "$OUT/tune-alexnet.txt"
+fi
+
+if [ "${ALEXNET_BENCH:-0}" = 1 ]; then
+  ab=${AB_BATCHES:-1,16,128,1024}
+  step "AlexNet kernel time: cuda configurations ${AB_CONFIGS:-auto 12 13 14} vs cuDNN exact vs PyTorch, batches $ab (resident, pinned)"
+  alexnet_weights
+  mkdir -p sweeps/ab
+  common="--model data/models/alexnet --batches $ab --reps ${AB_REPS:-5} --warmup 2 --host-memory pinned --check-images 1 --check-backend cpu"
+  for v in ${AB_CONFIGS:-auto 12 13 14}; do
+    extra=""; [ -f "${AB_TUNING:-/nonexistent}" ] && [ "$v" = auto ] && extra="--tuning $AB_TUNING"
+    timeout 300 "$bin/batchscope" sweep $common --backend cuda --conv-variant $v $extra --out sweeps/ab/alexnet-cuda-v$v.csv \
+      >sweeps/ab/alexnet-cuda-v$v.log 2>&1; echo "cuda v$v: exit $? $(grep -h 'error' sweeps/ab/alexnet-cuda-v$v.log | head -1)"
+  done
+  timeout 300 "$bin/batchscope" sweep $common --backend cudnn --cudnn-algos exact --out sweeps/ab/alexnet-cudnn-exact.csv \
+    >sweeps/ab/alexnet-cudnn-exact.log 2>&1; echo "cudnn exact: exit $?"
+  timeout 300 python3 experiments/pytorch_alexnet.py --batches $ab --modes ${PT_MODES:-fp32,fp32-graph,tf32,fp16-cl} \
+    --json "$OUT/pytorch.json" >"$OUT/pytorch.txt" 2>&1; echo "pytorch: exit $?"; cat "$OUT/pytorch.txt"
+  python3 experiments/alexnet_kernels.py sweeps/ab "$OUT/pytorch.json" >"$OUT/alexnet_kernels.md" 2>&1
+  cat "$OUT/alexnet_kernels.md"
+fi
+
 if [ "${ALEXNET:-0}" = 1 ]; then
   step "AlexNet (synthetic weights, seed 1): every GPU backend and variant, resident and per-layer, batches 1-1024"
-  mkdir -p sweeps weights
-  [ -f weights/alexnet-seed1.npy ] || "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
-  [ -f data/models/alexnet/conv1_weight.npy ] || "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet
+  mkdir -p sweeps
+  alexnet_weights
   for t in ${ALEXNET_TRANSFERS:-resident per-layer}; do
     for v in ${ALEXNET_VARIANTS:-auto 1 2 3 4 5 6 7 8 9 10}; do
       "$bin/batchscope" sweep --model data/models/alexnet --backend cuda --conv-variant $v --transfers $t --reps 3 --warmup 1 \

@@ -1,10 +1,10 @@
 // Fully connected versions v5-v8 (ops.hpp has the whole menu).
 //
 //   v5 stream            for small batches, where the layer is one pass over the weights (AlexNet at batch 1:
-//                        234 MB, ~80 us at 3 TB/s): each block takes 2 weight rows, 4 warps per row split K,
-//                        every lane keeps 4 independent 16-byte weight loads in flight (streaming, evict-first:
-//                        each weight is read once), the images' inputs come through L1; up to 8 images share
-//                        one read of a row, more images take more passes
+//                        234 MB, ~80 us at 3 TB/s): warps take 1 or 4 weight rows and a quarter of K, every
+//                        lane keeps 4 independent 16-byte weight loads in flight (streaming, evict-first: each
+//                        weight is read once), the images' inputs come through L1; up to 16 images share one
+//                        read of the weights, more images take more passes
 //   v6 gemm-fma          the GEMM engine (gemm_engine.cuh), FP32 FFMA, 128x128 tiles
 //   v7 gemm-3xtf32       the GEMM engine, 3xTF32 tensor cores (FP32 accuracy), 128x128 tiles
 //   v8 gemm-3xtf32-64    the same with 64x64 tiles, for mid-sized batches
@@ -31,77 +31,101 @@ using gemm::pad_to;
 
 __device__ __forceinline__ float fc_act(float v, int act) { return act < 0 ? v : activate(v, act); }
 
-// ---- v5: weight streaming
-constexpr int kStreamRows = 2, kStreamSplit = 4, kStreamUnroll = 4;  // 8 warps: 2 rows x 4 slices of K
+// ---- v5: weight streaming. Each warp takes R weight rows and one of kStreamSplit slices of K; a block is
+// 8 warps (8 / kStreamSplit row groups). Per step a lane loads UNROLL x R 16-byte pieces of weights (streaming,
+// evict-first: each weight is read once) and, for each of up to NB images, one 16-byte piece of input (through
+// L1), used for all R rows. R = 1, UNROLL = 4 for up to 4 images (4 independent weight loads in flight per lane);
+// R = 4 for 8 and 16 images, so that an input load feeds 4 rows: with one row per warp, 8 images took two
+// passes over the weights and the 8 input loads per weight load made L1 the limit (AlexNet fc6 at batch 16:
+// 0.274 ms on the H100, about 1.1 TB/s per pass).
+constexpr int kStreamSplit = 4;
 
-template <int NB, bool VEC>
+template <int R, int UNROLL, int NB, bool VEC>
 __global__ void __launch_bounds__(256) fc_stream_kernel(const float* __restrict__ in, int n, int k_count,
                                                         const float* __restrict__ w, const float* __restrict__ bias,
                                                         int outputs, int act, float* __restrict__ out) {
-  __shared__ float red[kStreamRows][kStreamSplit][NB];
+  constexpr int kGroups = 8 / kStreamSplit, kRows = kGroups * R;  // row groups and rows per block
+  __shared__ float red[kRows][kStreamSplit][NB];
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
-  const int rl = warp / kStreamSplit, ks = warp % kStreamSplit;
-  const int o = blockIdx.x * kStreamRows + rl;
+  const int rg = warp / kStreamSplit, ks = warp % kStreamSplit;
+  const int o0 = blockIdx.x * kRows + rg * R;
   const int slice = ((k_count + kStreamSplit - 1) / kStreamSplit + 3) / 4 * 4;
   const int k0 = ks * slice, k1 = min(k_count, k0 + slice);
-  const float* wr = w + static_cast<long long>(min(o, outputs - 1)) * k_count;
+  const float* wr[R];
+#pragma unroll
+  for (int r = 0; r < R; ++r) wr[r] = w + static_cast<long long>(min(o0 + r, outputs - 1)) * k_count;
   for (int b0 = 0; b0 < n; b0 += NB) {
-    float acc[NB];
+    float acc[R][NB];
 #pragma unroll
-    for (int j = 0; j < NB; ++j) acc[j] = 0.0f;
-    if (o < outputs) {
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < NB; ++j) acc[r][j] = 0.0f;
+    if (o0 < outputs) {
       if constexpr (VEC) {
-        for (int k = k0 + lane * 4; k < k1; k += 128 * kStreamUnroll) {
-          float4 wv[kStreamUnroll];
+        for (int k = k0 + lane * 4; k < k1; k += 128 * UNROLL) {
+          float4 wv[UNROLL][R];
 #pragma unroll
-          for (int u = 0; u < kStreamUnroll; ++u)
-            wv[u] = k + u * 128 < k1 ? __ldcs(reinterpret_cast<const float4*>(wr + k + u * 128)) : make_float4(0.f, 0.f, 0.f, 0.f);
+          for (int u = 0; u < UNROLL; ++u)
 #pragma unroll
-          for (int u = 0; u < kStreamUnroll; ++u) {
+            for (int r = 0; r < R; ++r)
+              wv[u][r] = k + u * 128 < k1 ? __ldcs(reinterpret_cast<const float4*>(wr[r] + k + u * 128)) : make_float4(0.f, 0.f, 0.f, 0.f);
+#pragma unroll
+          for (int u = 0; u < UNROLL; ++u) {
             if (k + u * 128 >= k1) break;
 #pragma unroll
             for (int j = 0; j < NB; ++j)
               if (b0 + j < n) {
                 const float4 x = __ldg(reinterpret_cast<const float4*>(in + static_cast<long long>(b0 + j) * k_count + k + u * 128));
-                acc[j] = fmaf(x.x, wv[u].x, fmaf(x.y, wv[u].y, fmaf(x.z, wv[u].z, fmaf(x.w, wv[u].w, acc[j]))));
+#pragma unroll
+                for (int r = 0; r < R; ++r)
+                  acc[r][j] = fmaf(x.x, wv[u][r].x, fmaf(x.y, wv[u][r].y, fmaf(x.z, wv[u][r].z, fmaf(x.w, wv[u][r].w, acc[r][j]))));
               }
           }
         }
       } else {
         for (int k = k0 + lane; k < k1; k += 32) {
-          const float wv = __ldcs(wr + k);
+          float wv[R];
+#pragma unroll
+          for (int r = 0; r < R; ++r) wv[r] = __ldcs(wr[r] + k);
 #pragma unroll
           for (int j = 0; j < NB; ++j)
-            if (b0 + j < n) acc[j] = fmaf(__ldg(in + static_cast<long long>(b0 + j) * k_count + k), wv, acc[j]);
+            if (b0 + j < n) {
+              const float x = __ldg(in + static_cast<long long>(b0 + j) * k_count + k);
+#pragma unroll
+              for (int r = 0; r < R; ++r) acc[r][j] = fmaf(x, wv[r], acc[r][j]);
+            }
         }
       }
     }
 #pragma unroll
-    for (int j = 0; j < NB; ++j) {
-      float v = acc[j];
-      for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
-      if (lane == 0) red[rl][ks][j] = v;
-    }
+    for (int r = 0; r < R; ++r)
+#pragma unroll
+      for (int j = 0; j < NB; ++j) {
+        float v = acc[r][j];
+        for (int off = 16; off > 0; off >>= 1) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (lane == 0) red[rg * R + r][ks][j] = v;
+      }
     __syncthreads();
-    if (threadIdx.x < kStreamRows * NB) {
-      const int r = threadIdx.x / NB, j = threadIdx.x % NB, oo = blockIdx.x * kStreamRows + r, b = b0 + j;
-      if (oo < outputs && b < n) {
-        float v = bias ? bias[oo] : 0.0f;
+    for (int i = threadIdx.x; i < kRows * NB; i += blockDim.x) {
+      const int r = i / NB, j = i % NB, o = blockIdx.x * kRows + r, b = b0 + j;
+      if (o < outputs && b < n) {
+        float v = bias ? bias[o] : 0.0f;
 #pragma unroll
         for (int s = 0; s < kStreamSplit; ++s) v += red[r][s][j];
-        out[static_cast<long long>(b) * outputs + oo] = fc_act(v, act);
+        out[static_cast<long long>(b) * outputs + o] = fc_act(v, act);
       }
     }
     __syncthreads();
   }
 }
 
-template <int NB>
+template <int R, int UNROLL, int NB>
 void launch_stream(const FcArgs& a, cudaStream_t s) {
   const bool vec = a.inputs % 4 == 0 && (reinterpret_cast<uintptr_t>(a.in) | reinterpret_cast<uintptr_t>(a.w)) % 16 == 0;
-  const unsigned blocks = static_cast<unsigned>((a.outputs + kStreamRows - 1) / kStreamRows);
-  if (vec) fc_stream_kernel<NB, true><<<blocks, 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.act, a.out);
-  else fc_stream_kernel<NB, false><<<blocks, 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.act, a.out);
+  constexpr int rows = 8 / kStreamSplit * R;
+  const unsigned blocks = static_cast<unsigned>((a.outputs + rows - 1) / rows);
+  if (vec) fc_stream_kernel<R, UNROLL, NB, true><<<blocks, 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.act, a.out);
+  else fc_stream_kernel<R, UNROLL, NB, false><<<blocks, 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.act, a.out);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -218,10 +242,11 @@ void fc_engine_prepare(const float* w, int inputs, int outputs, float* prepared,
 }
 
 void fc_stream_forward(const FcArgs& a, cudaStream_t s) {
-  if (a.n <= 1) launch_stream<1>(a, s);
-  else if (a.n <= 2) launch_stream<2>(a, s);
-  else if (a.n <= 4) launch_stream<4>(a, s);
-  else launch_stream<8>(a, s);
+  if (a.n <= 1) launch_stream<1, 4, 1>(a, s);
+  else if (a.n <= 2) launch_stream<1, 4, 2>(a, s);
+  else if (a.n <= 4) launch_stream<1, 4, 4>(a, s);
+  else if (a.n <= 8) launch_stream<4, 1, 8>(a, s);
+  else launch_stream<4, 1, 16>(a, s);  // more than 16 images: passes of 16
 }
 
 void fc_engine_forward(int version, const FcArgs& a, cudaStream_t s) {

@@ -6,12 +6,12 @@
 //                  columns apart, so that a k step is WM/16 + WN/32 LDS.128 (A pieces broadcast to the 8
 //                  lanes of a row group; B pieces in 8 consecutive 16-byte slots) for (WM/4)*(WN/8) FFMAs.
 //   MmaTf32Math<P> mma.sync.m16n8k8 TF32 on the tensor cores, FP32 accumulation. P = 3 ("3xTF32"): every
-//                  operand x is split into hi = x with its low 13 mantissa bits cleared (exactly TF32) and
-//                  lo = x - hi (exact in FP32; the tensor core reads its top 19 bits), and a*b is taken as
-//                  a_lo*b_hi + a_hi*b_lo + a_hi*b_hi, the small terms first; the dropped a_lo*b_lo and the
-//                  truncation of lo are below 2^-20 of a*b, so the result keeps FP32 accuracy (the same 1e-5
-//                  as every FP32 variant; conv v11 measured it). P = 1: one TF32 product of operands rounded
-//                  to nearest (cvt.rna): a reduced precision (~1e-3 relative), for the precision modes.
+//                  operand x is split into hi = x rounded to the nearest TF32 and lo = x - hi (exact in FP32;
+//                  the tensor core reads its top 19 bits), and a*b is taken as a_lo*b_hi + a_hi*b_lo +
+//                  a_hi*b_hi, the small terms first; the dropped a_lo*b_lo and the truncation of lo are below
+//                  2^-21 of a*b and of either sign, so the result keeps FP32 accuracy (held to the same 1e-5 as
+//                  every FP32 variant). P = 1: one TF32 product of operands rounded to nearest (cvt.rna): a
+//                  reduced precision (~1e-3 relative), for the precision modes.
 // Fragment layouts of m16n8k8 (PTX ISA): A (row) a0 (g, t), a1 (g+8, t), a2 (g, t+4), a3 (g+8, t+4);
 // B (col) b0 (k=t, n=g), b1 (k=t+4, n=g); C c0 (g, 2t), c1 (g, 2t+1), c2 (g+8, 2t), c3 (g+8, 2t+1), with
 // g = lane / 4 and t = lane % 4. With rows padded to 8 (mod 32) floats, the 32 lanes' reads t * S + g hit
@@ -79,10 +79,15 @@ __device__ __forceinline__ void mma_m16n8k8_tf32(float (&d)[4], const uint32_t (
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
 }
 
+// hi: x rounded to the nearest TF32 (add half of the dropped part's unit, clear the low 13 bits; ties away from
+// zero), so that lo = x - hi (exact in FP32) is at most 2^-11 |x| and takes either sign. With hi truncated
+// instead (the first version, and v11's), lo always had the sign of x, the tensor core's truncation of lo and the
+// dropped lo*lo were all biased the same way, and over K = 9216 (AlexNet fc6) the error reached 1.1e-5, and 1.4e-4
+// end to end; with the error terms' signs random it stays near 1e-6.
 template <int PASSES>
 __device__ __forceinline__ void tf32_split(float x, uint32_t& hi, uint32_t& lo) {
   if constexpr (PASSES == 3) {
-    hi = __float_as_uint(x) & 0xffffe000u;
+    hi = (__float_as_uint(x) + 0x1000u) & 0xffffe000u;
     lo = __float_as_uint(x - __uint_as_float(hi));
   } else {
     asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(hi) : "f"(x));

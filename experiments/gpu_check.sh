@@ -74,19 +74,24 @@ alexnet_weights() {
 }
 
 if [ "${TUNE:-0}" = 1 ]; then
-  step "batchscope tune: AlexNet and ECE 408, batches ${TUNE_BATCHES:-1,4,16,64,256,1024}"
+  step "batchscope tune: ${TUNE_MODELS:-alexnet}, batches ${TUNE_BATCHES:-1,4,16,64,256,1024}"
   alexnet_weights
-  for m in alexnet ece408; do
+  mkdir -p tune
+  for m in ${TUNE_MODELS:-alexnet}; do
     timeout ${TUNE_TIMEOUT:-400} "$bin/batchscope" tune --model data/models/$m --batches ${TUNE_BATCHES:-1,4,16,64,256,1024} \
-      --reps ${TUNE_REPS:-5} --out "$OUT/tuning-$m.json" ${TUNE_EXTRA:-} >"$OUT/tune-$m.txt" 2>&1; echo "tune $m: exit $?"
+      --reps ${TUNE_REPS:-5} --out tune/tuning-$m.json ${TUNE_EXTRA:-} >tune/tune-$m.txt 2>&1; echo "tune $m: exit $?"
+    tail -${TUNE_TAIL:-12} tune/tune-$m.txt
   done
-  python3 - "$OUT/tuning-alexnet.json" "$OUT/tuning-ece408.json" "$OUT/tuning.json" <<'PY'
+  python3 - tune/tuning-*.json <<'PY'
 import json, sys
-a, b = (json.load(open(p)) for p in sys.argv[1:3])
-a["entries"] += b["entries"]; a["model"] = a["model"] + "+" + b["model"]
-json.dump(a, open(sys.argv[3], "w"), indent=1)
+tables = [json.load(open(p)) for p in sys.argv[1:]]
+t = tables[0]
+for o in tables[1:]:
+    t["entries"] += o["entries"]; t["model"] += "+" + o["model"]
+json.dump(t, open("tune/tuning.json", "w"), indent=1)
 PY
-  tail -40 "$OUT/tune-alexnet.txt"
+  cp tune/tuning.json "$OUT/tuning.json"
+  tar czf "$OUT/tune.tgz" tune
 fi
 
 if [ "${ALEXNET_BENCH:-0}" = 1 ]; then

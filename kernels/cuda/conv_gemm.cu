@@ -12,8 +12,10 @@
 //      partial sums and a reduction kernel adds them up and applies both.
 //
 //   v12 gemm-fma          128x128x32 tiles, FP32 FFMA, 8x8 outputs per thread, 3 stages
-//   v13 gemm-3xtf32       128x128x32 tiles, 3xTF32 on the tensor cores (FP32 accuracy), 3 stages
+//   v13 gemm-3xtf32       128x128x32 tiles, 3xTF32 on the tensor cores (FP32 accuracy), 4 stages, one block
+//                         per SM (the tensor cores' partial sums and the FP32 sums both live in registers)
 //   v14 gemm-3xtf32-64    64x64x32 tiles, 3xTF32, 4 stages: more blocks for small layers and batches
+//   v15 gemm-3xtf32-128x64  128x64x32 tiles (warp 32x32), 3xTF32, 3 stages, two blocks per SM
 #include <algorithm>
 #include <climits>
 
@@ -188,6 +190,7 @@ void with_config(int version, F&& f) {
     case 12: return f.template operator()<gemm::TileL_Fma, gemm::FmaMath<gemm::TileL_Fma>>();
     case 13: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 3>>();
     case 14: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3>>();
+    case 15: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 3>>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }

@@ -1,4 +1,4 @@
-// Fully connected versions v5-v8 (ops.hpp has the whole menu).
+// Fully connected versions v5-v9 (ops.hpp has the whole menu).
 //
 //   v5 stream            for small batches, where the layer is one pass over the weights (AlexNet at batch 1:
 //                        234 MB, ~80 us at 3 TB/s): warps take 1 or 4 weight rows and a quarter of K, every
@@ -8,7 +8,8 @@
 //   v6 gemm-fma          the GEMM engine (gemm_engine.cuh), FP32 FFMA, 128x128 tiles
 //   v7 gemm-3xtf32       the GEMM engine, 3xTF32 tensor cores (FP32 accuracy), 128x128 tiles
 //   v8 gemm-3xtf32-64    the same with 64x64 tiles, for mid-sized batches
-// v6-v8 compute C (images x outputs) = X (images x K) * W^T: A = X^T, transposed into the workspace for each
+//   v9 gemm-3xtf32-128x64  the same with 128x64 tiles (two blocks per SM)
+// v6-v9 compute C (images x outputs) = X (images x K) * W^T: A = X^T, transposed into the workspace for each
 // run ((Kpad, Mpad), zero-padded), B = W^T prepared once ((Kpad, Npad)); the output rows are images, so the
 // epilogue's stores run along the outputs. All four fuse bias and the activation that follows.
 #include <algorithm>
@@ -177,6 +178,7 @@ void with_config(int version, F&& f) {
     case 6: return f.template operator()<gemm::TileL_Fma, gemm::FmaMath<gemm::TileL_Fma>>();
     case 7: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 3>>();
     case 8: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3>>();
+    case 9: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 3>>();
     default: fail("--fc-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }
@@ -207,7 +209,7 @@ void run_engine(const FcArgs& a, cudaStream_t s) {
   pr.out = a.out;
   pr.part = a.workspace + xt_floats(a.n, a.inputs);
   const size_t need = xt_floats(a.n, a.inputs) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * a.n * a.outputs : 0);
-  if (a.workspace_floats < need) fail("fc v6-v8", "workspace too small (internal: fc_workspace_floats disagrees with the launch)");
+  if (a.workspace_floats < need) fail("fc v6-v9", "workspace too small (internal: fc_workspace_floats disagrees with the launch)");
   transpose_pad(a.in, 1, a.n, a.inputs, a.workspace, m_pad, k_pad, s);  // (N, K) -> (Kpad, Mpad)
   gemm::launch_engine<T, Math>(pr, a.n, a.outputs, 1, s);
   if (pr.splits > 1) {
@@ -222,7 +224,7 @@ void run_engine(const FcArgs& a, cudaStream_t s) {
 
 namespace detail {
 
-bool fc_is_engine(int version) { return version >= 6 && version <= 8; }
+bool fc_is_engine(int version) { return version >= 6 && version <= 9; }
 
 size_t fc_engine_prepared_floats(int inputs, int outputs) {
   return static_cast<size_t>(pad_to(inputs, kPadK)) * pad_to(outputs, kPadMN);

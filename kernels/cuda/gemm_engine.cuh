@@ -8,7 +8,8 @@
 //            stages through shared memory, MIN_BLOCKS for __launch_bounds__.
 //   Math     how a warp turns a shared-memory stage into products (gemm_math.cuh): FmaMath (FP32 FFMA, 8x8
 //            outputs per thread for a 32x64 warp tile), MmaTf32Math<3> (3xTF32 on the tensor cores, FP32
-//            accuracy), MmaTf32Math<1> (one TF32 product: a reduced precision, for the precision modes).
+//            accuracy), MmaTf32Math<1> (one TF32 product: a reduced precision, for the precision modes); every
+//            kPromoteEvery stages the kernel calls Math::promote (the tensor cores' partial sums into FP32).
 //   Problem  what the GEMM is (conv_gemm.cu, fc_gemm.cu): it makes the A and B tile loaders for a block
 //            and stores C through its epilogue (bias, activation, split-K partial sums).
 //
@@ -110,6 +111,8 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
     cp_async_commit();
     const int s = i % T::STAGES;
     Math::stage(acc, As + s * T::A_STAGE, Bs + s * T::B_STAGE, wm0, wn0, lane);
+    if constexpr (Math::kPromoteEvery > 0)
+      if ((i + 1) % Math::kPromoteEvery == 0) Math::promote(acc);
   }
   cp_async_wait<0>();
   Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { pr.store(group, split, m0 + r, n0 + c, v); });

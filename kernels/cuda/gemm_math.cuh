@@ -25,6 +25,7 @@ namespace bs::cuda::gemm {
 
 template <class T>
 struct FmaMath {
+  static constexpr int kPromoteEvery = 0;  // FFMA rounds to nearest: nothing to promote
   static constexpr int TM = T::WM / 4, TN = T::WN / 8;
   static_assert(T::WM % 16 == 0 && T::WN % 32 == 0, "FmaMath's lanes cover 16 x 32 per piece");
   struct Acc {
@@ -62,6 +63,8 @@ struct FmaMath {
     }
   }
 
+  __device__ __forceinline__ static void promote(Acc&) {}
+
   // f(row, column, value) in the block tile; a row's columns in order, so that stores go out in runs.
   template <class F>
   __device__ __forceinline__ static void for_each(const Acc& acc, int wm0, int wn0, int lane, F&& f) {
@@ -95,19 +98,42 @@ __device__ __forceinline__ void tf32_split(float x, uint32_t& hi, uint32_t& lo) 
   }
 }
 
-template <class T, int PASSES>
+// Accumulation: the tensor cores' FP32 accumulation rounds toward zero (Fasi et al., "Numerical behavior of
+// NVIDIA tensor cores", PeerJ CS 2021; H100 modelled the same way by Khattak and Mikaitis, 2025), so every MMA
+// that adds into a running sum shrinks it by up to an ulp of the sum, always the same way. Chained over a whole
+// K loop (AlexNet fc6 without split-K: 3456 MMAs into one accumulator) that bias reached 1e-5 relative per layer
+// and 1.2e-4 end to end. So the MMAs of PROMOTE k-tiles (3 passes x BK/8 steps) go into a tensor-core tile t
+// that starts at zero, and t is then added to the FP32 accumulators v with FADD (round to nearest): the
+// truncations act on short partial sums and their signs vary, like an SGEMM's rounding. The price is t's
+// registers (as many as v) and one FADD per accumulator per promotion.
+template <class T, int PASSES, int PROMOTE = 1>
 struct MmaTf32Math {
   static_assert(PASSES == 1 || PASSES == 3, "one TF32 product, or three (3xTF32)");
+  static constexpr int kPromoteEvery = PROMOTE;
   static constexpr int MI = T::WM / 16, NI = T::WN / 8;
   static_assert(T::WM % 16 == 0 && T::WN % 8 == 0, "warp tile in m16n8 pieces");
   struct Acc {
-    float v[MI][NI][4];
+    float v[MI][NI][4];  // FP32 sums (round to nearest)
+    float t[MI][NI][4];  // the tensor cores' partial sums since the last promotion
   };
   __device__ __forceinline__ static void zero(Acc& a) {
 #pragma unroll
     for (int i = 0; i < MI; ++i)
 #pragma unroll
-      for (int j = 0; j < NI; ++j) a.v[i][j][0] = a.v[i][j][1] = a.v[i][j][2] = a.v[i][j][3] = 0.0f;
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) a.v[i][j][r] = a.t[i][j][r] = 0.0f;
+  }
+  __device__ __forceinline__ static void promote(Acc& a) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) {
+          a.v[i][j][r] += a.t[i][j][r];
+          a.t[i][j][r] = 0.0f;
+        }
   }
 
   __device__ __forceinline__ static void stage(Acc& acc, const float* As, const float* Bs, int wm0, int wn0, int lane) {
@@ -136,12 +162,12 @@ struct MmaTf32Math {
         tf32_split<PASSES>(p[4 * T::SB], bhi[1], blo[1]);
         if constexpr (PASSES == 3) {
 #pragma unroll
-          for (int i = 0; i < MI; ++i) mma_m16n8k8_tf32(acc.v[i][j], alo[i], bhi[0], bhi[1]);
+          for (int i = 0; i < MI; ++i) mma_m16n8k8_tf32(acc.t[i][j], alo[i], bhi[0], bhi[1]);
 #pragma unroll
-          for (int i = 0; i < MI; ++i) mma_m16n8k8_tf32(acc.v[i][j], ahi[i], blo[0], blo[1]);
+          for (int i = 0; i < MI; ++i) mma_m16n8k8_tf32(acc.t[i][j], ahi[i], blo[0], blo[1]);
         }
 #pragma unroll
-        for (int i = 0; i < MI; ++i) mma_m16n8k8_tf32(acc.v[i][j], ahi[i], bhi[0], bhi[1]);
+        for (int i = 0; i < MI; ++i) mma_m16n8k8_tf32(acc.t[i][j], ahi[i], bhi[0], bhi[1]);
       }
     }
   }
@@ -156,8 +182,8 @@ struct MmaTf32Math {
 #pragma unroll
         for (int j = 0; j < NI; ++j) {
           const int r = wm0 + i * 16 + g + 8 * h, c = wn0 + j * 8 + 2 * t;
-          f(r, c, acc.v[i][j][2 * h]);
-          f(r, c + 1, acc.v[i][j][2 * h + 1]);
+          f(r, c, acc.v[i][j][2 * h] + acc.t[i][j][2 * h]);  // t: what the last promotion did not take
+          f(r, c + 1, acc.v[i][j][2 * h + 1] + acc.t[i][j][2 * h + 1]);
         }
   }
 };

@@ -7,11 +7,12 @@
 //                   16-byte pieces through the read-only path (__ldg)
 //   fc v5 stream    weight streaming for small batches (fc_gemm.cu): every weight read once at memory
 //                   bandwidth, 4 16-byte loads in flight per lane
-//   fc v6-v8        the GEMM engine (gemm_engine.cuh): v6 FP32 FFMA, v7 3xTF32 tensor cores (FP32 accuracy),
-//                   v8 = v7 with 64x64 tiles; weights prepared once as W^T (fc_prepared_floats, fc_prepare)
+//   fc v6-v9        the GEMM engine (gemm_engine.cuh): v6 FP32 FFMA, v7 3xTF32 tensor cores (FP32 accuracy),
+//                   v8 = v7 with 64x64 tiles, v9 with 128x64; weights prepared once as W^T (fc_prepared_floats,
+//                   fc_prepare)
 //   fc auto         the tuning table's choice, else (menus.cpp: fc_auto_heuristic) v5 up to 16 images, then
-//                   v8 or v7. v2 and v6-v8 split K across blocks when their tiles alone would leave SMs idle.
-// v5-v8 fuse the activation that follows (FcArgs::act).
+//                   v8 or v7. v2 and v6-v9 split K across blocks when their tiles alone would leave SMs idle.
+// v5-v9 fuse the activation that follows (FcArgs::act).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -36,7 +37,7 @@ void softmax_forward(const float* in, int n, int features, float* out, cudaStrea
 constexpr int kAutoFcVariant = kAutoVariant;
 // Without a tuning table: v5 up to 16 images, else v8 when 128x128 tiles would give fewer blocks than SMs, else v7.
 int heuristic_fc_variant(int n, int inputs, int outputs);
-inline bool fc_fuses_act(int version) { return version >= 5 && version <= 8; }
+inline bool fc_fuses_act(int version) { return version >= 5 && version <= 9; }
 
 struct FcArgs {
   const float* in = nullptr;  // (N, I)
@@ -44,11 +45,11 @@ struct FcArgs {
   const float* w = nullptr;           // (O, I)
   cudaTextureObject_t wtex = 0;       // v3: texture over w
   const float* bias = nullptr;        // (O,) or null
-  const float* prepared = nullptr;    // v6-v8: W^T padded (fc_prepare)
+  const float* prepared = nullptr;    // v6-v9: W^T padded (fc_prepare)
   float* out = nullptr;               // (N, O)
-  float* workspace = nullptr;         // v2: split-K partials; v6-v8: X^T and split-K partials
+  float* workspace = nullptr;         // v2: split-K partials; v6-v9: X^T and split-K partials
   size_t workspace_floats = 0;
-  int act = -1;                       // v5-v8: activation code (epilogue.cuh act_code), -1: none
+  int act = -1;                       // v5-v9: activation code (epilogue.cuh act_code), -1: none
 };
 
 size_t fc_workspace_floats(int version, int n, int inputs, int outputs);  // version resolved (not auto)

@@ -44,7 +44,7 @@ const std::vector<MenuEntry>& conv_menu() {
       {13, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate: partial sums promoted to FP32 every k-tile), "
                           "128x128x32 tiles, 4 stages, split-K, bias + activation fused", "any"},
       {14, "gemm-3xtf32-64", "v13 with 64x64x32 tiles and 4 stages: more blocks for small layers and batches", "any"},
-      {15, "gemm-3xtf32-128x64", "v13 with 128x64x32 tiles (warp 32x32), two blocks per SM", "any"},
+      {15, "gemm-3xtf32-128x64", "v13 with 128x64x32 tiles (warp 32x32), 4 stages, two blocks per SM", "any"},
   };
   return v;
 }
@@ -60,7 +60,7 @@ const std::vector<MenuEntry>& fc_menu() {
       {6, "gemm-fma", "GEMM engine, 128x128x32 tiles, FP32 FFMA, split-K, bias + activation fused", "any"},
       {7, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate), 128x128x32 tiles", "any"},
       {8, "gemm-3xtf32-64", "v7 with 64x64x32 tiles, for mid-sized batches", "any"},
-      {9, "gemm-3xtf32-128x64", "v7 with 128x64x32 tiles, two blocks per SM", "any"},
+      {9, "gemm-3xtf32-128x64", "v7 with 128x64x32 tiles (warp 32x32), 4 stages, two blocks per SM", "any"},
   };
   return v;
 }

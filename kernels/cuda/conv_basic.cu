@@ -226,10 +226,8 @@ void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
     case 11:
       detail::tc_forward(a, s);
       return;
-    case 12: case 13: case 14:
-      detail::gemm_forward(version, a, s);
-      return;
     default:
+      if (conv_is_engine(version)) return detail::gemm_forward(version, a, s);
       fail("--conv-variant", "unknown version " + std::to_string(version));
   }
   CUDA_CHECK_LAUNCH();

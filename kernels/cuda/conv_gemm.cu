@@ -15,7 +15,7 @@
 //   v13 gemm-3xtf32       128x128x32 tiles, 3xTF32 on the tensor cores (FP32 accuracy), 4 stages, one block
 //                         per SM (the tensor cores' partial sums and the FP32 sums both live in registers)
 //   v14 gemm-3xtf32-64    64x64x32 tiles, 3xTF32, 4 stages: more blocks for small layers and batches
-//   v15 gemm-3xtf32-128x64  128x64x32 tiles (warp 32x32), 3xTF32, 3 stages, two blocks per SM
+//   v15 gemm-3xtf32-128x64  128x64x32 tiles (warp 32x32), 3xTF32, 4 stages, two blocks per SM
 #include <algorithm>
 #include <climits>
 

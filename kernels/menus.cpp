@@ -45,6 +45,7 @@ const std::vector<MenuEntry>& conv_menu() {
                           "128x128x32 tiles, 4 stages, split-K, bias + activation fused", "any"},
       {14, "gemm-3xtf32-64", "v13 with 64x64x32 tiles and 4 stages: more blocks for small layers and batches", "any"},
       {15, "gemm-3xtf32-128x64", "v13 with 128x64x32 tiles (warp 32x32), 4 stages, two blocks per SM", "any"},
+      {16, "gemm-3xtf32-96x64", "v13 with 96x64x32 tiles (6 warps): no idle rows for 96 or 192 filters per group", "any"},
   };
   return v;
 }

@@ -16,6 +16,9 @@
 //                         per SM (the tensor cores' partial sums and the FP32 sums both live in registers)
 //   v14 gemm-3xtf32-64    64x64x32 tiles, 3xTF32, 4 stages: more blocks for small layers and batches
 //   v15 gemm-3xtf32-128x64  128x64x32 tiles (warp 32x32), 3xTF32, 4 stages, two blocks per SM
+//   v16 gemm-3xtf32-96x64   96x64x32 tiles (6 warps of 32x32): no idle rows for 96 or 192 filters per group
+//                           (AlexNet conv1, conv4), where 128-row tiles leave a quarter of theirs empty
+// v14-v16 promote the tensor cores' partial sums every two k-tiles, v13 every k-tile (gemm_math.cuh).
 #include <algorithm>
 #include <climits>
 
@@ -87,11 +90,12 @@ struct ConvProblem {
   }
   template <class T>
   __device__ __forceinline__ void load_b(const Im2colState& st, float* dst, int stride, int kt, int) const {
-    constexpr int STEP = T::THREADS / T::BN, ROWS = T::BK / STEP;
-    static_assert(T::THREADS % T::BN == 0 && T::BK % STEP == 0, "threads tile the B stage");
+    constexpr int STEP = T::THREADS / T::BN, ROWS = (T::BK + STEP - 1) / STEP;  // the last row may be past BK
+    static_assert(T::THREADS % T::BN == 0, "threads tile the B stage's columns");
 #pragma unroll
     for (int j = 0; j < ROWS; ++j) {
       const int r = st.row0 + j * STEP;
+      if (T::BK % STEP != 0 && r >= T::BK) break;
       const int2 e = __ldg(ktab + kt * T::BK + r);
       const int iy = st.iy0 + (e.y >> 16), ix = st.ix0 + (e.y & 0xffff);
       const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
@@ -189,8 +193,9 @@ void with_config(int version, F&& f) {
   switch (version) {
     case 12: return f.template operator()<gemm::TileL_Fma, gemm::FmaMath<gemm::TileL_Fma>>();
     case 13: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 3>>();
-    case 14: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3>>();
-    case 15: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 3>>();
+    case 14: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3, 2>>();
+    case 15: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 3, 2>>();
+    case 16: return f.template operator()<gemm::Tile96_Mma, gemm::MmaTf32Math<gemm::Tile96_Mma, 3, 2>>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }

@@ -129,9 +129,12 @@ __global__ void __launch_bounds__(256) lrn_walk_kernel(const float* __restrict__
     for (int i = 0; i < PPT; ++i)
 #pragma unroll
       for (int r = 0; r < W - 1; ++r) ring[i][r] = load(c0 - HALF + r, i);
-    float next[PPT];
+    float next[PPT], after[PPT];  // channels c + HALF and c + HALF + 1: two steps of loads in flight
 #pragma unroll
-    for (int i = 0; i < PPT; ++i) next[i] = load(c0 + HALF, i);
+    for (int i = 0; i < PPT; ++i) {
+      next[i] = load(c0 + HALF, i);
+      after[i] = load(c0 + HALF + 1, i);
+    }
     for (int t0 = 0; t0 < nc; t0 += W) {
 #pragma unroll
       for (int u = 0; u < W; ++u) {
@@ -140,7 +143,8 @@ __global__ void __launch_bounds__(256) lrn_walk_kernel(const float* __restrict__
 #pragma unroll
         for (int i = 0; i < PPT; ++i) {
           ring[i][(u + W - 1) % W] = next[i];  // channel c + HALF
-          next[i] = load(c + HALF + 1, i);      // in flight while this step computes
+          next[i] = after[i];
+          after[i] = load(c + HALF + 2, i);  // in flight while this step and the next compute
         }
 #pragma unroll
         for (int i = 0; i < PPT; ++i) {

@@ -41,11 +41,10 @@ const std::vector<MenuEntry>& conv_menu() {
       {11, "tc-3xtf32", "v10, with conv2's shape on tensor cores: 3xTF32 implicit GEMM (FP32-accurate)", "ECE 408 conv1, conv2"},
       {12, "gemm-fma", "GEMM engine: implicit GEMM, 128x128x32 tiles, 8x8 FP32 FFMA outputs per thread, 3-stage cp.async, "
                        "split-K, bias + activation fused", "any"},
-      {13, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate: partial sums promoted to FP32 every k-tile), "
-                          "128x128x32 tiles, 4 stages, split-K, bias + activation fused", "any"},
-      {14, "gemm-3xtf32-64", "v13 with 64x64x32 tiles and 4 stages: more blocks for small layers and batches", "any"},
-      {15, "gemm-3xtf32-128x64", "v13 with 128x64x32 tiles (warp 32x32), 4 stages, two blocks per SM", "any"},
-      {16, "gemm-3xtf32-96x64", "v13 with 96x64x32 tiles (6 warps): no idle rows for 96 or 192 filters per group", "any"},
+      {13, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate: the tensor cores' partial sums promoted to "
+                          "FP32 every two k-tiles), 128x64x32 tiles, 4 stages, split-K, bias + activation fused", "any"},
+      {14, "gemm-3xtf32-64", "v13 with 64x64x32 tiles: more blocks for small layers and batches", "any"},
+      {15, "gemm-3xtf32-128", "v13 with 128x128x32 tiles, one block per SM (slower than v13: kept as a measured point)", "any"},
   };
   return v;
 }
@@ -87,11 +86,11 @@ const std::vector<Policy>& precision_menu() {
 }
 
 const char* conv_auto_heuristic() {
-  return "v11 where it is compiled for the shape (ECE 408), else v14 when 128x128 tiles would give fewer blocks than the "
-         "GPU has multiprocessors, else v13";
+  return "v11 where it is compiled for the shape (ECE 408); else v14 when v13's 128x64 tiles would give fewer blocks than "
+         "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13";
 }
 const char* fc_auto_heuristic() {
-  return "v5 (stream) up to 16 images, else v8 when 128x128 tiles would give fewer blocks than multiprocessors, else v7";
+  return "v5 (stream) up to 4 images, v8 up to 256, else v7";
 }
 
 std::string menus_text() {

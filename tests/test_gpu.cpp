@@ -220,7 +220,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                                            Config{"cuda", "4", ""}, Config{"cuda", "5", ""}, Config{"cuda", "6", ""},
                                            Config{"cuda", "7", ""}, Config{"cuda", "8", ""}, Config{"cuda", "9", ""},
                                            Config{"cuda", "10", ""}, Config{"cuda", "11", ""}, Config{"cuda", "12", ""},
-                                           Config{"cuda", "13", ""}, Config{"cuda", "14", ""}, Config{"cuda", "15", ""}, Config{"cuda", "16", ""},
+                                           Config{"cuda", "13", ""}, Config{"cuda", "14", ""}, Config{"cuda", "15", ""},
                                            Config{"cuda", "auto", ""}, Config{"cudnn", "", "", "exact"},
                                            Config{"cudnn", "", "", "fastest"}),
                          [](const auto& info) { return info.param.label(); });

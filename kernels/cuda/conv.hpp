@@ -27,13 +27,12 @@
 //   v12 gemm-fma       the GEMM engine (gemm_engine.cuh, conv_gemm.cu) for any shape: implicit GEMM with
 //                      128x128x32 tiles, 8x8 FP32 FFMA outputs per thread, 3-stage cp.async pipeline, split-K
 //                      for small grids, bias + the following activation in the epilogue
-//   v13 gemm-3xtf32    the same engine on the tensor cores with 3xTF32 (FP32 accuracy)
-//   v14 gemm-3xtf32-64 v13 with 64x64x32 tiles and 4 stages, for small layers and batches
-//   v15 gemm-3xtf32-128x64  v13 with 128x64x32 tiles, two blocks per SM
-//   v16 gemm-3xtf32-96x64   v13 with 96x64x32 tiles, for 96 or 192 filters per group
-// v12-v16 read their weights prepared once into the engine's layout (conv_prepared_floats, conv_prepare).
+//   v13 gemm-3xtf32    the same engine on the tensor cores with 3xTF32 (FP32 accuracy), 128x64x32 tiles
+//   v14 gemm-3xtf32-64 v13 with 64x64x32 tiles, for small layers and batches
+//   v15 gemm-3xtf32-128  v13 with 128x128x32 tiles, one block per SM
+// v12-v15 read their weights prepared once into the engine's layout (conv_prepared_floats, conv_prepare).
 //
-// Every version handles bias; v1-v6 and v12-v16 handle any stride, padding and groups. supports() says why not
+// Every version handles bias; v1-v6 and v12-v15 handle any stride, padding and groups. supports() says why not
 // otherwise.
 #pragma once
 #include <cuda_runtime.h>
@@ -51,10 +50,9 @@ namespace bs::cuda {
 
 // The menu itself (names, summaries, parsing) is host-only data in kernels/menus.hpp.
 constexpr int kAutoConvVariant = kAutoVariant;
-// auto without a tuning table (menus.cpp: conv_auto_heuristic()): v11 where it is compiled for the shape,
-// else v14 when 128x128 tiles would give fewer blocks than the GPU has multiprocessors, else v13.
+// auto without a tuning table (menus.cpp: conv_auto_heuristic()).
 int heuristic_conv_variant(const Layer& layer, int n);
-inline bool conv_is_engine(int version) { return version >= 12 && version <= 16; }
+inline bool conv_is_engine(int version) { return version >= 12 && version <= 15; }
 
 // What a fused epilogue does after the convolution (v8).
 struct Epilogue {
@@ -73,15 +71,15 @@ struct ConvArgs {
   Shape is, os;  // input and (unpooled) output shape per image
   const ConvParams* p = nullptr;
   cudaTextureObject_t wtex = 0;    // v4: texture over w
-  const float* prepared = nullptr;  // v12-v16: the weights in the engine's layout, then the k table (conv_prepare)
-  float* workspace = nullptr;      // v5: im2col chunk; v12-v16: split-K partial sums
+  const float* prepared = nullptr;  // v12-v15: the weights in the engine's layout, then the k table (conv_prepare)
+  float* workspace = nullptr;      // v5: im2col chunk; v12-v15: split-K partial sums
   size_t workspace_floats = 0;
   Epilogue epi;                    // v8, v10, v11
 };
 
 Support conv_supports(int version, const Layer& layer, const Epilogue& epi = {});
-size_t conv_workspace_floats(int version, const Layer& layer, int n);  // v5's im2col chunk, v12-v16's partial sums
-// v12-v16: device floats of the prepared weights (0 for other versions), and the preparation itself from the
+size_t conv_workspace_floats(int version, const Layer& layer, int n);  // v5's im2col chunk, v12-v15's partial sums
+// v12-v15: device floats of the prepared weights (0 for other versions), and the preparation itself from the
 // raw weights a.w (run on the device, in s).
 size_t conv_prepared_floats(int version, const Layer& layer);
 void conv_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s);

@@ -9,16 +9,21 @@
 
 namespace bs::cuda {
 
-// Without a tuning table. v11 where compiled for the shape: measured fastest on ECE 408 (0.489 ms, H100).
+// Without a tuning table (menus.cpp says it in words). v11 where compiled for the shape: measured fastest on
+// ECE 408 (0.489 ms, H100). Otherwise from the AlexNet tuning runs on the H100: v14's 64x64 tiles win where v13's
+// 128x64 grid is under one block per SM (batch 1) or where 64-row tiles waste fewer filter rows (conv4's 192 per
+// group: 3 full tiles against 2 at 75 %); v13 everywhere else.
 int heuristic_conv_variant(const Layer& layer, int n) {
   if (conv_supports(11, layer).ok) return 11;
   const ConvParams& p = std::get<ConvParams>(layer.op);
   const long long cols = static_cast<long long>(n) * layer.out.h * layer.out.w;
-  const long long tiles = ((cols + 127) / 128) * ((p.filters / p.groups + 127) / 128) * p.groups;
+  const int mg = p.filters / p.groups;
+  const long long tiles = ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups;
   int dev = 0, sms = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return tiles < sms ? 14 : 13;
+  const double use128 = static_cast<double>(mg) / ((mg + 127) / 128 * 128), use64 = static_cast<double>(mg) / ((mg + 63) / 64 * 64);
+  return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
 }
 
 namespace {

@@ -49,11 +49,10 @@ void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) 
   CUDA_CHECK_LAUNCH();
 }
 
-// The engine instantiations that have menu numbers (conv v12-v16, fc v6-v9).
+// The engine instantiations that have menu numbers (conv v12-v15, fc v6-v9).
 using TileL_Fma = Tile<128, 128, 32, 4, 2, 3, 2>;   // warp 32x64: 8x8 outputs per thread
 using TileL_Mma = Tile<128, 128, 32, 2, 4, 4, 1>;   // warp 64x32: 4 x 4 m16n8 pieces; two accumulator sets: one block per SM
 using TileM_Mma = Tile<128, 64, 32, 4, 2, 4, 2>;    // warp 32x32: two blocks per SM
 using TileS_Mma = Tile<64, 64, 32, 2, 2, 4, 3>;     // warp 32x32, for problems too small for larger tiles
-using Tile96_Mma = Tile<96, 64, 32, 3, 2, 4, 2>;    // warp 32x32, 6 warps: 96 or 192 filters per group fill it
 
 }  // namespace bs::cuda::gemm

@@ -10,8 +10,8 @@
 //   fc v6-v9        the GEMM engine (gemm_engine.cuh): v6 FP32 FFMA, v7 3xTF32 tensor cores (FP32 accuracy),
 //                   v8 = v7 with 64x64 tiles, v9 with 128x64; weights prepared once as W^T (fc_prepared_floats,
 //                   fc_prepare)
-//   fc auto         the tuning table's choice, else (menus.cpp: fc_auto_heuristic) v5 up to 16 images, then
-//                   v8 or v7. v2 and v6-v9 split K across blocks when their tiles alone would leave SMs idle.
+//   fc auto         the tuning table's choice, else (menus.cpp: fc_auto_heuristic) v5 up to 4 images, v8 up
+//                   to 256, else v7. v2 and v6-v9 split K across blocks when their tiles alone would leave SMs idle.
 // v5-v9 fuse the activation that follows (FcArgs::act).
 #pragma once
 #include <cuda_runtime.h>
@@ -35,7 +35,7 @@ void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, con
 void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s);
 
 constexpr int kAutoFcVariant = kAutoVariant;
-// Without a tuning table: v5 up to 16 images, else v8 when 128x128 tiles would give fewer blocks than SMs, else v7.
+// Without a tuning table (menus.cpp: fc_auto_heuristic): v5 up to 4 images, v8 up to 256, else v7.
 int heuristic_fc_variant(int n, int inputs, int outputs);
 inline bool fc_fuses_act(int version) { return version >= 5 && version <= 9; }
 

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "weights_tools/error.hpp"
+#include "weights_tools/json_read.hpp"
 #include "weights_tools/layout.hpp"
 #include "weights_tools/npy.hpp"
 
@@ -68,6 +69,14 @@ double Model::flops_per_image() const {
 
 namespace {
 
+// Integer fields (sizes, counts) are at most 2^24: enough for any layer, and small enough that no shape
+// arithmetic on them can overflow.
+constexpr int64_t kMaxField = int64_t{1} << 24;
+bool fits(const json& v) {
+  if (v.is_number_unsigned()) return v.get<uint64_t>() <= static_cast<uint64_t>(kMaxField);
+  return v.get<int64_t>() <= kMaxField && v.get<int64_t>() >= -kMaxField;
+}
+
 // Reads fields of one JSON object, rejecting unknown keys so that a typo never passes silently.
 class Fields {
  public:
@@ -81,7 +90,7 @@ class Fields {
       return *def;
     }
     const json& v = j_[k];
-    if (!v.is_number_integer()) fail(where_, "field '" + k + "' must be an integer, found " + v.dump());
+    if (!v.is_number_integer() || !fits(v)) fail(where_, "field '" + k + "' must be an integer of at most 2^24, found " + json_excerpt(v));
     int x = v.get<int>();
     if (x < min) fail(where_, "field '" + k + "' must be >= " + std::to_string(min) + ", found " + std::to_string(x));
     return x;
@@ -94,8 +103,8 @@ class Fields {
     }
     const json& v = j_[k];
     auto check = [&](const json& e) {
-      if (!e.is_number_integer() || e.get<int>() < min)
-        fail(where_, "field '" + k + "' must be an integer >= " + std::to_string(min) + " or a pair of them, found " + v.dump());
+      if (!e.is_number_integer() || !fits(e) || e.get<int>() < min)
+        fail(where_, "field '" + k + "' must be an integer >= " + std::to_string(min) + " or a pair of them, found " + json_excerpt(v));
       return e.get<int>();
     };
     if (v.is_array() && v.size() == 2) return {check(v[0]), check(v[1])};
@@ -104,12 +113,12 @@ class Fields {
   }
   double number(const std::string& k, double def) {
     if (!has(k)) return def;
-    if (!j_[k].is_number()) fail(where_, "field '" + k + "' must be a number, found " + j_[k].dump());
+    if (!j_[k].is_number()) fail(where_, "field '" + k + "' must be a number, found " + json_excerpt(j_[k]));
     return j_[k].get<double>();
   }
   bool boolean(const std::string& k, bool def) {
     if (!has(k)) return def;
-    if (!j_[k].is_boolean()) fail(where_, "field '" + k + "' must be true or false, found " + j_[k].dump());
+    if (!j_[k].is_boolean()) fail(where_, "field '" + k + "' must be true or false, found " + json_excerpt(j_[k]));
     return j_[k].get<bool>();
   }
   std::string str(const std::string& k, std::optional<std::string> def = std::nullopt) {
@@ -117,10 +126,14 @@ class Fields {
       if (!def) fail(where_, "missing field '" + k + "'");
       return *def;
     }
-    if (!j_[k].is_string()) fail(where_, "field '" + k + "' must be a string, found " + j_[k].dump());
+    if (!j_[k].is_string()) fail(where_, "field '" + k + "' must be a string, found " + json_excerpt(j_[k]));
     return j_[k].get<std::string>();
   }
-  const json& raw(const std::string& k) { seen_.insert(k); return j_[k]; }
+  const json& raw(const std::string& k) {
+    seen_.insert(k);
+    if (!j_.contains(k)) fail(where_, "missing field '" + k + "'");
+    return j_[k];
+  }
   void done() {
     for (auto it = j_.begin(); it != j_.end(); ++it)
       if (!seen_.count(it.key())) fail(where_, "unknown field '" + it.key() + "'");
@@ -141,6 +154,12 @@ TensorRef tensor_ref(Fields& f, const std::string& key, const std::string& def_l
                      const std::set<std::string>& layouts) {
   Fields t(f.raw(key), f.where() + " " + key);
   TensorRef r{t.str("file"), t.str("layout", def_layout)};
+  // Tensors live in the model folder: a name may have subfolders, but never leave the folder.
+  const std::filesystem::path fp(r.file);
+  bool inside = !r.file.empty() && fp.is_relative() && r.file.find('\0') == std::string::npos;
+  for (const auto& part : fp)
+    if (part == "..") inside = false;
+  if (!inside) fail(t.where(), "file '" + r.file.substr(0, 128) + "' must be a relative path inside the model folder");
   if (!layouts.count(r.layout)) {
     std::string all;
     for (const auto& l : layouts) all += (all.empty() ? "" : ", ") + l;
@@ -161,18 +180,21 @@ std::vector<float> load_tensor(const std::string& dir, const TensorRef& r, const
 }
 
 int out_dim(int in, int k, int s, int p, bool ceil_mode) {
-  int span = in + 2 * p - k;
+  const int64_t span = int64_t{in} + 2 * int64_t{p} - k;
   if (span < 0) return 0;
-  if (!ceil_mode) return span / s + 1;
-  int o = (span + s - 1) / s + 1;
-  if (p > 0 && (o - 1) * s >= in + p) --o;  // the last window must start inside the input (Caffe)
-  return o;
+  if (!ceil_mode) return static_cast<int>(span / s + 1);
+  int64_t o = (span + s - 1) / s + 1;
+  if (p > 0 && (o - 1) * s >= int64_t{in} + p) --o;  // the last window must start inside the input (Caffe)
+  return static_cast<int>(o);
 }
 
 }  // namespace
 
 void infer_shapes(Model& m, const std::string& where) {
+  constexpr int64_t kMaxActivation = INT32_MAX;  // values per image of any layer's input or output
   Shape s = m.input;
+  if (s.size() > kMaxActivation)
+    fail(where, "input " + to_string(s) + " holds " + std::to_string(s.size()) + " values per image, above the limit of 2^31 - 1");
   for (Layer& l : m.layers) {
     const std::string at = where + ": layer '" + l.name + "'";
     l.in = s;
@@ -198,17 +220,14 @@ void infer_shapes(Model& m, const std::string& where) {
     } else if (auto* n = std::get_if<LrnParams>(&l.op)) {
       if (n->size % 2 == 0) fail(at, "LRN size must be odd, found " + std::to_string(n->size));
     }
+    if (s.size() > kMaxActivation)
+      fail(at, "output " + to_string(s) + " holds " + std::to_string(s.size()) + " values per image, above the limit of 2^31 - 1");
     l.out = s;
   }
 }
 
 Model parse_model(const std::string& text, const std::string& dir, const std::string& where) {
-  json j;
-  try {
-    j = json::parse(text);
-  } catch (const json::parse_error& e) {
-    fail(where, std::string("invalid JSON (") + e.what() + ")");
-  }
+  const json j = parse_json(text, where);
   Fields top(j, where);
   Model m;
   m.dir = dir;
@@ -230,7 +249,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
     if (p.has("mean")) {
       const json& mean = p.raw("mean");
       if (!mean.is_array() || mean.size() != 3 || !mean[0].is_number() || !mean[1].is_number() || !mean[2].is_number())
-        fail(p.where(), "mean must be three numbers, found " + mean.dump());
+        fail(p.where(), "mean must be three numbers, found " + json_excerpt(mean));
       m.preprocess.mean = {mean[0].get<float>(), mean[1].get<float>(), mean[2].get<float>()};
     }
     p.done();
@@ -238,8 +257,9 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
   {
     const json& in = top.raw("input");
     if (!in.is_array() || in.size() != 3 || !in[0].is_number_integer() || !in[1].is_number_integer() ||
-        !in[2].is_number_integer() || in[0].get<int>() < 1 || in[1].get<int>() < 1 || in[2].get<int>() < 1)
-      fail(where, "field 'input' must be [channels, height, width] of positive integers, found " + in.dump());
+        !in[2].is_number_integer() || !fits(in[0]) || !fits(in[1]) || !fits(in[2]) || in[0].get<int>() < 1 ||
+        in[1].get<int>() < 1 || in[2].get<int>() < 1)
+      fail(where, "field 'input' must be [channels, height, width] of positive integers, found " + json_excerpt(in));
     m.input = {in[0].get<int>(), in[1].get<int>(), in[2].get<int>()};
   }
   const json& layers = top.raw("layers");

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "weights_tools/error.hpp"
+#include "weights_tools/limits.hpp"
 
 namespace bs {
 
@@ -30,9 +31,9 @@ size_t dtype_size(DType t) {
 }
 
 int64_t shape_size(const std::vector<int64_t>& shape) {
-  int64_t n = 1;
-  for (int64_t d : shape) n *= d;
-  return n;
+  const uint64_t n = checked_elements(shape, "shape " + shape_str(shape));
+  if (n > static_cast<uint64_t>(INT64_MAX)) fail("shape " + shape_str(shape), "element count overflows 63 bits");
+  return static_cast<int64_t>(n);
 }
 
 int64_t Array::size() const { return shape_size(shape); }

@@ -23,30 +23,41 @@ std::string text(const PyValue& v) { return v.s; }  // str (UTF-8) or bytes (lat
 }  // namespace
 
 BvlcFile read_bvlc(const std::string& path) {
-  std::vector<uint8_t> bytes = read_file(path);
+  const std::vector<uint8_t> bytes = read_file(path);
+  return parse_bvlc(bytes, path);
+}
+
+BvlcFile parse_bvlc(const std::vector<uint8_t>& bytes, const std::string& path) {
   size_t offset = 0;
   if (bytes.size() >= 6 && std::memcmp(bytes.data(), "\x93NUMPY", 6) == 0) {
     NpyHeader h = parse_npy_header(bytes.data(), bytes.size(), path);
     if (h.descr != "|O") fail(path, "holds a plain " + h.descr + " array, not the pickled dict of a bvlc_alexnet.npy");
     offset = h.data_offset;
   }
-  PyPtr top = unpickle(bytes.data() + offset, bytes.size() - offset, path);
+  const Pickle pickle = unpickle(bytes.data() + offset, bytes.size() - offset, path);
+  PyPtr top = pickle.root;
   if (top->kind == PyValue::Kind::ndarray && top->object_array && top->items.size() == 1) top = top->items[0];
   if (top->kind != PyValue::Kind::dict) fail(path, "the pickle holds a " + top->repr() + ", expected a dict {layer: [weights, biases]}");
   BvlcFile f;
+  uint64_t copied = 0;  // an array referenced from many lists is copied each time: bounded like the unpickler
   for (const auto& [k, v] : top->entries) {
     if (k->kind != PyValue::Kind::str && k->kind != PyValue::Kind::bytes) fail(path, "a dict key is a " + k->repr());
     const std::string key = text(*k);
+    if (key.size() > 256) fail(path, "a dict key of " + std::to_string(key.size()) + " characters (layer names are short)");
     if (v->kind != PyValue::Kind::list && v->kind != PyValue::Kind::tuple)
       fail(path, "entry '" + key + "' is a " + v->repr() + ", expected a list of arrays");
     std::vector<Array> arrays;
     for (const PyPtr& a : v->items) {
       if (a->kind != PyValue::Kind::ndarray || a->object_array) fail(path, "entry '" + key + "' holds a " + a->repr() + ", expected arrays");
+      copied += a->array.bytes.size();
+      if (copied > 2 * uint64_t{bytes.size()} + 4096)
+        fail(path, "corrupt pickle: its lists reference the same arrays over and over (more bytes than the file)");
       arrays.push_back(a->array);
     }
     if (key == kMarker) {
+      if (arrays.empty() || arrays[0].size() < 1) fail(path, "entry '" + key + "' holds no seed");
       f.synthetic_note = "synthetic: He-initialised by batchscope-weights synthesize, seed " +
-                         std::to_string(arrays.empty() ? -1 : static_cast<long long>(arrays[0].to_float().at(0)));
+                         std::to_string(static_cast<long long>(arrays[0].to_float()[0]));
       continue;
     }
     f.layers.emplace_back(key, std::move(arrays));
@@ -79,7 +90,11 @@ ModelFolder convert_bvlc(const BvlcImportOptions& o) {
   if (o.conv1_padding != "valid" && o.conv1_padding != "same") fail("--conv1-padding", "expected valid or same, found '" + o.conv1_padding + "'");
   if (o.lrn_convention != "caffe" && o.lrn_convention != "tensorflow")
     fail("--lrn-convention", "expected caffe or tensorflow, found '" + o.lrn_convention + "'");
-  BvlcFile f = read_bvlc(o.path);
+  return convert_bvlc(read_bvlc(o.path), o);
+}
+
+ModelFolder convert_bvlc(const BvlcFile& f, const BvlcImportOptions& o) {
+  if (o.input_size < 1 || o.input_size > 65536) fail("--input-size", "expected 1 to 65536, found " + std::to_string(o.input_size));
   std::map<std::string, std::vector<Array>> by;
   for (auto& [k, v] : f.layers) by[k] = v;
   auto get = [&](const std::string& layer) -> std::pair<const Array&, const Array&> {
@@ -110,6 +125,8 @@ ModelFolder convert_bvlc(const BvlcImportOptions& o) {
     const std::string name = kConvs[i];
     auto [W, B] = get(name);
     if (W.shape.size() != 4) fail(o.path, "'" + name + "' weights have shape " + shape_str(W.shape) + ", expected (H, W, I/groups, O)");
+    for (int64_t d : W.shape)
+      if (d < 1 || d > (1 << 20)) fail(o.path, "'" + name + "' weights have shape " + shape_str(W.shape) + ": every dimension must be 1 to 2^20");
     const int kh = static_cast<int>(W.shape[0]), kw = static_cast<int>(W.shape[1]);
     const int cin = static_cast<int>(W.shape[2]), m = static_cast<int>(W.shape[3]);
     if (cin <= 0 || c % cin != 0)
@@ -130,8 +147,13 @@ ModelFolder convert_bvlc(const BvlcImportOptions& o) {
     layers.push_back(l);
     layers.push_back({{"name", "relu" + std::to_string(i + 1)}, {"type", "relu"}});
     c = m;
+    if (h + 2 * pad < kh || w + 2 * pad < kw)
+      fail(o.path, "'" + name + "' kernel " + std::to_string(kh) + "x" + std::to_string(kw) + " does not fit its " + std::to_string(h) + "x" + std::to_string(w) + " input");
     h = (h + 2 * pad - kh) / stride + 1;
     w = (w + 2 * pad - kw) / stride + 1;
+    if (i < 2 || i == 4) {
+      if (h < 3 || w < 3) fail(o.path, "'" + name + "' leaves a " + std::to_string(h) + "x" + std::to_string(w) + " map, too small for its 3x3 pooling");
+    }
     if (i < 2) lrn("norm" + std::to_string(i + 1));
     if (i < 2 || i == 4) pool("pool" + std::to_string(i == 4 ? 5 : i + 1));
   }

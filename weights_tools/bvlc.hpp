@@ -19,6 +19,7 @@ struct BvlcFile {
 
 // Reads the .npy (header with dtype '|O', then a pickle; a bare pickle is accepted too).
 BvlcFile read_bvlc(const std::string& path);
+BvlcFile parse_bvlc(const std::vector<uint8_t>& bytes, const std::string& path);  // the same from memory
 void write_bvlc(const std::string& path, const BvlcFile& f);  // atomic; .npy header + protocol-2 pickle
 
 struct BvlcImportOptions {
@@ -35,6 +36,7 @@ struct BvlcImportOptions {
 // Rearranges every tensor to batchscope's layouts (OIHW, (out, in), fc6 inputs in (C, H, W) order) and
 // builds the model.json document: Caffe's AlexNet structure, channel counts and groups read off the shapes.
 ModelFolder convert_bvlc(const BvlcImportOptions& o);
+ModelFolder convert_bvlc(const BvlcFile& f, const BvlcImportOptions& o);  // o.path only names the file in errors
 
 // Deterministic He-initialised AlexNet weights in the bvlc_alexnet.npy format (HWIO, (in, out), fc6 in
 // (H, W, C) input order), with a "__batchscope__" entry marking them synthetic.

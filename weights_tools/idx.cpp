@@ -2,51 +2,83 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 
+#include "weights_tools/array.hpp"
 #include "weights_tools/error.hpp"
+#include "weights_tools/io.hpp"
+#include "weights_tools/limits.hpp"
 
 namespace bs {
 namespace {
 
-// gzread reads plain files too, so one path serves .gz and raw IDX files.
-class GzReader {
+// The bytes of an IDX image, plain or gzipped (one or more gzip members), read front to back.
+class IdxSource {
  public:
-  explicit GzReader(const std::string& path) : path_(path) {
-    std::error_code ec;
-    if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, expected an IDX file");
-    f_ = gzopen(path.c_str(), "rb");
-    if (!f_) fail(path, std::string("cannot open (") + std::strerror(errno) + ")");
-  }
-  ~GzReader() { if (f_) gzclose(f_); }
-  GzReader(const GzReader&) = delete;
-  GzReader& operator=(const GzReader&) = delete;
-
-  void read(void* dst, size_t n, const char* what) {
-    size_t done = 0;
-    while (done < n) {
-      unsigned chunk = static_cast<unsigned>(std::min<size_t>(n - done, 1u << 30));
-      int got = gzread(f_, static_cast<char*>(dst) + done, chunk);
-      if (got < 0) {
-        int code = 0;
-        const char* msg = gzerror(f_, &code);
-        fail(path_, std::string("corrupt gzip stream (") + msg + ")");
-      }
-      if (got == 0) break;
-      done += static_cast<size_t>(got);
+  IdxSource(const uint8_t* data, size_t size, const std::string& where) : data_(data), size_(size), where_(where) {
+    gz_ = size >= 2 && data[0] == 0x1f && data[1] == 0x8b;
+    if (gz_) {
+      zs_.next_in = const_cast<Bytef*>(data);
+      zs_.avail_in = static_cast<uInt>(std::min<size_t>(size, UINT32_MAX));
+      if (inflateInit2(&zs_, 16 + MAX_WBITS) != Z_OK) fail(where, "cannot start gzip decompression");
+      open_ = true;
     }
-    int code = 0;
-    const char* msg = gzerror(f_, &code);
-    if (code != Z_OK && code != Z_STREAM_END) fail(path_, std::string("corrupt gzip stream (") + msg + ")");
-    if (done < n) fail(path_, std::string("truncated IDX file: ") + what + " needs " + std::to_string(n) +
-                                  " bytes, only " + std::to_string(done) + " left");
+  }
+  ~IdxSource() { if (open_) inflateEnd(&zs_); }
+  IdxSource(const IdxSource&) = delete;
+  IdxSource& operator=(const IdxSource&) = delete;
+
+  // The most bytes this source can still yield: what is left of a plain file, and at most deflate's
+  // largest ratio (1032:1) times what is left of a gzipped one.
+  uint64_t max_left() const {
+    const uint64_t in_left = gz_ ? size_ - consumed_in() : size_ - pos_;
+    return gz_ ? checked_mul(in_left, 1032, where_, "the decompressed size") + 1024 : in_left;
+  }
+
+  void read(uint8_t* dst, size_t n, const char* what) {
+    size_t done = gz_ ? inflate_into(dst, n) : copy_into(dst, n);
+    if (done < n) fail(where_, std::string("truncated IDX file: ") + what + " needs " + std::to_string(n) +
+                                   " bytes, only " + std::to_string(done) + " left");
   }
 
  private:
-  std::string path_;
-  gzFile f_ = nullptr;
+  size_t consumed_in() const { return static_cast<size_t>(zs_.next_in - data_); }
+  size_t copy_into(uint8_t* dst, size_t n) {
+    const size_t k = std::min(n, size_ - pos_);
+    if (k) std::memcpy(dst, data_ + pos_, k);
+    pos_ += k;
+    return k;
+  }
+  size_t inflate_into(uint8_t* dst, size_t n) {
+    size_t done = 0;
+    while (done < n) {
+      if (ended_) {  // another gzip member follows (concatenated .gz files), or the end
+        if (consumed_in() >= size_) break;
+        if (inflateReset(&zs_) != Z_OK) fail(where_, "corrupt gzip stream (cannot reset)");
+        ended_ = false;
+      }
+      zs_.avail_in = static_cast<uInt>(std::min<size_t>(size_ - consumed_in(), UINT32_MAX));
+      const uInt chunk = static_cast<uInt>(std::min<size_t>(n - done, 1u << 30));
+      zs_.next_out = dst + done;
+      zs_.avail_out = chunk;
+      const int rc = inflate(&zs_, Z_NO_FLUSH);
+      done += chunk - zs_.avail_out;
+      if (rc == Z_STREAM_END) { ended_ = true; continue; }
+      if (rc == Z_BUF_ERROR && zs_.avail_in == 0) break;  // input exhausted mid-stream: truncated
+      if (rc != Z_OK) fail(where_, std::string("corrupt gzip stream (") + (zs_.msg ? zs_.msg : "inflate error " + std::to_string(rc)) + ")");
+    }
+    return done;
+  }
+
+  const uint8_t* data_;
+  size_t size_, pos_ = 0;
+  const std::string& where_;
+  bool gz_ = false, open_ = false, ended_ = false;
+  z_stream zs_{};
 };
 
 size_t type_size(uint8_t t) {
@@ -63,8 +95,8 @@ uint32_t be32(const uint8_t* p) { return uint32_t{p[0]} << 24 | uint32_t{p[1]} <
 
 }  // namespace
 
-IdxFile read_idx(const std::string& path, int64_t max_items) {
-  GzReader in(path);
+IdxFile parse_idx(const uint8_t* data, size_t size, const std::string& path, int64_t max_items) {
+  IdxSource in(data, size, path);
   uint8_t magic[4];
   in.read(magic, 4, "the magic number");
   if (magic[0] != 0 || magic[1] != 0 || type_size(magic[2]) == 0 || magic[3] == 0)
@@ -73,26 +105,29 @@ IdxFile read_idx(const std::string& path, int64_t max_items) {
       std::snprintf(buf, sizeof buf, "%02x%02x%02x%02x", magic[0], magic[1], magic[2], magic[3]);
       return std::string(buf);
     }() + ")");
+  if (magic[3] > kMaxNdim) fail(path, "IDX header declares " + std::to_string(magic[3]) + " dimensions (at most " + std::to_string(kMaxNdim) + " are read)");
   IdxFile out;
   out.type = magic[2];
   std::vector<uint8_t> dimbytes(4 * magic[3]);
   in.read(dimbytes.data(), dimbytes.size(), "the dimensions");
-  int64_t per_item = 1;
-  for (int i = 0; i < magic[3]; ++i) {
-    out.dims.push_back(be32(&dimbytes[4 * i]));
-    if (i > 0) per_item *= out.dims.back();
-  }
+  for (int i = 0; i < magic[3]; ++i) out.dims.push_back(be32(&dimbytes[4 * i]));
   if (max_items > 0) {
     if (max_items > out.dims[0])
       fail(path, "holds " + std::to_string(out.dims[0]) + " items, " + std::to_string(max_items) + " requested");
     out.dims[0] = max_items;
   }
+  // The declared size against what the file can hold and the tensor limit, before anything is allocated.
   const size_t es = type_size(out.type);
-  const int64_t n = out.dims[0] * per_item;
-  std::vector<uint8_t> raw(static_cast<size_t>(n) * es);
+  const uint64_t n = checked_elements(out.dims, path + ": IDX shape " + shape_str(out.dims));
+  const uint64_t raw_bytes = checked_mul(n, es, path, "the IDX data size");
+  check_tensor_limit(checked_mul(n, sizeof(float), path, "the IDX data size"), path, "IDX shape " + shape_str(out.dims) + " as float32");
+  if (raw_bytes > in.max_left())
+    fail(path, "truncated IDX file: shape " + shape_str(out.dims) + " needs " + std::to_string(raw_bytes) +
+                   " bytes of data, the file cannot hold more than " + std::to_string(in.max_left()));
+  std::vector<uint8_t> raw(static_cast<size_t>(raw_bytes));
   in.read(raw.data(), raw.size(), "the data");
   out.values.resize(static_cast<size_t>(n));
-  for (int64_t i = 0; i < n; ++i) {
+  for (uint64_t i = 0; i < n; ++i) {
     const uint8_t* p = &raw[i * es];
     switch (out.type) {
       case 0x08: out.values[i] = p[0]; break;
@@ -107,6 +142,13 @@ IdxFile read_idx(const std::string& path, int64_t max_items) {
     }
   }
   return out;
+}
+
+IdxFile read_idx(const std::string& path, int64_t max_items) {
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(path, "is a directory, expected an IDX file");
+  const std::vector<uint8_t> bytes = read_file(path);
+  return parse_idx(bytes.data(), bytes.size(), path, max_items);
 }
 
 }  // namespace bs

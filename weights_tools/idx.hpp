@@ -16,5 +16,7 @@ struct IdxFile {
 // Reads `path` (gzip is detected by its magic). `max_items` > 0 stops after that many items of the first
 // dimension; the file must still hold them all or it is reported as truncated.
 IdxFile read_idx(const std::string& path, int64_t max_items = 0);
+// The same from bytes in memory; `path` names them in errors.
+IdxFile parse_idx(const uint8_t* data, size_t size, const std::string& path, int64_t max_items = 0);
 
 }  // namespace bs

@@ -1,5 +1,9 @@
 #include "weights_tools/mxnet_import.hpp"
 
+#include <cerrno>
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -7,6 +11,8 @@
 #include <sstream>
 
 #include "weights_tools/error.hpp"
+#include "weights_tools/io.hpp"
+#include "weights_tools/json_read.hpp"
 #include "weights_tools/mxnet_params.hpp"
 
 namespace bs {
@@ -34,8 +40,15 @@ class Attrs {
     if (it == a_.end()) return def;
     std::vector<int> v;
     static const std::regex num("-?[0-9]+");
-    for (auto m = std::sregex_iterator(it->second.begin(), it->second.end(), num); m != std::sregex_iterator(); ++m)
-      v.push_back(std::stoi(m->str()));
+    for (auto m = std::sregex_iterator(it->second.begin(), it->second.end(), num); m != std::sregex_iterator(); ++m) {
+      const std::string d = m->str();
+      int x = 0;
+      const auto [end, ec] = std::from_chars(d.data(), d.data() + d.size(), x);
+      if (ec != std::errc() || end != d.data() + d.size() || x < -(1 << 24) || x > (1 << 24))
+        fail(where_, "attribute " + k + "='" + it->second.substr(0, 64) + "' holds a number outside -2^24..2^24");
+      v.push_back(x);
+      if (v.size() > 8) fail(where_, "attribute " + k + "='" + it->second.substr(0, 64) + "' holds more than 8 numbers");
+    }
     if (v.empty()) fail(where_, "attribute " + k + "='" + it->second + "' is not a number or tuple");
     return v;
   }
@@ -45,6 +58,15 @@ class Attrs {
       return *def;
     }
     return ints(k, {})[0];
+  }
+  double number(const std::string& k, const char* def) const {
+    const std::string v = str(k, def);
+    char* end = nullptr;
+    errno = 0;
+    const double x = std::strtod(v.c_str(), &end);
+    if (v.empty() || end != v.c_str() + v.size() || errno == ERANGE || !std::isfinite(x))
+      fail(where_, "attribute " + k + "='" + v.substr(0, 64) + "' is not a finite number");
+    return x;
   }
   bool boolean(const std::string& k, bool def) const {
     std::string v = str(k, def ? "True" : "False");
@@ -65,20 +87,32 @@ ojson pair_json(const std::vector<int>& v, const std::string& where, const std::
   return ojson::array({v[0], v[1]});
 }
 
+ModelFolder convert_symbol(const json& sym, std::vector<NamedArray> arrays, const MxnetImportOptions& o);
+
 }  // namespace
 
 ModelFolder convert_mxnet(const MxnetImportOptions& o) {
-  std::ifstream in(o.symbol_path);
-  if (!in) fail(o.symbol_path, "cannot open");
-  json sym;
+  const std::vector<uint8_t> text = read_file(o.symbol_path);
+  return convert_mxnet(std::string(text.begin(), text.end()), read_mxnet_params(o.params_path), o);
+}
+
+ModelFolder convert_mxnet(const std::string& symbol_text, std::vector<NamedArray> arrays, const MxnetImportOptions& o) {
+  const json sym = parse_json(symbol_text, o.symbol_path);
   try {
-    sym = json::parse(in);
-  } catch (const json::parse_error& e) {
-    fail(o.symbol_path, std::string("invalid JSON (") + e.what() + ")");
+    return convert_symbol(sym, std::move(arrays), o);
+  } catch (const json::exception& e) {  // a field of the wrong type or a node index out of range
+    std::string what = e.what();
+    if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    fail(o.symbol_path, "not a usable MXNet symbol file (" + what + ")");
   }
-  if (!sym.contains("nodes") || !sym["nodes"].is_array()) fail(o.symbol_path, "not an MXNet symbol file (no 'nodes')");
+}
+
+namespace {
+
+ModelFolder convert_symbol(const json& sym, std::vector<NamedArray> arrays, const MxnetImportOptions& o) {
+  if (!sym.is_object() || !sym.contains("nodes") || !sym["nodes"].is_array()) fail(o.symbol_path, "not an MXNet symbol file (no 'nodes')");
   std::map<std::string, Array> params;
-  for (NamedArray& p : read_mxnet_params(o.params_path)) {
+  for (NamedArray& p : arrays) {
     std::string n = p.name;
     if (n.rfind("arg:", 0) == 0 || n.rfind("aux:", 0) == 0) n = n.substr(4);
     params[n] = std::move(p.array);
@@ -100,12 +134,20 @@ ModelFolder convert_mxnet(const MxnetImportOptions& o) {
       continue;
     }
     const json& inputs = node.value("inputs", json::array());
-    if (inputs.empty() || !inputs[0].is_array() || inputs[0][0].get<int>() != prev)
+    // An input is [node index, output index, ...]: the index must name an earlier node.
+    auto source = [&](size_t k) -> int {
+      const json& e = inputs.at(k);
+      if (!e.is_array() || e.empty() || !e[0].is_number_integer() || e[0].get<int64_t>() < 0 ||
+          e[0].get<int64_t>() >= static_cast<int64_t>(i))
+        fail(where, "input " + std::to_string(k) + " is " + json_excerpt(e) + ", not [index of an earlier node, ...]");
+      return static_cast<int>(e[0].get<int64_t>());
+    };
+    if (!inputs.is_array() || inputs.empty() || source(0) != prev)
       fail(where, "not a sequential chain: its first input is not the previous layer's output");
     // The remaining inputs are parameters: weight, bias (null nodes with arrays in the .params file).
     std::vector<std::string> param_names;
     for (size_t k = 1; k < inputs.size(); ++k) {
-      const json& src = nodes.at(inputs[k][0].get<size_t>());
+      const json& src = nodes[static_cast<size_t>(source(k))];
       if (src.value("op", "") != "null") fail(where, "input " + std::to_string(k) + " is not a parameter");
       param_names.push_back(src.value("name", ""));
     }
@@ -173,9 +215,9 @@ ModelFolder convert_mxnet(const MxnetImportOptions& o) {
     } else if (op == "LRN") {
       l["type"] = "lrn";
       l["size"] = at.integer("nsize");
-      l["alpha"] = std::stod(at.str("alpha", "0.0001"));
-      l["beta"] = std::stod(at.str("beta", "0.75"));
-      l["k"] = std::stod(at.str("knorm", "2"));
+      l["alpha"] = at.number("alpha", "0.0001");
+      l["beta"] = at.number("beta", "0.75");
+      l["k"] = at.number("knorm", "2");
     } else if (op == "Dropout") {
       prev = static_cast<int>(i);
       continue;
@@ -204,5 +246,7 @@ ModelFolder convert_mxnet(const MxnetImportOptions& o) {
   m["layers"] = layers;
   return folder;
 }
+
+}  // namespace
 
 }  // namespace bs

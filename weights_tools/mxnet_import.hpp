@@ -5,8 +5,10 @@
 #include <array>
 #include <functional>
 #include <string>
+#include <vector>
 
 #include "weights_tools/model_writer.hpp"
+#include "weights_tools/npz.hpp"  // NamedArray
 
 namespace bs {
 
@@ -17,5 +19,7 @@ struct MxnetImportOptions {
 
 // Builds the folder contents (model.json document + tensors) without writing anything.
 ModelFolder convert_mxnet(const MxnetImportOptions& o);
+// The same from the symbol file's text and the arrays of its .params (the paths in `o` name them in errors).
+ModelFolder convert_mxnet(const std::string& symbol_text, std::vector<NamedArray> arrays, const MxnetImportOptions& o);
 
 }  // namespace bs

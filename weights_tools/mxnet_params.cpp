@@ -4,6 +4,7 @@
 
 #include "weights_tools/error.hpp"
 #include "weights_tools/io.hpp"
+#include "weights_tools/limits.hpp"
 
 namespace bs {
 namespace {
@@ -52,15 +53,15 @@ Array read_ndarray(Cursor& c, const std::string& where, size_t index) {
       if (stype != 0) fail(where, what + ": sparse storage type " + std::to_string(stype) + " is not supported");
     }
     int32_t ndim = c.get<int32_t>("the number of dimensions");
-    if (ndim < 0 || ndim > 32) fail(where, what + ": corrupt number of dimensions " + std::to_string(ndim));
+    if (ndim < 0 || ndim > kMaxNdim) fail(where, what + ": corrupt number of dimensions " + std::to_string(ndim));
     for (int i = 0; i < ndim; ++i) {
       int64_t d = c.get<int64_t>("a dimension");
-      if (d < 0 || d > (int64_t{1} << 40)) fail(where, what + ": corrupt dimension " + std::to_string(d));
+      if (d < 0 || d > kMaxDimension) fail(where, what + ": corrupt dimension " + std::to_string(d));
       shape.push_back(d);
     }
     if (ndim == 0) return Array{DType::f32, {}, {}};
   } else {  // legacy layout: the word just read is ndim, dimensions are uint32
-    if (head > 32) fail(where, what + ": not an NDArray (header 0x" + [&] {
+    if (head > static_cast<uint32_t>(kMaxNdim)) fail(where, what + ": not an NDArray (header 0x" + [&] {
       char buf[9]; std::snprintf(buf, sizeof buf, "%08x", head); return std::string(buf); }() + ")");
     for (uint32_t i = 0; i < head; ++i) shape.push_back(c.get<uint32_t>("a dimension"));
     if (head == 0) return Array{DType::f32, {}, {}};
@@ -79,7 +80,7 @@ Array read_ndarray(Cursor& c, const std::string& where, size_t index) {
     case 6: a.dtype = DType::i64; break;
     default: fail(where, what + ": unsupported dtype (MXNet type flag " + std::to_string(flag) + ")");
   }
-  const size_t n = static_cast<size_t>(a.size()) * dtype_size(a.dtype);
+  const size_t n = checked_tensor_bytes(shape, dtype_size(a.dtype), where + ": " + what + " " + shape_str(shape));
   const uint8_t* p = c.take(n, what + " data " + shape_str(shape));
   a.bytes.assign(p, p + n);
   return a;
@@ -88,14 +89,19 @@ Array read_ndarray(Cursor& c, const std::string& where, size_t index) {
 }  // namespace
 
 std::vector<NamedArray> read_mxnet_params(const std::string& path) {
-  std::vector<uint8_t> bytes = read_file(path);
+  const std::vector<uint8_t> bytes = read_file(path);
+  return parse_mxnet_params(bytes, path);
+}
+
+std::vector<NamedArray> parse_mxnet_params(const std::vector<uint8_t>& bytes, const std::string& path) {
   Cursor c(bytes, path);
   if (bytes.size() < 8) fail(path, "not an MXNet .params file (too short for the magic)");
   uint64_t magic = c.get<uint64_t>("the magic");
   if (magic != kListMagic) fail(path, "not an MXNet .params file (wrong magic)");
   c.get<uint64_t>("the reserved word");
   uint64_t count = c.get<uint64_t>("the array count");
-  if (count > 1000000) fail(path, "corrupt .params file: " + std::to_string(count) + " arrays");
+  // Every array takes at least 4 bytes of header: a count the file cannot hold is refused before reserving.
+  if (count > 1000000 || count > bytes.size() / 4) fail(path, "corrupt .params file: " + std::to_string(count) + " arrays in " + std::to_string(bytes.size()) + " bytes");
   std::vector<Array> arrays;
   for (uint64_t i = 0; i < count; ++i) arrays.push_back(read_ndarray(c, path, i));
   uint64_t nnames = c.get<uint64_t>("the name count");

@@ -6,6 +6,7 @@
 
 #include "weights_tools/error.hpp"
 #include "weights_tools/io.hpp"
+#include "weights_tools/limits.hpp"
 
 namespace bs {
 namespace {
@@ -150,6 +151,18 @@ NpyHeader parse_npy_header(const uint8_t* data, size_t size, const std::string& 
   return {h.descr, h.fortran, h.shape, header_start + header_len};
 }
 
+size_t npy_header_end(const uint8_t* data, size_t size) {
+  if (size < 12 || std::memcmp(data, kMagic, 6) != 0) return 0;
+  if (data[6] == 1) return 10 + (data[8] | static_cast<size_t>(data[9]) << 8);
+  if (data[6] == 2 || data[6] == 3)
+    return 12 + (data[8] | static_cast<size_t>(data[9]) << 8 | static_cast<size_t>(data[10]) << 16 | static_cast<size_t>(data[11]) << 24);
+  return 0;
+}
+
+size_t npy_descr_size(const std::string& descr, const std::string& where) {
+  return dtype_size(parse_descr(descr, where).dtype);
+}
+
 Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
   const NpyHeader h = parse_npy_header(data, size, where);
   if (h.descr == "|O")
@@ -160,7 +173,7 @@ Array parse_npy(const uint8_t* data, size_t size, const std::string& where) {
   a.dtype = d.dtype;
   a.shape = h.shape;
   const size_t es = dtype_size(a.dtype);
-  const size_t nbytes = static_cast<size_t>(a.size()) * es;
+  const size_t nbytes = checked_tensor_bytes(a.shape, es, where);  // before anything is allocated
   const size_t data_start = h.data_offset;
   if (size - data_start < nbytes)
     fail(where, "truncated .npy data: shape " + shape_str(a.shape) + " " + dtype_name(a.dtype) + " needs " +

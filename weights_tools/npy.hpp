@@ -19,6 +19,11 @@ struct NpyHeader {
   size_t data_offset = 0;
 };
 NpyHeader parse_npy_header(const uint8_t* data, size_t size, const std::string& where);
+// Where the header of a .npy image ends (its data starts), read off its first 12 bytes; 0 when they are not
+// a .npy prefix. Lets a reader check a declared shape before it reads the rest.
+size_t npy_header_end(const uint8_t* data, size_t size);
+// The element size of a supported dtype string ("<f4": 4); an Error naming `where` for any other.
+size_t npy_descr_size(const std::string& descr, const std::string& where);
 
 // Parses a whole .npy image; `where` names the file (or zip member) in error messages.
 Array parse_npy(const uint8_t* data, size_t size, const std::string& where);

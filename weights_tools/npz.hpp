@@ -1,5 +1,6 @@
 // NumPy .npz archives (a zip of .npy members), stored or deflated, through libzip.
 #pragma once
+#include <cstdint>
 #include <string>
 #include <utility>
 #include <vector>
@@ -14,6 +15,8 @@ struct NamedArray {
 };
 
 std::vector<NamedArray> read_npz(const std::string& path);
+// The same from bytes in memory; `path` names them in errors.
+std::vector<NamedArray> parse_npz(const uint8_t* data, size_t size, const std::string& path);
 // Writes atomically; `compress` selects deflate (np.savez_compressed) over store (np.savez).
 void write_npz(const std::string& path, const std::vector<NamedArray>& arrays, bool compress);
 

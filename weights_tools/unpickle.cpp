@@ -6,17 +6,13 @@
 #include <set>
 
 #include "weights_tools/error.hpp"
+#include "weights_tools/limits.hpp"
 
 namespace bs {
 namespace {
 
 using Kind = PyValue::Kind;
 
-PyPtr make(Kind k) {
-  auto v = std::make_shared<PyValue>();
-  v->kind = k;
-  return v;
-}
 
 const std::set<std::string> kAllowedGlobals = {
     "numpy.core.multiarray._reconstruct", "numpy._core.multiarray._reconstruct", "numpy.ndarray", "numpy.dtype",
@@ -40,9 +36,10 @@ std::string latin1_from_utf8(const std::string& u, const std::string& where) {
 
 class Unpickler {
  public:
-  Unpickler(const uint8_t* d, size_t n, const std::string& where) : d_(d), n_(n), where_(where) {}
+  Unpickler(const uint8_t* d, size_t n, const std::string& where)
+      : d_(d), n_(n), where_(where), arena_(std::make_unique<std::deque<PyValue>>()), budget_(2 * uint64_t{n} + 4096) {}
 
-  PyPtr run() {
+  Pickle run() {
     while (true) {
       if (pos_ >= n_) bad("truncated pickle (no STOP opcode)");
       const size_t at = pos_;
@@ -52,7 +49,7 @@ class Unpickler {
         case 0x95: take(8); break;  // FRAME: a length hint
         case '.': {                   // STOP
           if (stack_.size() != 1) bad("corrupt pickle: STOP with " + std::to_string(stack_.size()) + " objects on the stack");
-          return stack_.back();
+          return Pickle{std::move(arena_), stack_.back()};
         }
         case '(': marks_.push_back(stack_.size()); break;
         case ')': push(make(Kind::tuple)); break;
@@ -149,6 +146,18 @@ class Unpickler {
 
  private:
   [[noreturn]] void bad(const std::string& what) const { fail(where_, what); }
+  PyPtr make(Kind k) {
+    arena_->emplace_back();
+    arena_->back().kind = k;
+    return &arena_->back();
+  }
+  // Counts bytes materialised beyond the input (arrays, decoded byte strings) against the budget.
+  void spend(uint64_t bytes) {
+    if (bytes > budget_)
+      bad("corrupt pickle: it would rebuild more than " + std::to_string(2 * uint64_t{n_} + 4096) +
+          " bytes of arrays from " + std::to_string(n_) + " bytes (a buffer referenced many times?)");
+    budget_ -= bytes;
+  }
   const uint8_t* take(size_t k) {
     if (n_ - pos_ < k) bad("truncated pickle at offset " + std::to_string(pos_));
     const uint8_t* p = d_ + pos_;
@@ -236,9 +245,12 @@ class Unpickler {
     if (v->kind != Kind::integer) u.bad(std::string("corrupt pickle: ") + what + " is a " + v->repr());
     return v->i;
   }
-  std::string as_bytes(const PyPtr& v, const char* what) const {
+  std::string as_bytes(const PyPtr& v, const char* what) {
     if (v->kind == Kind::bytes) return v->s;
-    if (v->kind == Kind::str) return latin1_from_utf8(v->s, where_);  // Python 2 str loaded as latin1
+    if (v->kind == Kind::str) {  // Python 2 str loaded as latin1
+      spend(v->s.size());
+      return latin1_from_utf8(v->s, where_);
+    }
     bad(std::string("corrupt pickle: ") + what + " is a " + v->repr());
   }
 
@@ -257,10 +269,11 @@ class Unpickler {
     arr.array.dtype = numeric_dtype(dt.s, *this);
     arr.array.shape = std::move(shape);
     const size_t es = dtype_size(arr.array.dtype);
-    const size_t bytes = static_cast<size_t>(arr.array.size()) * es;
+    const size_t bytes = checked_tensor_bytes(arr.array.shape, es, where_ + ": array " + shape_str(arr.array.shape));
     if (raw.size() != bytes)
       bad("corrupt pickle: array " + shape_str(arr.array.shape) + " " + dtype_name(arr.array.dtype) + " needs " +
           std::to_string(bytes) + " bytes, has " + std::to_string(raw.size()));
+    spend(bytes);
     arr.array.bytes.assign(raw.begin(), raw.end());
     if (dt.byteorder == '>' && es > 1)
       for (size_t i = 0; i < bytes; i += es) std::reverse(arr.array.bytes.begin() + i, arr.array.bytes.begin() + i + es);
@@ -269,10 +282,11 @@ class Unpickler {
 
   std::vector<int64_t> shape_of(const PyPtr& t) const {
     if (t->kind != Kind::tuple) bad("corrupt pickle: an array shape is a " + t->repr());
+    if (t->items.size() > static_cast<size_t>(kMaxNdim)) bad("corrupt pickle: an array shape of " + std::to_string(t->items.size()) + " dimensions");
     std::vector<int64_t> s;
     for (const PyPtr& d : t->items) {
       int64_t v = as_int(d, *this, "an array dimension");
-      if (v < 0 || v > (int64_t{1} << 40)) bad("corrupt pickle: array dimension " + std::to_string(v));
+      if (v < 0 || v > kMaxDimension) bad("corrupt pickle: array dimension " + std::to_string(v));
       s.push_back(v);
     }
     return s;
@@ -297,6 +311,7 @@ class Unpickler {
       if (a.size() != 2 || a[0]->kind != Kind::str || a[1]->kind != Kind::str || (a[1]->s != "latin1" && a[1]->s != "latin-1"))
         bad("corrupt pickle: _codecs.encode is allowed only as encode(str, 'latin1')");
       auto b = make(Kind::bytes);
+      spend(a[0]->s.size());
       b->s = latin1_from_utf8(a[0]->s, where_);
       return b;
     }
@@ -341,6 +356,8 @@ class Unpickler {
   const uint8_t* d_;
   size_t n_, pos_ = 0;
   std::string where_;
+  std::unique_ptr<std::deque<PyValue>> arena_;
+  uint64_t budget_;
   int proto_ = 0;
   std::vector<PyPtr> stack_;
   std::vector<size_t> marks_;
@@ -367,7 +384,7 @@ std::string PyValue::repr() const {
   return "?";
 }
 
-PyPtr unpickle(const uint8_t* data, size_t size, const std::string& where) { return Unpickler(data, size, where).run(); }
+Pickle unpickle(const uint8_t* data, size_t size, const std::string& where) { return Unpickler(data, size, where).run(); }
 
 namespace {
 struct Pickler {

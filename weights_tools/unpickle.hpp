@@ -5,6 +5,7 @@
 // offending global or opcode: a weights file must never be able to run code.
 #pragma once
 #include <cstdint>
+#include <deque>
 #include <memory>
 #include <string>
 #include <utility>
@@ -15,7 +16,7 @@
 namespace bs {
 
 struct PyValue;
-using PyPtr = std::shared_ptr<PyValue>;
+using PyPtr = PyValue*;  // owned by the Pickle's arena: cycles and deep nesting cost nothing to free
 
 struct PyValue {
   enum class Kind { none, boolean, integer, floating, str, bytes, tuple, list, dict, global, ndarray, dtype };
@@ -34,8 +35,16 @@ struct PyValue {
   std::string repr() const;  // short description for error messages
 };
 
-// Unpickles `size` bytes; `where` names the file in errors.
-PyPtr unpickle(const uint8_t* data, size_t size, const std::string& where);
+// An unpickled object graph: every value lives in `arena` (built by one pass, freed at once); `root` is what
+// STOP returned.
+struct Pickle {
+  std::unique_ptr<std::deque<PyValue>> arena;
+  PyPtr root = nullptr;
+};
+
+// Unpickles `size` bytes; `where` names the file in errors. The arrays it rebuilds may hold at most twice the
+// pickle's size in all (a pickle that references one buffer many times cannot make it allocate more).
+Pickle unpickle(const uint8_t* data, size_t size, const std::string& where);
 
 // Writes a dict {key: [array, ...]} of float32 arrays as Python 2's pickle protocol 2 does (the format of
 // bvlc_alexnet.npy): str keys and array bytes as BINSTRING, arrays via numpy.core.multiarray._reconstruct.

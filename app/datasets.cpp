@@ -1,12 +1,15 @@
 #include "app/datasets.hpp"
 
+#include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 
 #include "weights_tools/error.hpp"
+#include "weights_tools/array.hpp"
 #include "weights_tools/idx.hpp"
+#include "weights_tools/limits.hpp"
 
 namespace bs {
 
@@ -47,9 +50,14 @@ LabelledImages load_labelled(const std::string& images, const std::string& label
   IdxFile im = read_idx(images);
   if (im.dims.size() != 3 && im.dims.size() != 4)
     fail(images, "expected images of shape (N, H, W) or (N, C, H, W), found " + std::to_string(im.dims.size()) + " dimensions");
+  for (size_t i = 1; i < im.dims.size(); ++i)
+    if (im.dims[i] < 1 || im.dims[i] > (1 << 24))
+      fail(images, "image dimensions " + shape_str(im.dims) + " must each be 1 to 2^24");
+  if (im.dims[0] > 0 && checked_elements(std::vector<int64_t>(im.dims.begin() + 1, im.dims.end()), images) > INT32_MAX)
+    fail(images, "images of shape " + shape_str(im.dims) + " hold more than 2^31 - 1 values each");
   IdxFile lb = read_idx(labels);
   if (lb.dims.size() != 1) fail(labels, "expected labels of shape (N,), found " + std::to_string(lb.dims.size()) + " dimensions");
-  const int64_t available = std::min(im.dims[0], lb.dims[0]);
+  const int64_t available = std::min<int64_t>({im.dims[0], lb.dims[0], INT32_MAX});
   if (count > available)
     fail(count_flag, std::to_string(count) + " images requested, " + images + " and its labels hold " +
                          std::to_string(available));

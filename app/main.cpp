@@ -9,10 +9,15 @@
 #include "app/tune.hpp"
 #include "app/variants.hpp"
 #include "weights_tools/error.hpp"
+#include "weights_tools/limits.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"batchscope: batch inference of CNNs on CPU and GPU, with an execution-time breakdown"};
   app.require_subcommand(1);
+  std::string max_tensor;
+  app.add_option("--max-tensor-bytes", max_tensor,
+                 "largest tensor any input file may declare, e.g. 32G (default 16G, or $BATCHSCOPE_MAX_TENSOR_BYTES)");
+  app.fallthrough();  // the option may follow the subcommand
   app.failure_message([](const CLI::App*, const CLI::Error& e) { return "batchscope: error: " + std::string(e.what()) + "\n"; });
 
   bs::InferOptions infer;
@@ -50,6 +55,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    if (!max_tensor.empty()) bs::set_max_tensor_bytes(bs::parse_byte_size(max_tensor, "--max-tensor-bytes"));
     if (*infer_cmd) return bs::run_infer(infer);
     if (*sweep_cmd) return bs::run_sweep(sweep);
     if (*profile_cmd) return bs::run_profile(profile);

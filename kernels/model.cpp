@@ -193,8 +193,13 @@ int out_dim(int in, int k, int s, int p, bool ceil_mode) {
 void infer_shapes(Model& m, const std::string& where) {
   constexpr int64_t kMaxActivation = INT32_MAX;  // values per image of any layer's input or output
   Shape s = m.input;
-  if (s.size() > kMaxActivation)
-    fail(where, "input " + to_string(s) + " holds " + std::to_string(s.size()) + " values per image, above the limit of 2^31 - 1");
+  // Values per image, without overflow: every field is at most 2^24, so a product of three may exceed 64 bits.
+  auto check_size = [&](const Shape& x, const std::string& at, const char* what) {
+    unsigned __int128 n = static_cast<unsigned __int128>(x.c) * static_cast<unsigned __int128>(x.h) * static_cast<unsigned __int128>(x.w);
+    if (n > static_cast<unsigned __int128>(kMaxActivation))
+      fail(at, std::string(what) + " " + to_string(x) + " holds more than 2^31 - 1 values per image (the limit)");
+  };
+  check_size(s, where, "input");
   for (Layer& l : m.layers) {
     const std::string at = where + ": layer '" + l.name + "'";
     l.in = s;
@@ -220,8 +225,7 @@ void infer_shapes(Model& m, const std::string& where) {
     } else if (auto* n = std::get_if<LrnParams>(&l.op)) {
       if (n->size % 2 == 0) fail(at, "LRN size must be odd, found " + std::to_string(n->size));
     }
-    if (s.size() > kMaxActivation)
-      fail(at, "output " + to_string(s) + " holds " + std::to_string(s.size()) + " values per image, above the limit of 2^31 - 1");
+    check_size(s, at, "output");
     l.out = s;
   }
 }

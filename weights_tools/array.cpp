@@ -2,6 +2,7 @@
 
 #include <bit>
 #include <cstring>
+#include <stdexcept>
 
 #include "weights_tools/error.hpp"
 #include "weights_tools/limits.hpp"
@@ -114,6 +115,9 @@ uint16_t float_to_half(float f) {
 
 std::vector<float> Array::to_float() const {
   const int64_t n = size();
+  if (bytes.size() != static_cast<uint64_t>(n) * dtype_size(dtype))  // a reader's bug, never a file's
+    throw std::logic_error("array " + shape_str(shape) + " holds " + std::to_string(bytes.size()) + " bytes, its shape needs " +
+                           std::to_string(static_cast<uint64_t>(n) * dtype_size(dtype)));
   std::vector<float> out(static_cast<size_t>(n));
   const uint8_t* p = bytes.data();
   for (int64_t i = 0; i < n; ++i) {
@@ -137,7 +141,7 @@ Array Array::from_float(std::vector<int64_t> shape, const std::vector<float>& va
     fail("Array::from_float", "shape " + shape_str(a.shape) + " holds " + std::to_string(a.size()) +
                                   " values, got " + std::to_string(values.size()));
   a.bytes.resize(values.size() * 4);
-  std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
+  if (!values.empty()) std::memcpy(a.bytes.data(), values.data(), a.bytes.size());
   return a;
 }
 

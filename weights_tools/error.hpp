@@ -11,9 +11,15 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
-// Throws Error("<where>: <what>").
+// Throws Error("<where>: <what>"). A message that quotes a hostile file at length (a 5000-character layer name,
+// a number of 2000 digits) is cut in the middle to 500 characters: one line that still names both ends.
 [[noreturn]] inline void fail(const std::string& where, const std::string& what) {
-  throw Error(where + ": " + what);
+  std::string msg = where + ": " + what;
+  constexpr size_t kMax = 500;
+  if (msg.size() > kMax) msg = msg.substr(0, kMax - 160) + " [...] " + msg.substr(msg.size() - 153);
+  for (char& c : msg)
+    if (c == '\n' || c == '\r') c = ' ';  // one line, whatever the file held
+  throw Error(msg);
 }
 
 }  // namespace bs

@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "weights_tools/error.hpp"
+#include "weights_tools/io.hpp"
 #include "weights_tools/mxnet_params.hpp"
 #include "weights_tools/npy.hpp"
 #include "weights_tools/npz.hpp"
@@ -30,19 +30,15 @@ void print_row(std::ostream& out, const std::string& name, const Array& a) {
 }  // namespace
 
 void inspect_file(const std::string& path, std::ostream& out) {
-  char head[8] = {};
-  {
-    std::ifstream f(path, std::ios::binary);
-    if (!f) fail(path, "cannot open");
-    f.read(head, sizeof head);
-  }
+  const std::vector<uint8_t> bytes = read_file(path);  // read once; each format parses from memory
+  auto starts = [&](const char* magic, size_t n) { return bytes.size() >= n && std::memcmp(bytes.data(), magic, n) == 0; };
   std::vector<NamedArray> arrays;
-  if (std::memcmp(head, "\x93NUMPY", 6) == 0) {
-    arrays.push_back({path, read_npy(path)});
-  } else if (std::memcmp(head, "PK", 2) == 0) {
-    arrays = read_npz(path);
-  } else if (static_cast<uint8_t>(head[0]) == 0x12 && head[1] == 0x01) {
-    arrays = read_mxnet_params(path);
+  if (starts("\x93NUMPY", 6)) {
+    arrays.push_back({path, parse_npy(bytes.data(), bytes.size(), path)});
+  } else if (starts("PK", 2)) {
+    arrays = parse_npz(bytes.data(), bytes.size(), path);
+  } else if (starts("\x12\x01", 2)) {
+    arrays = parse_mxnet_params(bytes, path);
   } else {
     fail(path, "not a .npy, .npz or MXNet .params file (unrecognised magic)");
   }

@@ -14,8 +14,10 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
   };
   try {
     return json::parse(text, depth_limit);
-  } catch (const json::parse_error& e) {
-    fail(where, std::string("invalid JSON (") + e.what() + ")");
+  } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e309
+    std::string what = e.what();
+    if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
+    fail(where, "invalid JSON (" + what + ")");
   }
 }
 

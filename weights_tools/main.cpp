@@ -4,6 +4,7 @@
 
 #include "kernels/model.hpp"
 #include "weights_tools/error.hpp"
+#include "weights_tools/limits.hpp"
 #include "weights_tools/inspect.hpp"
 #include "weights_tools/bvlc.hpp"
 #include "weights_tools/mxnet_import.hpp"
@@ -24,6 +25,10 @@ std::array<int, 3> parse_shape(const std::string& s, const std::string& flag = "
 int main(int argc, char** argv) {
   CLI::App app{"batchscope-weights: inspect .npy/.npz/.params files and import MXNet models into model folders"};
   app.require_subcommand(1);
+  std::string max_tensor;
+  app.add_option("--max-tensor-bytes", max_tensor,
+                 "largest tensor any input file may declare, e.g. 32G (default 16G, or $BATCHSCOPE_MAX_TENSOR_BYTES)");
+  app.fallthrough();  // the option may follow the subcommand
   app.failure_message([](const CLI::App*, const CLI::Error& e) {
     return "batchscope-weights: error: " + std::string(e.what()) + "\n";
   });
@@ -86,6 +91,7 @@ int main(int argc, char** argv) {
     return app.exit(e);
   }
   try {
+    if (!max_tensor.empty()) bs::set_max_tensor_bytes(bs::parse_byte_size(max_tensor, "--max-tensor-bytes"));
     if (*inspect) {
       for (const auto& f : files) bs::inspect_file(f, std::cout);
     } else if (*imp) {

@@ -49,7 +49,7 @@ class Attrs {
       v.push_back(x);
       if (v.size() > 8) fail(where_, "attribute " + k + "='" + it->second.substr(0, 64) + "' holds more than 8 numbers");
     }
-    if (v.empty()) fail(where_, "attribute " + k + "='" + it->second + "' is not a number or tuple");
+    if (v.empty()) fail(where_, "attribute " + k + "='" + it->second.substr(0, 64) + "' is not a number or tuple");
     return v;
   }
   int integer(const std::string& k, std::optional<int> def = std::nullopt) const {
@@ -87,7 +87,7 @@ ojson pair_json(const std::vector<int>& v, const std::string& where, const std::
   return ojson::array({v[0], v[1]});
 }
 
-ModelFolder convert_symbol(const json& sym, std::vector<NamedArray> arrays, const MxnetImportOptions& o);
+ModelFolder convert_symbol(const json& sym, const std::vector<NamedArray>& arrays, const MxnetImportOptions& o);
 
 }  // namespace
 
@@ -96,10 +96,10 @@ ModelFolder convert_mxnet(const MxnetImportOptions& o) {
   return convert_mxnet(std::string(text.begin(), text.end()), read_mxnet_params(o.params_path), o);
 }
 
-ModelFolder convert_mxnet(const std::string& symbol_text, std::vector<NamedArray> arrays, const MxnetImportOptions& o) {
+ModelFolder convert_mxnet(const std::string& symbol_text, const std::vector<NamedArray>& arrays, const MxnetImportOptions& o) {
   const json sym = parse_json(symbol_text, o.symbol_path);
   try {
-    return convert_symbol(sym, std::move(arrays), o);
+    return convert_symbol(sym, arrays, o);
   } catch (const json::exception& e) {  // a field of the wrong type or a node index out of range
     std::string what = e.what();
     if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
@@ -109,13 +109,13 @@ ModelFolder convert_mxnet(const std::string& symbol_text, std::vector<NamedArray
 
 namespace {
 
-ModelFolder convert_symbol(const json& sym, std::vector<NamedArray> arrays, const MxnetImportOptions& o) {
+ModelFolder convert_symbol(const json& sym, const std::vector<NamedArray>& arrays, const MxnetImportOptions& o) {
   if (!sym.is_object() || !sym.contains("nodes") || !sym["nodes"].is_array()) fail(o.symbol_path, "not an MXNet symbol file (no 'nodes')");
-  std::map<std::string, Array> params;
-  for (NamedArray& p : arrays) {
+  std::map<std::string, const Array*> params;
+  for (const NamedArray& p : arrays) {
     std::string n = p.name;
     if (n.rfind("arg:", 0) == 0 || n.rfind("aux:", 0) == 0) n = n.substr(4);
-    params[n] = std::move(p.array);
+    params[n] = &p.array;
   }
 
   const json& nodes = sym["nodes"];
@@ -157,7 +157,7 @@ ModelFolder convert_symbol(const json& sym, std::vector<NamedArray> arrays, cons
       auto it = params.find(pn);
       if (it == params.end()) fail(o.params_path, "has no array '" + pn + "' (needed by node '" + name + "')");
       used[pn] = true;
-      Array a = it->second;
+      Array a = *it->second;
       if (a.dtype != DType::f32) a = Array::from_float(a.shape, a.to_float());
       folder.tensors.push_back({pn, std::move(a)});
       return ojson{{"file", pn + ".npy"}};

@@ -20,6 +20,6 @@ struct MxnetImportOptions {
 // Builds the folder contents (model.json document + tensors) without writing anything.
 ModelFolder convert_mxnet(const MxnetImportOptions& o);
 // The same from the symbol file's text and the arrays of its .params (the paths in `o` name them in errors).
-ModelFolder convert_mxnet(const std::string& symbol_text, std::vector<NamedArray> arrays, const MxnetImportOptions& o);
+ModelFolder convert_mxnet(const std::string& symbol_text, const std::vector<NamedArray>& arrays, const MxnetImportOptions& o);
 
 }  // namespace bs

@@ -59,12 +59,12 @@ Array read_ndarray(Cursor& c, const std::string& where, size_t index) {
       if (d < 0 || d > kMaxDimension) fail(where, what + ": corrupt dimension " + std::to_string(d));
       shape.push_back(d);
     }
-    if (ndim == 0) return Array{DType::f32, {}, {}};
+    if (ndim == 0) return Array{DType::f32, {0}, {}};  // MXNet's "none" array: no elements (shape () would be a scalar)
   } else {  // legacy layout: the word just read is ndim, dimensions are uint32
     if (head > static_cast<uint32_t>(kMaxNdim)) fail(where, what + ": not an NDArray (header 0x" + [&] {
       char buf[9]; std::snprintf(buf, sizeof buf, "%08x", head); return std::string(buf); }() + ")");
     for (uint32_t i = 0; i < head; ++i) shape.push_back(c.get<uint32_t>("a dimension"));
-    if (head == 0) return Array{DType::f32, {}, {}};
+    if (head == 0) return Array{DType::f32, {0}, {}};  // MXNet's "none" array: no elements (shape () would be a scalar)
   }
   c.get<int32_t>("the device type");
   c.get<int32_t>("the device id");

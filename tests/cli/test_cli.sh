@@ -126,6 +126,29 @@ expect_fail "$tmp/text.idx: not a .npy, .npz or MXNet .params file" $bw inspect 
 expect_fail "$tmp/nope.npy: cannot open" $bw inspect "$tmp/nope.npy"
 expect_fail "error: .*(subcommand|required)" $bw
 
+# --- hostile files (issue 15's reports): one line naming the file, exit 1 (never 'internal error'), nothing written
+npy_header() {  # npy_header SHAPE: a version 1.0 .npy header for float32 with SHAPE, padded to 128 bytes
+  local dict="{'descr': '<f4', 'fortran_order': False, 'shape': $1, }"
+  local pad=$((128 - 10 - ${#dict} - 1))
+  printf '\x93NUMPY\x01\x00\x76\x00%s%*s\n' "$dict" "$pad" ""
+}
+npy_header "(4294967296, 4294967296)" >"$tmp/wrap.npy"
+expect_fail "^batchscope-weights: error: $tmp/wrap.npy: shape's element count overflows 64 bits" $bw inspect "$tmp/wrap.npy"
+expect_fail "^batchscope-weights: error: $tmp/wrap.npy: shape's element count overflows 64 bits" \
+  $bw rearrange "$tmp/wrap.npy" --from OI --to IO --out "$tmp/wrap-out.npy"
+expect_absent "$tmp/wrap-out.npy"
+printf '\x00\x00\x08\x03\x00\x01\x00\x00\x00\x01\x00\x00\x00\x01\x00\x00' >"$tmp/huge-images.idx"  # (65536)^3 ubyte
+expect_fail "^batchscope: error: $tmp/huge-images.idx: IDX shape \(65536, 65536, 65536\) as float32 would take 1 PiB" \
+  $bs infer --model "$model" --data "$tmp/huge-images.idx" --labels "$src/data/fashion-mnist/t10k-labels-idx1-ubyte.gz"
+expect_fail "^batchscope: error: $tmp/huge-images.idx: truncated IDX file: shape \(65536, 65536, 65536\) needs 281474976710656 bytes" \
+  $bs --max-tensor-bytes 2048T infer --model "$model" --data "$tmp/huge-images.idx" --labels "$src/data/fashion-mnist/t10k-labels-idx1-ubyte.gz"
+expect_fail "above the limit of 1 KiB per tensor \(raise it with --max-tensor-bytes" \
+  $bw inspect "$src/data/models/ece408/new1_weight.npy" --max-tensor-bytes 1K
+expect_ok "\(16, 6, 5, 5\)" $bw inspect "$src/data/models/ece408/new1_weight.npy" --max-tensor-bytes 16K
+expect_fail "--max-tensor-bytes: expected a byte count such as .* found 'lots'" $bs infer --model "$model" --max-tensor-bytes lots
+expect_fail "BATCHSCOPE_MAX_TENSOR_BYTES: expected a byte count" env BATCHSCOPE_MAX_TENSOR_BYTES=x $bw inspect "$src/data/models/ece408/new1_weight.npy"
+expect_fail "is not a regular file" $bw inspect /dev/null
+
 # --- the good paths
 expect_ok "^Correctness: 0.84 Model: ece408$" $bs infer --model "$model" --images 100
 expect_ok "arg:new1_weight" $bw inspect "$src/data/ece408-2019sp/ece408-0002.params"

@@ -12,6 +12,9 @@ void BackendFlags::add_to(CLI::App& app, bool with_fc) {
                                      "~/.cache/batchscope, when there is one)");
   app.add_option("--cudnn-algos", cudnn_algos, "cudnn: fastest (FFT, Winograd allowed; the default) | exact (GEMM, direct)");
   app.add_option("--threads", threads, "cpu, cpu-ref: threads (default: all cores)")->check(CLI::PositiveNumber);
+  app.add_option("--precision", precision, "cuda, cudnn: fp32 | tf32 (convolution and fully connected products on the "
+                                           "tensor cores in TF32); cpu and cpu-ref are the fp32 reference")
+      ->capture_default_str();
 }
 
 void BackendFlags::validate(const std::string& backend) const {
@@ -24,6 +27,20 @@ void BackendFlags::validate(const std::string& backend) const {
   if (!tuning.empty() && !cuda) refuse("--tuning", "--backend cuda");
   if (!cudnn_algos.empty() && !cudnn) refuse("--cudnn-algos", "--backend cudnn");
   if (threads > 0 && !cpu) refuse("--threads", "--backend cpu and cpu-ref");
+  check_precision(precision);
+  if (precision != "fp32" && cpu)
+    fail("--precision", "the " + backend + " backend computes in fp32 only (it is the reference); " + precision +
+                            " runs on --backend cuda or cudnn");
+  if (cuda && precision != "fp32") {  // a version of the other precision fails here, before any work
+    if (!conv_variant.empty() && parse_conv_variant(conv_variant) != kAutoVariant &&
+        !variant_allowed(conv_entry(parse_conv_variant(conv_variant)), true, precision))
+      fail("--conv-variant", conv_variant + " computes in " + conv_entry(parse_conv_variant(conv_variant)).precision +
+                                 "; with --precision " + precision + " choose auto or one of " + allowed_variants(true, precision));
+    if (!fc_variant.empty() && parse_fc_variant(fc_variant) != kAutoVariant &&
+        !variant_allowed(fc_entry(parse_fc_variant(fc_variant)), false, precision))
+      fail("--fc-variant", fc_variant + " computes in " + fc_entry(parse_fc_variant(fc_variant)).precision +
+                               "; with --precision " + precision + " choose auto or one of " + allowed_variants(false, precision));
+  }
   if (!conv_variant.empty()) parse_conv_variant(conv_variant);  // unknown names fail here, before any work
   if (!fc_variant.empty()) parse_fc_variant(fc_variant);
   if (!cudnn_algos.empty() && cudnn_algos != "fastest" && cudnn_algos != "exact")
@@ -37,6 +54,7 @@ BackendOptions BackendFlags::options() const {
   o.tuning_file = tuning;
   o.cudnn_algos = cudnn_algos.empty() ? "fastest" : cudnn_algos;
   o.threads = threads;
+  o.precision = precision;
   return o;
 }
 

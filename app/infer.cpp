@@ -131,7 +131,9 @@ int run_infer(const InferOptions& o) {
   }
   std::cout << "Total Time: " << fmt_num(total) << " (" << set.count
             << " images, batch " << (o.batch ? o.batch : set.count) << ", backend " << b->name() << ")\n";
-  std::cout << "Correctness: " << fmt_num(static_cast<double>(correct) / set.count) << " Model: " << m.name << "\n";
+  // The course scripts' line; a reduced precision says so after it (fp32 keeps the line as it always was).
+  std::cout << "Correctness: " << fmt_num(static_cast<double>(correct) / set.count) << " Model: " << m.name
+            << (o.flags.precision != "fp32" ? " Precision: " + o.flags.precision : std::string()) << "\n";
   return 0;
 }
 

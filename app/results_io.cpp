@@ -43,7 +43,7 @@ std::vector<std::string> sweep_csv_header() {
                         "images_per_s", "gflop_per_s"})
     h.push_back(c);
   for (const std::string& c : breakdown_categories()) h.push_back(c + "_ms");
-  for (const char* c : {"check", "check_rel_l2", "check_images"}) h.push_back(c);
+  for (const char* c : {"check", "check_rel_l2", "check_images", "check_top1"}) h.push_back(c);
   return h;
 }
 
@@ -59,7 +59,8 @@ std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows
       auto it = r.categories.find(c);
       out += "," + (it == r.categories.end() ? std::string() : num(it->second * 1e3));
     }
-    out += "," + r.check + "," + num(r.check_rel_l2) + "," + std::to_string(r.check_images) + "\n";
+    out += "," + r.check + "," + num(r.check_rel_l2) + "," + std::to_string(r.check_images) + "," +
+           (r.check_images > 0 ? num(r.check_top1) : std::string()) + "\n";
   }
   return out;
 }

@@ -19,6 +19,7 @@ struct SweepRow {
   std::string check;                         // "ok", "FAIL" or "skipped"
   double check_rel_l2 = 0;
   int check_images = 0;
+  double check_top1 = 0;  // fraction of the checked images whose top-1 class agrees with the reference
 };
 
 struct LayerRow {

@@ -15,6 +15,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/device_info.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -156,6 +157,7 @@ class SweepDriver {
     id_.fc_variant = o_.backend == "cuda" ? (o_.flags.fc_variant.empty() ? "auto" : o_.flags.fc_variant) : "";
     id_.transfers = gpu_ ? o_.transfers : "host";
     id_.host_memory = o_.host_memory;
+    id_.precision = opts_.precision;
     id_.profiler = profiler_ ? profiler_->kind() : "off";
   }
 
@@ -283,7 +285,14 @@ class SweepDriver {
       den += double(want[i]) * want[i];
     }
     row.check_rel_l2 = nan ? INFINITY : std::sqrt(num / std::max(den, 1e-30));
-    row.check = row.check_rel_l2 <= kCheckTolerance ? "ok" : "FAIL";
+    row.check = row.check_rel_l2 <= precision_tolerance(opts_.precision) ? "ok" : "FAIL";
+    int agree = 0;  // top-1 agreement: what a reduced precision changes for a user of the predictions
+    for (int img = 0; img < k; ++img) {
+      const float* o = out + static_cast<size_t>(img) * f;
+      const float* w = want.data() + static_cast<size_t>(img) * f;
+      agree += std::max_element(o, o + f) - o == std::max_element(w, w + f) - w;
+    }
+    row.check_top1 = static_cast<double>(agree) / k;
   }
 
   void progress(int bi, int n, int rep, int reps) {
@@ -356,14 +365,14 @@ class SweepDriver {
     j["conv_variant"] = id_.variant;
     j["fc_variant"] = id_.fc_variant;
     if (o_.backend == "cudnn") j["cudnn_algos"] = opts_.cudnn_algos;
-    j["precision"] = "fp32";
+    j["precision"] = opts_.precision;
     j["transfers"] = id_.transfers;
     j["host_memory"] = o_.host_memory;
     j["profiler"] = id_.profiler;
     j["batches"] = o_.batches;
     j["reps"] = o_.reps;
     j["warmup"] = o_.warmup;
-    j["check"] = {{"reference", o_.check_backend}, {"images", o_.check_images}, {"tolerance_rel_l2", kCheckTolerance}};
+    j["check"] = {{"reference", o_.check_backend}, {"images", o_.check_images}, {"tolerance_rel_l2", precision_tolerance(opts_.precision)}};
     j["backend_notes"] = notes_;
     j["device"] = gpu_info();
     j["host"] = host_info();
@@ -402,7 +411,6 @@ class SweepDriver {
   const std::vector<ProfileRecord>& warm_records() const { return all_warm_records_; }
   const Model& model() const { return model_; }
 
-  static constexpr double kCheckTolerance = 1e-4;
 
  private:
   SweepOptions o_;

@@ -6,6 +6,7 @@
 #include <iostream>
 #include <map>
 #include <random>
+#include <set>
 
 #include "app/metadata.hpp"
 #include "app/results_io.hpp"
@@ -20,6 +21,8 @@ namespace bs {
 void TuneOptions::add_to(CLI::App& app) {
   app.add_option("--model", model_dir, "model folder holding model.json")->required();
   app.add_option("--batches", batches, "batch sizes, comma-separated")->delimiter(',')->capture_default_str();
+  app.add_option("--precision", precision, "fp32 | tf32: time the versions of that precision (a table holds both, "
+                                           "each under its own signatures)")->capture_default_str();
   app.add_option("--reps", reps, "timed repetitions per (layer, batch, version); the median counts")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
   app.add_option("--out", out, "where to write the table (default: this device's file in ~/.cache/batchscope, which "
@@ -40,6 +43,15 @@ void TuneOptions::validate() const {
   if (reps < 1) fail("--reps", "must be at least 1, found " + std::to_string(reps));
   if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
   if (!(cut > 1.0)) fail("--cut", "must be above 1");
+  check_precision(precision);
+  for (const std::string& v : conv_variants)
+    if (const int n = parse_conv_variant(v, "--conv-variants"); n != kAutoVariant && !variant_allowed(conv_entry(n), true, precision))
+      fail("--conv-variants", "v" + std::to_string(n) + " computes in " + conv_entry(n).precision + "; --precision " + precision +
+                                  " times " + allowed_variants(true, precision));
+  for (const std::string& v : fc_variants)
+    if (const int n = parse_fc_variant(v, "--fc-variants"); n != kAutoVariant && !variant_allowed(fc_entry(n), false, precision))
+      fail("--fc-variants", "v" + std::to_string(n) + " computes in " + fc_entry(n).precision + "; --precision " + precision +
+                                " times " + allowed_variants(false, precision));
   for (const std::string& v : conv_variants)
     if (parse_conv_variant(v, "--conv-variants") == kAutoVariant) fail("--conv-variants", "name versions, not auto");
   for (const std::string& v : fc_variants)
@@ -69,10 +81,11 @@ Model segment(const Model& m, size_t i) {
   return s;
 }
 
-std::vector<int> candidates(bool conv, const std::vector<std::string>& given) {
+std::vector<int> candidates(bool conv, const std::vector<std::string>& given, const std::string& precision) {
   std::vector<int> v;
   if (given.empty())
-    for (const MenuEntry& e : conv ? conv_menu() : fc_menu()) v.push_back(e.number);
+    for (const MenuEntry& e : conv ? conv_menu() : fc_menu())
+      if (variant_allowed(e, conv, precision)) v.push_back(e.number);
   for (const std::string& g : given) v.push_back(conv ? parse_conv_variant(g) : parse_fc_variant(g));
   return v;
 }
@@ -85,6 +98,7 @@ struct Timing {
 Timing time_version(const Model& seg, bool conv, int version, int n, const TuneOptions& o, double best_ms, const std::vector<float>& in,
                     std::vector<float>& out) {
   BackendOptions bo;
+  bo.precision = o.precision;
   (conv ? bo.conv_variant : bo.fc_variant) = std::to_string(version);
   std::unique_ptr<Backend> b = make_backend("cuda", bo);
   const Support s = b->supports(seg.layers[0]);
@@ -139,7 +153,7 @@ int run_tune(const TuneOptions& o) {
     const Layer& l = m.layers[i];
     const bool conv = l.kind() == LayerKind::conv;
     if (!conv && l.kind() != LayerKind::fc) continue;
-    const std::string sig = tuning_signature(m, i);
+    const std::string sig = tuning_signature(m, i, o.precision);
     if (auto it = done.find(sig); it != done.end()) {
       for (TuningEntry e : it->second) {
         e.layer = l.name;
@@ -158,7 +172,7 @@ int run_tune(const TuneOptions& o) {
       e.signature = sig;
       e.batch = n;
       double best = 0;
-      for (int v : candidates(conv, conv ? o.conv_variants : o.fc_variants)) {
+      for (int v : candidates(conv, conv ? o.conv_variants : o.fc_variants, o.precision)) {
         std::cerr << "\rtune: " << l.name << " batch " << n << " v" << v << "          " << std::flush;
         const Timing tm = time_version(seg, conv, v, n, o, best, in, y);
         if (!tm.skipped.empty()) {
@@ -185,8 +199,22 @@ int run_tune(const TuneOptions& o) {
       t.entries.push_back(e);
     }
   }
+  // Entries of an existing table for this device that this run did not measure (the other precision, other batch
+  // sizes, other models) are kept, so that one file serves fp32 and tf32 runs alike.
+  size_t kept = 0;
+  if (std::filesystem::exists(out)) {
+    std::set<std::pair<std::string, int>> measured;
+    for (const TuningEntry& e : t.entries) measured.insert({e.signature, e.batch});
+    const TuningTable old = read_tuning(out, t.device.name);  // another device's or a corrupt file: one clear line
+    for (const TuningEntry& e : old.entries)
+      if (!measured.count({e.signature, e.batch})) {
+        t.entries.push_back(e);
+        ++kept;
+      }
+  }
   write_tuning(out, t);
-  std::cout << "wrote " << out << " (" << t.entries.size() << " entries, " << t.device.name << ")\n";
+  std::cout << "wrote " << out << " (" << t.entries.size() << " entries, " << kept << " kept from the file before; "
+            << t.device.name << ")\n";
   return 0;
 }
 

@@ -10,6 +10,7 @@ namespace bs {
 
 struct TuneOptions {
   std::string model_dir;
+  std::string precision = "fp32";  // fp32 | tf32: which versions are timed, and the signatures' " @tf32"
   std::vector<int> batches = {1, 4, 16, 64, 256, 1024};
   int reps = 5, warmup = 2;
   std::string out;  // default: default_tuning_path(device)

@@ -19,7 +19,8 @@ def sweep(path):
     for r in csv.DictReader(open(path)):
         if r["run"] == "warm":
             rows[int(r["batch"])] = {"kernels": sum(float(r[k + "_ms"] or 0) for k in KERNELS),
-                                     "total": float(r["total_ms_median"]), "check": r["check"]}
+                                     "total": float(r["total_ms_median"]), "check": r["check"],
+                                     "rel_l2": float(r.get("check_rel_l2") or 0), "top1": r.get("check_top1", "")}
     return rows
 
 
@@ -42,7 +43,7 @@ def main():
         if p.endswith(".layers.csv"):
             continue
         configs[os.path.basename(p)[len("alexnet-"):-4]] = sweep(p)
-    ours = {k: v for k, v in configs.items() if k.startswith("cuda")}
+    ours = {k: v for k, v in configs.items() if k.startswith("cuda") and "tf32" not in k}
     ref = configs.get("cudnn-exact", {})
     batches = sorted({b for v in configs.values() for b in v})
     names = sorted(ours)
@@ -62,8 +63,28 @@ def main():
         tf = torch.get(("tf32", b))
         print(f"| {b} | " + " | ".join(cells) + f" | {c['kernels']:.3f} |" if c else f"| {b} | " + " | ".join(cells) + " | - |",
               f"{pt:.3f}" if pt else "-", "|", f"{tf:.3f}" if tf else "-", "|", ratio, "|")
+    # --precision tf32: own (cuda-tf32-*) against cudnn-tf32 and PyTorch TF32, with the accuracy each kept
+    tf_own = {k: v for k, v in configs.items() if k.startswith("cuda") and "tf32" in k}
+    tf_ref = configs.get("cudnn-tf32", {})
+    if tf_own or tf_ref:
+        tnames = sorted(tf_own)
+        print("\n| batch (tf32) | " + " | ".join(f"{n} ms (rel L2)" for n in tnames) +
+              " | cudnn tf32 ms (rel L2) | PyTorch TF32 ms | own / cuDNN tf32 | own / PyTorch TF32 |")
+        print("|---" * (len(tnames) + 5) + "|")
+        for b in batches:
+            cells, best = [], None
+            for n in tnames:
+                r = tf_own[n].get(b)
+                cells.append(f"{r['kernels']:.3f} ({r['rel_l2']:.1e}, {r['check']})" if r else "-")
+                if r and r["check"] == "ok" and (best is None or r["kernels"] < best):
+                    best = r["kernels"]
+            c = tf_ref.get(b)
+            tf = torch.get(("tf32", b))
+            print(f"| {b} | " + " | ".join(cells) + " | " + (f"{c['kernels']:.3f} ({c['rel_l2']:.1e}, {c['check']})" if c else "-") +
+                  " | " + (f"{tf:.3f}" if tf else "-") + " | " + (f"{best / c['kernels']:.2f}x" if best and c else "-") +
+                  " | " + (f"{best / tf:.2f}x" if best and tf else "-") + " |")
     # per layer at the largest batch, for every config
-    for n in names + (["cudnn-exact"] if ref else []):
+    for n in names + sorted(tf_own) + (["cudnn-exact"] if ref else []) + (["cudnn-tf32"] if tf_ref else []):
         lp = os.path.join(d, f"alexnet-{n}.layers.csv")
         if not os.path.exists(lp):
             continue

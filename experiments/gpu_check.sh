@@ -31,7 +31,7 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$small" >"$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -4
   step "compute-sanitizer racecheck (shared-memory kernels: conv v2 v5 v6 v7-v15, fc tiled, v5-v9, softmax, LRN walk)"
-  race=${RACECHECK_FILTER:-'*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*ece408_conv*conv9:*ece408_conv*conv10:*ece408_conv*conv11:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*:*engine_conv_m200*conv1?:*engine_fc_123*_fc?:GpuEngine.LrnThen*'}
+  race=${RACECHECK_FILTER:-'*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*ece408_conv*conv9:*ece408_conv*conv10:*ece408_conv*conv11:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*:*engine_conv_m200*conv1?:*engine_fc_123*_fc?:*engine_fc_123*_fc1?:GpuEngine.LrnThen*'}
   compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$race" >"$OUT/racecheck.log" 2>&1
   echo "racecheck exit $?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | tail -4
 fi
@@ -81,6 +81,11 @@ if [ "${TUNE:-0}" = 1 ]; then
     timeout ${TUNE_TIMEOUT:-400} "$bin/batchscope" tune --model data/models/$m --batches ${TUNE_BATCHES:-1,4,16,64,256,1024} \
       --reps ${TUNE_REPS:-5} --out tune/tuning-$m.json ${TUNE_EXTRA:-} >tune/tune-$m.txt 2>&1; echo "tune $m: exit $?"
     tail -${TUNE_TAIL:-12} tune/tune-$m.txt
+    for p in ${TUNE_PRECISIONS:-}; do  # more precisions into the same table (tune merges what it did not measure)
+      timeout ${TUNE_TIMEOUT:-400} "$bin/batchscope" tune --model data/models/$m --precision $p --batches ${TUNE_BATCHES:-1,4,16,64,256,1024} \
+        --reps ${TUNE_REPS:-5} --out tune/tuning-$m.json >tune/tune-$m-$p.txt 2>&1; echo "tune $m $p: exit $?"
+      tail -${TUNE_TAIL:-12} tune/tune-$m-$p.txt
+    done
   done
   python3 - tune/tuning-*.json <<'PY'
 import json, sys
@@ -107,6 +112,13 @@ if [ "${ALEXNET_BENCH:-0}" = 1 ]; then
   done
   timeout 300 "$bin/batchscope" sweep $common --backend cudnn --cudnn-algos exact --out sweeps/ab/alexnet-cudnn-exact.csv \
     >sweeps/ab/alexnet-cudnn-exact.log 2>&1; echo "cudnn exact: exit $?"
+  if [ "${AB_TF32:-0}" = 1 ]; then  # --precision tf32: cuda auto (tuned with AB_TUNING_TF32 when given) and cudnn
+    extra=""; [ -f "${AB_TUNING_TF32:-/nonexistent}" ] && extra="--tuning $AB_TUNING_TF32"
+    timeout 300 "$bin/batchscope" sweep $common --backend cuda --precision tf32 $extra --out sweeps/ab/alexnet-cuda-tf32-vauto.csv \
+      >sweeps/ab/alexnet-cuda-tf32-vauto.log 2>&1; echo "cuda tf32 auto: exit $? $(grep -h 'error' sweeps/ab/alexnet-cuda-tf32-vauto.log | head -1)"
+    timeout 300 "$bin/batchscope" sweep $common --backend cudnn --precision tf32 --out sweeps/ab/alexnet-cudnn-tf32.csv \
+      >sweeps/ab/alexnet-cudnn-tf32.log 2>&1; echo "cudnn tf32: exit $? $(grep -h 'error' sweeps/ab/alexnet-cudnn-tf32.log | head -1)"
+  fi
   timeout 300 python3 experiments/pytorch_alexnet.py --batches $ab --modes ${PT_MODES:-fp32,fp32-graph,tf32,fp16-cl} \
     --json "$OUT/pytorch.json" >"$OUT/pytorch.txt" 2>&1; echo "pytorch: exit $?"; cat "$OUT/pytorch.txt"
   python3 experiments/alexnet_kernels.py sweeps/ab "$OUT/pytorch.json" >"$OUT/alexnet_kernels.md" 2>&1

@@ -39,6 +39,8 @@ struct BackendOptions {
   std::string cudnn_algos = "fastest";
   // cuda: the tuning table auto reads (kernels/tuning.hpp); empty: the device's default file, if there is one.
   std::string tuning_file;
+  // fp32 | tf32 (menus.hpp: precision_menu); the cpu backends are the fp32 reference and refuse anything else.
+  std::string precision = "fp32";
 };
 
 class Backend {

@@ -45,6 +45,10 @@ const std::vector<MenuEntry>& conv_menu() {
                           "FP32 every two k-tiles), 128x64x32 tiles, 4 stages, split-K, bias + activation fused", "any"},
       {14, "gemm-3xtf32-64", "v13 with 64x64x32 tiles: more blocks for small layers and batches", "any"},
       {15, "gemm-3xtf32-128", "v13 with 128x128x32 tiles, one block per SM (slower than v13: kept as a measured point)", "any"},
+      {16, "gemm-tf32", "GEMM engine on the tensor cores, one TF32 product (--precision tf32), 128x128x32 tiles, 4 stages, "
+                        "split-K, bias + activation fused", "any", "tf32"},
+      {17, "gemm-tf32-128x64", "v16 with 128x64x32 tiles (two blocks per SM)", "any", "tf32"},
+      {18, "gemm-tf32-64", "v16 with 64x64x32 tiles: more blocks for small layers and batches", "any", "tf32"},
   };
   return v;
 }
@@ -61,6 +65,8 @@ const std::vector<MenuEntry>& fc_menu() {
       {7, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate), 128x128x32 tiles", "any"},
       {8, "gemm-3xtf32-64", "v7 with 64x64x32 tiles, for mid-sized batches", "any"},
       {9, "gemm-3xtf32-128x64", "v7 with 128x64x32 tiles (warp 32x32), 4 stages, two blocks per SM", "any"},
+      {10, "gemm-tf32", "GEMM engine on the tensor cores, one TF32 product (--precision tf32), 128x128x32 tiles", "any", "tf32"},
+      {11, "gemm-tf32-64", "v10 with 64x64x32 tiles, for mid-sized batches", "any", "tf32"},
   };
   return v;
 }
@@ -80,9 +86,41 @@ const std::vector<Policy>& cudnn_algo_policies() {
 }
 
 const std::vector<Policy>& precision_menu() {
-  static const std::vector<Policy> v = {{"fp32", "FP32 storage and FP32-accurate arithmetic (3xTF32 on the tensor cores "
-                                                 "counts as FP32: held to the same 1e-5)"}};
+  static const std::vector<Policy> v = {
+      {"fp32", "FP32 storage and FP32-accurate arithmetic (3xTF32 on the tensor cores counts as FP32: held to 1e-5 per "
+               "layer, 1e-4 end to end); every backend"},
+      {"tf32", "FP32 storage, convolution and fully connected products in TF32 on the tensor cores (operands rounded to "
+               "10 mantissa bits), FP32 accumulation: 2e-3 per layer, 5e-3 end to end; cuda (v16-v18, fc v10-v11; fc v5 "
+               "stays the memory-bound path at <= 4 images) and cudnn (tensor-op math, cuBLAS TF32)"},
+      {"fp16", "not implemented yet (issue 12: FP16 storage and tensor cores)"},
+      {"bf16", "not implemented yet (issue 12: BF16 storage and tensor cores)"},
+  };
   return v;
+}
+
+void check_precision(const std::string& precision, const std::string& flag) {
+  if (precision == "fp32" || precision == "tf32") return;
+  if (precision == "fp16" || precision == "bf16")
+    fail(flag, precision + " is not implemented yet (fp32 and tf32 are; batchscope variants lists the precisions)");
+  fail(flag, "unknown precision '" + precision + "' (expected fp32 or tf32; fp16 and bf16 are not implemented yet)");
+}
+
+// End to end (relative L2 of the logits against cpu-ref). fp32: FP32 rounding through a network stays near 1e-6;
+// 1e-4 leaves room for cuDNN's Winograd/FFT. tf32: operands rounded to 11 significant bits, relative error up to
+// 2^-11 each and about 2.8e-4 RMS per product; a dot product of many terms of mixed sign keeps that RMS relative
+// error (4e-4 per layer measured in the test table, held to 2e-3), and eight layers in a row add up to about
+// 1e-3 (sqrt(8) x 4e-4); 5e-3 leaves a factor of 4 to 5 (experiments/precision-tf32.md has the measured values).
+double precision_tolerance(const std::string& precision) { return precision == "tf32" ? 5e-3 : 1e-4; }
+
+bool variant_allowed(const MenuEntry& e, bool conv, const std::string& precision) {
+  return precision == e.precision || (precision == "tf32" && !conv && e.number == 5);
+}
+
+std::string allowed_variants(bool conv, const std::string& precision) {
+  std::string s;
+  for (const MenuEntry& e : conv ? conv_menu() : fc_menu())
+    if (variant_allowed(e, conv, precision)) s += (s.empty() ? "v" : ", v") + std::to_string(e.number);
+  return s;
 }
 
 const char* conv_auto_heuristic() {
@@ -91,6 +129,12 @@ const char* conv_auto_heuristic() {
 }
 const char* fc_auto_heuristic() {
   return "v5 (stream) up to 4 images, v8 up to 256, else v7";
+}
+const char* conv_auto_heuristic_tf32() {
+  return "v18 where the fp32 heuristic would take v14, else v16";
+}
+const char* fc_auto_heuristic_tf32() {
+  return "v5 (stream, memory-bound) up to 4 images, v11 up to 256, else v10";
 }
 
 std::string menus_text() {
@@ -102,19 +146,23 @@ std::string menus_text() {
   };
   auto menu = [&](const char* title, const std::vector<MenuEntry>& m, const char* heuristic) {
     s += title;
-    for (const MenuEntry& e : m) line("v" + std::to_string(e.number), e.name, std::string(e.summary) + " [" + e.shapes + "]");
+    for (const MenuEntry& e : m)
+      line("v" + std::to_string(e.number), e.name, std::string(e.summary) + " [" + e.shapes + "; " + e.precision + "]");
     line("auto", "(default)", std::string("per layer and batch size: the tuning table's choice (batchscope tune), else ") + heuristic);
     s += "\n";
   };
-  menu("Convolution, --conv-variant (backend cuda)\n", conv_menu(), conv_auto_heuristic());
-  menu("Fully connected, --fc-variant (backend cuda)\n", fc_menu(), fc_auto_heuristic());
+  menu("Convolution, --conv-variant (backend cuda)\n", conv_menu(),
+       (std::string(conv_auto_heuristic()) + "; with --precision tf32: " + conv_auto_heuristic_tf32()).c_str());
+  menu("Fully connected, --fc-variant (backend cuda)\n", fc_menu(),
+       (std::string(fc_auto_heuristic()) + "; with --precision tf32: " + fc_auto_heuristic_tf32()).c_str());
   s += "cuDNN algorithm policies, --cudnn-algos (backend cudnn)\n";
   for (const Policy& p : cudnn_algo_policies()) line("", p.name, p.summary);
-  s += "\nPrecisions (only fp32 so far; every result names its precision)\n";
+  s += "\nPrecisions, --precision (backends cuda and cudnn; cpu and cpu-ref are the fp32 reference; every result names its "
+       "precision)\n";
   for (const Policy& p : precision_menu()) line("", p.name, p.summary);
   s += "\nOther layers on the cuda backend: one kernel each (pooling, LRN, activation, softmax); LRN followed by "
        "pooling runs as one kernel; an activation after a convolution or fully connected layer runs in its epilogue "
-       "with conv v8, v10-v14 and fc v5-v8.\n";
+       "with conv v8, v10-v18 and fc v5-v11.\n";
   return s;
 }
 

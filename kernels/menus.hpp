@@ -12,6 +12,7 @@ struct MenuEntry {
   const char* name;
   const char* summary;
   const char* shapes;  // what it runs: "any", or the shapes it is compiled for
+  const char* precision = "fp32";  // the arithmetic: "fp32" (FP32-accurate) or "tf32" (one TF32 product)
 };
 const std::vector<MenuEntry>& conv_menu();
 const std::vector<MenuEntry>& fc_menu();
@@ -29,11 +30,24 @@ struct Policy {
   const char* summary;
 };
 const std::vector<Policy>& cudnn_algo_policies();  // --cudnn-algos
-const std::vector<Policy>& precision_menu();        // --precision (fp32 only, so far)
+const std::vector<Policy>& precision_menu();        // --precision
+
+// The precisions batchscope runs, and what a result in each must agree with cpu-ref to (relative L2 of the
+// logits, end to end; per layer the test table holds tf32 to 2e-3). Unknown or unimplemented names are an Error
+// naming the flag.
+void check_precision(const std::string& precision, const std::string& flag = "--precision");
+double precision_tolerance(const std::string& precision);
+// Whether version `e` may run in a run of `precision`: its own precision, and under tf32 also fc v5 (the
+// memory-bound weight-streaming kernel for small batches, FP32 and as fast).
+bool variant_allowed(const MenuEntry& e, bool conv, const std::string& precision);
+// The versions of a menu that `precision` allows, as "v16, v17, v18".
+std::string allowed_variants(bool conv, const std::string& precision);
 
 // The conv and fc heuristics auto falls back to without a tuning table, in words (the README quotes them).
 const char* conv_auto_heuristic();
 const char* fc_auto_heuristic();
+const char* conv_auto_heuristic_tf32();
+const char* fc_auto_heuristic_tf32();
 
 // Every menu, one line per version: what `batchscope variants` prints.
 std::string menus_text();

@@ -1,6 +1,7 @@
 // Maps backend names to constructors; GPU backends exist only in builds with CUDA.
 #include "kernels/backend.hpp"
 #include "kernels/device_info.hpp"
+#include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -31,6 +32,10 @@ std::vector<std::string> backend_names() {
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const BackendOptions& opts) {
+  check_precision(opts.precision);
+  if ((name == "cpu-ref" || name == "cpu") && opts.precision != "fp32")
+    fail("--precision", "the " + name + " backend computes in fp32 only (it is the reference); " + opts.precision +
+                            " runs on --backend cuda or cudnn");
   if (name == "cpu-ref") return make_cpu_backend(false, opts);
   if (name == "cpu") return make_cpu_backend(true, opts);
 #ifdef BATCHSCOPE_HAVE_CUDA

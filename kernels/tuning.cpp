@@ -38,7 +38,7 @@ std::optional<int> TuningTable::lookup(const std::string& kind, const std::strin
   return best->best;
 }
 
-std::string tuning_signature(const Model& m, size_t i) {
+std::string tuning_signature(const Model& m, size_t i, const std::string& precision) {
   const Layer& l = m.layers[i];
   std::string s;
   if (auto* c = std::get_if<ConvParams>(&l.op)) {
@@ -60,6 +60,7 @@ std::string tuning_signature(const Model& m, size_t i) {
       if (p->kind == PoolKind::max && p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2 && p->ph == 0 && p->pw == 0 && !p->ceil_mode)
         s += " +max_pool2x2";
   }
+  if (precision != "fp32") s += " @" + precision;  // fp32 tables keep the signatures they always had
   return s;
 }
 

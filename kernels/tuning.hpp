@@ -47,7 +47,7 @@ struct TuningTable {
 
 // Layer i's signature within m (with the activation, and for convolutions a following 2x2 max pool, that a
 // variant could fuse into it).
-std::string tuning_signature(const Model& m, size_t i);
+std::string tuning_signature(const Model& m, size_t i, const std::string& precision = "fp32");  // " @tf32" appended for tf32
 
 // Reads and checks a table: `path` must be a batchscope tuning table measured on `device_name` (empty: any
 // device). Throws bs::Error naming the path otherwise.

@@ -24,13 +24,17 @@ using bs::test::gpu_missing;
 namespace {
 
 struct Config {
-  std::string backend, conv, fc, cudnn_algos = "exact";
+  std::string backend, conv, fc, cudnn_algos = "exact", precision = "fp32";
   std::string label() const {
     return backend + (conv.empty() ? "" : "_conv" + conv) + (fc.empty() ? "" : "_fc" + fc) +
-           (backend == "cudnn" ? "_" + cudnn_algos : "");
+           (backend == "cudnn" ? "_" + cudnn_algos : "") + (precision == "fp32" ? "" : "_" + precision);
   }
   // cuDNN's FFT and Winograd algorithms round differently from a direct sum: 1e-3 for them, 1e-5 otherwise.
-  double tolerance() const { return backend == "cudnn" && cudnn_algos == "fastest" ? 1e-3 : 1e-5; }
+  // tf32 (one product of operands rounded to 11 significant bits): 2e-3 per layer (menus.cpp derives it).
+  double tolerance() const {
+    if (precision == "tf32") return 2e-3;
+    return backend == "cudnn" && cudnn_algos == "fastest" ? 1e-3 : 1e-5;
+  }
 };
 
 void PrintTo(const Config& c, std::ostream* os) { *os << c.label(); }
@@ -46,13 +50,15 @@ std::vector<GpuCase> gpu_cases() {
   for (const test::OpCase& c : test::op_cases(true)) {
     const LayerKind k = static_cast<LayerKind>(c.op.index());
     if (k == LayerKind::conv)
-      for (const auto& v : conv_menu()) out.push_back({c, {"cuda", std::to_string(v.number), ""}});
+      for (const auto& v : conv_menu()) out.push_back({c, {"cuda", std::to_string(v.number), "", "exact", v.precision}});
     else if (k == LayerKind::fc)
-      for (const auto& v : fc_menu()) out.push_back({c, {"cuda", "", std::to_string(v.number)}});
+      for (const auto& v : fc_menu()) out.push_back({c, {"cuda", "", std::to_string(v.number), "exact", v.precision}});
     else
       out.push_back({c, {"cuda", "", ""}});
+    if (k == LayerKind::conv || k == LayerKind::fc) out.push_back({c, {"cuda", "", "", "exact", "tf32"}});  // tf32's auto
     out.push_back({c, {"cudnn", "", "", "exact"}});
     out.push_back({c, {"cudnn", "", "", "fastest"}});
+    if (k == LayerKind::conv || k == LayerKind::fc) out.push_back({c, {"cudnn", "", "", "fastest", "tf32"}});
   }
   return out;
 }
@@ -77,13 +83,14 @@ const Reference& reference(const test::OpCase& c) {
 
 class GpuVsRef : public ::testing::TestWithParam<GpuCase> {};
 
-TEST_P(GpuVsRef, AgreesWithinRelL2_1e5) {
+TEST_P(GpuVsRef, AgreesWithinItsPrecisionsTolerance) {
   SKIP_WITHOUT_GPU();
   const GpuCase& g = GetParam();
   BackendOptions o;
   o.conv_variant = g.config.conv;
   o.fc_variant = g.config.fc;
   o.cudnn_algos = g.config.cudnn_algos;
+  o.precision = g.config.precision;
   o.guard_check = true;
   auto b = make_backend(g.config.backend, o);
   const Reference& r = reference(g.op);

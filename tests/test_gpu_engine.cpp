@@ -2,6 +2,7 @@
 // cpu-ref (or, for whole AlexNet-sized models, the cpu backend, itself tested equal to cpu-ref): chains with
 // what the variants fuse, per-layer transfers (weights prepared in the layer's workspace), an AlexNet-shaped
 // model end to end, and the tuning table from `batchscope tune` to auto's choice. Without a GPU each test skips.
+#include <cstdio>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -247,6 +248,40 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
         if (n == 1) {
           EXPECT_NE(gpu->describe(m.layers[16]).find("fc v5 stream (fc+relu)"), std::string::npos) << gpu->describe(m.layers[16]);
         }
+      }
+    }
+  }
+}
+
+// --precision tf32 end to end on the AlexNet-shaped model: the cuda backend (auto and each TF32 engine version)
+// and cudnn, within tf32's 5e-3 of the cpu backend, and auto's convolutions and large-batch FC layers on the TF32
+// versions. The measured errors are printed: experiments/precision-tf32.md quotes them.
+TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = alexnet_like(rng);
+  auto ref = make_backend("cpu");
+  ref->load(m);
+  for (int n : {1, 20}) {
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    for (float& x : in) x *= 100.0f;
+    const std::vector<float> want = run(*ref, m, in, n);
+    struct Cfg { const char* backend; const char* conv; };
+    for (const Cfg& c : {Cfg{"cuda", "auto"}, Cfg{"cuda", "16"}, Cfg{"cuda", "17"}, Cfg{"cuda", "18"}, Cfg{"cudnn", ""}}) {
+      BackendOptions o;
+      o.precision = "tf32";
+      o.conv_variant = std::string(c.backend) == "cuda" ? c.conv : "";
+      o.guard_check = true;
+      auto gpu = make_backend(c.backend, o);
+      gpu->load(m);
+      const double err = test::rel_l2(run(*gpu, m, in, n), want);
+      std::printf("tf32 %s conv %s batch %d: rel L2 %.3g\n", c.backend, c.conv, n, err);
+      EXPECT_LE(err, 5e-3) << c.backend << " conv " << c.conv << " batch " << n << " seed " << seed;
+      EXPECT_GT(err, 1e-6) << "tf32 that agrees to FP32 rounding did not round its operands";
+      if (std::string(c.backend) == "cuda" && std::string(c.conv) == "auto") {
+        EXPECT_NE(gpu->describe(m.layers[0]).find("gemm-tf32"), std::string::npos) << gpu->describe(m.layers[0]);
+        EXPECT_NE(gpu->describe(m.layers[16]).find(n == 1 ? "fc v5 stream" : "gemm-tf32"), std::string::npos) << gpu->describe(m.layers[16]);
       }
     }
   }

@@ -53,7 +53,9 @@ struct LimitGuard {
 TEST(Limits, CheckedElementsRefusesNegativeHugeAndOverflowingShapes) {
   EXPECT_EQ(checked_elements({2, 3, 4}, "t"), 24u);
   EXPECT_EQ(checked_elements({}, "t"), 1u);               // a scalar
-  EXPECT_EQ(checked_elements({0, int64_t{1} << 40}, "t"), 0u);  // empty, whatever else
+  EXPECT_EQ(checked_elements({0, int64_t{1} << 40}, "t"), 0u);  // empty
+  // ... but the other dimensions' product must still fit (strides are computed from it): a fuzzer's find.
+  expect_error_at([] { checked_elements({0, int64_t{1} << 40, int64_t{1} << 40}, "x.npy"); }, "x.npy", "overflows 64 bits");
   expect_error_at([] { checked_elements({3, -1}, "x.npy"); }, "x.npy", "negative dimension -1");
   expect_error_at([] { checked_elements({(int64_t{1} << 40) + 1}, "x.npy"); }, "x.npy", "above the limit of 2^40");
   // 2^32 * 2^32 = 2^64: wraps to 0 in unchecked 64-bit arithmetic.
@@ -100,6 +102,8 @@ TEST(HostileNpy, EveryBrokenHeaderIsOneError) {
   const std::vector<Case> cases = {
       {npy(shape_dict("(1099511627776,)")), "above the limit"},                 // 2^40 floats: 4 TiB
       {npy(shape_dict("(1099511627777,)")), "shape dimension too large"},        // above 2^40
+      {npy("{'descr': '>f2', 'fortran_order': True, 'shape': (2, 3, 0, 1099511627776, 1099511627776), }"),
+       "overflows 64 bits"},  // the fuzzer's: empty, but its Fortran strides overflowed
       {npy(shape_dict("(-1, 3)")), "shape holds a non-integer"},                 // negative
       {npy(shape_dict("((2, 3),)")), "shape holds a non-integer"},               // nested
       {npy(shape_dict("(" + std::string(40 * 3, ' ') + ")")), ""},               // () with blanks: scalar, data missing

@@ -157,8 +157,65 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_conv_variant("auto"), kAutoVariant);
   EXPECT_EQ(parse_fc_variant("stream"), 5);
   EXPECT_EQ(parse_fc_variant("v8"), 8);
-  test::expect_error_at([] { parse_conv_variant("16"); }, "--conv-variant", "unknown variant '16' (choose auto or one of: 1 direct");
-  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "9 gemm-3xtf32-128x64)");
+  EXPECT_EQ(parse_conv_variant("gemm-tf32"), 16);
+  EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
+  test::expect_error_at([] { parse_conv_variant("19"); }, "--conv-variant", "unknown variant '19' (choose auto or one of: 1 direct");
+  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "9 gemm-3xtf32-128x64, 10 gemm-tf32, 11 gemm-tf32-64)");
+}
+
+TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
+  EXPECT_NO_THROW(check_precision("fp32"));
+  EXPECT_NO_THROW(check_precision("tf32"));
+  test::expect_error_at([] { check_precision("fp16"); }, "--precision", "fp16 is not implemented yet");
+  test::expect_error_at([] { check_precision("fp64"); }, "--precision", "unknown precision 'fp64'");
+  EXPECT_DOUBLE_EQ(precision_tolerance("fp32"), 1e-4);
+  EXPECT_DOUBLE_EQ(precision_tolerance("tf32"), 5e-3);
+  // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
+  // memory-bound stream kernel.
+  EXPECT_EQ(allowed_variants(true, "tf32"), "v16, v17, v18");
+  EXPECT_EQ(allowed_variants(false, "tf32"), "v5, v10, v11");
+  EXPECT_EQ(allowed_variants(true, "fp32"), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15");
+  for (const MenuEntry& e : conv_menu()) EXPECT_TRUE(std::string(e.precision) == "fp32" || std::string(e.precision) == "tf32");
+  // The tuning table keeps fp32 signatures as they were and gives tf32 its own.
+  Model m;
+  m.name = "p";
+  m.input = {1, 4, 1};
+  FcParams f;
+  f.outputs = 2;
+  f.weight.resize(8);
+  m.layers = {{"fc", f, {}, {}}};
+  infer_shapes(m, "p");
+  EXPECT_EQ(tuning_signature(m, 0), "fc in4 out2");
+  EXPECT_EQ(tuning_signature(m, 0, "tf32"), "fc in4 out2 @tf32");
+}
+
+TEST(Precision, FlagsRefuseTheCpuBackendsAndVersionsOfTheOtherPrecision) {
+  BackendFlags f;
+  f.precision = "tf32";
+  test::expect_error_at([&] { f.validate("cpu"); }, "--precision", "the cpu backend computes in fp32 only");
+  EXPECT_NO_THROW(f.validate("cudnn"));
+  EXPECT_NO_THROW(f.validate("cuda"));
+  f.conv_variant = "13";
+  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "13 computes in fp32; with --precision tf32 choose auto or one of v16, v17, v18");
+  f.conv_variant = "gemm-tf32-64";
+  EXPECT_NO_THROW(f.validate("cuda"));
+  f.fc_variant = "7";
+  test::expect_error_at([&] { f.validate("cuda"); }, "--fc-variant", "one of v5, v10, v11");
+  f.fc_variant = "stream";
+  EXPECT_NO_THROW(f.validate("cuda"));
+  f = {};
+  f.precision = "half";
+  test::expect_error_at([&] { f.validate("cuda"); }, "--precision", "unknown precision 'half'");
+  EXPECT_EQ(f.options().precision, "half");  // validate() is what refuses; options() copies
+}
+
+TEST(Precision, TheCpuBackendsAreTheFp32Reference) {
+  BackendOptions o;
+  o.precision = "tf32";
+  test::expect_error_at([&] { make_backend("cpu", o); }, "--precision", "the cpu backend computes in fp32 only");
+  test::expect_error_at([&] { make_backend("cpu-ref", o); }, "--precision", "the cpu-ref backend computes in fp32 only");
+  o.precision = "bf16";
+  test::expect_error_at([&] { make_backend("cpu", o); }, "--precision", "bf16 is not implemented yet");
 }
 
 TEST(Menus, TheListingHasEveryVersionAndPolicy) {

@@ -51,7 +51,7 @@ std::string shape_str(const std::vector<int64_t>& shape) {
 
 std::vector<uint8_t> fortran_to_c_order(const std::vector<uint8_t>& src, const std::vector<int64_t>& shape, size_t es) {
   const size_t nd = shape.size();
-  if (nd < 2) return src;
+  if (nd < 2 || src.empty()) return src;  // nothing to reorder
   std::vector<uint8_t> dst(src.size());
   std::vector<int64_t> idx(nd, 0), fstride(nd, 1);
   for (size_t k = 1; k < nd; ++k) fstride[k] = fstride[k - 1] * shape[k - 1];

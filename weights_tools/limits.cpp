@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cctype>
+#include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 
@@ -90,14 +91,17 @@ uint64_t checked_elements(const std::vector<int64_t>& shape, const std::string& 
     if (d < 0) fail(where, "negative dimension " + std::to_string(d));
     if (d > kMaxDimension) fail(where, "dimension " + std::to_string(d) + " is above the limit of 2^40");
   }
+  // The product of the non-zero dimensions must fit too: code that walks strides multiplies them even when
+  // another dimension is 0 (the fuzzer found (0, 2^40, ...) overflowing a Fortran-order stride).
+  bool empty = false;
   for (int64_t d : shape) {
-    if (d == 0) return 0;
+    if (d == 0) { empty = true; continue; }
     uint64_t r;
-    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &r))
+    if (__builtin_mul_overflow(n, static_cast<uint64_t>(d), &r) || r > static_cast<uint64_t>(INT64_MAX))
       fail(where, "shape's element count overflows 64 bits");
     n = r;
   }
-  return n;
+  return empty ? 0 : n;
 }
 
 void check_tensor_limit(uint64_t bytes, const std::string& where, const std::string& what) {

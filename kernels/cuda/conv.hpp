@@ -52,7 +52,7 @@ namespace bs::cuda {
 constexpr int kAutoConvVariant = kAutoVariant;
 // auto without a tuning table (menus.cpp: conv_auto_heuristic()).
 int heuristic_conv_variant(const Layer& layer, int n);
-inline bool conv_is_engine(int version) { return version >= 12 && version <= 15; }
+inline bool conv_is_engine(int version) { return version >= 12 && version <= 18; }
 
 // What a fused epilogue does after the convolution (v8).
 struct Epilogue {

@@ -16,6 +16,7 @@
 //                         4 stages, two blocks per SM
 //   v14 gemm-3xtf32-64    64x64x32 tiles (4 warps), 4 stages: more blocks for small layers and batches, and no
 //                         idle rows for 192 filters per group (AlexNet conv4)
+//   v16-v18 gemm-tf32*    --precision tf32: one TF32 product per multiply-add, on the tiles of v15, v13, v14
 //   v15 gemm-3xtf32-128   128x128x32 tiles (8 warps of 64x32), 4 stages: the tensor cores' partial sums and
 //                         the FP32 sums of a 64x32 warp tile take 226 registers, so one block per SM; slower than
 //                         v13 on every AlexNet layer (kept as the measured cost of that register budget)
@@ -197,6 +198,11 @@ void with_config(int version, F&& f) {
     case 13: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 3, 2>>();
     case 14: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3, 2>>();
     case 15: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 3>>();
+    // One TF32 product, no promotion (the accumulation's round-toward-zero, ~1e-5, is far below TF32's 1e-3; the
+    // partial-sum registers go unused and the compiler drops them).
+    case 16: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 1, 0>>();
+    case 17: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 1, 0>>();
+    case 18: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 1, 0>>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }

@@ -39,6 +39,13 @@ class CudaBackend : public GpuPipelineBackend {
   explicit CudaBackend(const BackendOptions& o) : GpuPipelineBackend(o, "cuda") {
     conv_v_ = o.conv_variant.empty() ? cuda::kAutoConvVariant : parse_conv_variant(o.conv_variant);
     fc_v_ = o.fc_variant.empty() ? cuda::kAutoFcVariant : parse_fc_variant(o.fc_variant);
+    // A version computes in one precision: asking for another is an error, not a silent change of arithmetic.
+    if (conv_v_ != cuda::kAutoConvVariant && !variant_allowed(conv_entry(conv_v_), true, o.precision))
+      fail("--conv-variant", "v" + std::to_string(conv_v_) + " computes in " + conv_entry(conv_v_).precision + "; with --precision " +
+                                 o.precision + " choose auto or one of " + allowed_variants(true, o.precision));
+    if (fc_v_ != cuda::kAutoFcVariant && !variant_allowed(fc_entry(fc_v_), false, o.precision))
+      fail("--fc-variant", "v" + std::to_string(fc_v_) + " computes in " + fc_entry(fc_v_).precision + "; with --precision " +
+                               o.precision + " choose auto or one of " + allowed_variants(false, o.precision));
     const std::string dev = device_name();
     if (!o.tuning_file.empty()) {
       tuning_ = read_tuning(o.tuning_file, dev);
@@ -112,7 +119,7 @@ class CudaBackend : public GpuPipelineBackend {
     if (wanted < 0) return false;
     if (given != cuda::kAutoConvVariant) return given == wanted;
     if (!tuning_) return false;  // the heuristics never take the texture versions
-    const std::string sig = tuning_signature(*model_, i);
+    const std::string sig = tuning_signature(*model_, i, opts_.precision);
     for (const TuningEntry& e : tuning_->entries)
       if (e.signature == sig && e.best == wanted) return true;
     return false;
@@ -217,14 +224,20 @@ class CudaBackend : public GpuPipelineBackend {
     const Layer& l = model_->layers[i];
     const bool conv = l.kind() == LayerKind::conv;
     if (tuning_) {
-      if (auto v = tuning_->lookup(conv ? "conv" : "fc", tuning_signature(*model_, i), n); v && (!conv || cuda::conv_supports(*v, l).ok)) {
+      if (auto v = tuning_->lookup(conv ? "conv" : "fc", tuning_signature(*model_, i, opts_.precision), n);
+          v && (!conv || cuda::conv_supports(*v, l).ok) && variant_allowed(conv ? conv_entry(*v) : fc_entry(*v), conv, opts_.precision)) {
         how = "auto (tuned): ";
         return *v;
       }
     }
     how = "auto (heuristic): ";
-    if (conv) return cuda::heuristic_conv_variant(l, n);
-    return cuda::heuristic_fc_variant(n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
+    const bool tf32 = opts_.precision == "tf32";
+    if (conv) {
+      const int v = cuda::heuristic_conv_variant(l, n);
+      return tf32 ? (v == 14 ? 18 : 16) : v;  // menus.cpp: conv_auto_heuristic_tf32
+    }
+    const int v = cuda::heuristic_fc_variant(n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
+    return tf32 ? (v == 5 ? 5 : v == 8 ? 11 : 10) : v;
   }
 
   const std::vector<Step>& plan_for(int n) const {

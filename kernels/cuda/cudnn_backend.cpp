@@ -11,6 +11,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/gpu_pipeline.hpp"
+#include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -39,11 +40,14 @@ class CudnnBackend : public GpuPipelineBackend {
     if (o.cudnn_algos != "fastest" && o.cudnn_algos != "exact")
       fail("--cudnn-algos", "expected fastest or exact, found '" + o.cudnn_algos + "'");
     exact_ = o.cudnn_algos == "exact";
+    check_precision(o.precision);
+    tf32_ = o.precision == "tf32";
     CUDNN_CHECK(cudnnCreate(&cudnn_));
     CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
     CUBLAS_CHECK(cublasCreate(&cublas_));
     CUBLAS_CHECK(cublasSetStream(cublas_, stream_));
-    CUBLAS_CHECK(cublasSetMathMode(cublas_, CUBLAS_DEFAULT_MATH));  // FP32, no TF32
+    // fp32: FP32, no TF32. tf32: cuBLAS's TF32 tensor-core math, as PyTorch's allow_tf32 sets it.
+    CUBLAS_CHECK(cublasSetMathMode(cublas_, tf32_ ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&x_));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&y_));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&b_));
@@ -105,6 +109,7 @@ class CudnnBackend : public GpuPipelineBackend {
   struct Algo {
     cudnnConvolutionFwdAlgo_t algo;
     size_t workspace;
+    cudnnMathType_t math = CUDNN_FMA_MATH;
   };
 
   const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& lw) override {
@@ -117,8 +122,9 @@ class CudnnBackend : public GpuPipelineBackend {
       CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, c->filters, l.in.c / c->groups, c->kh, c->kw));
       CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_, c->ph, c->pw, c->sh, c->sw, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
       CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, c->groups));
-      CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, CUDNN_FMA_MATH));
+      CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, tf32_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
       const Algo a = find_algo(i, n);
+      CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, a.math));  // the math the algorithm was found with
       cudnn_ws_.resize(a.workspace / sizeof(float) + 1);
       CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &one, x_, src, w_, lw.w, conv_, a.algo, cudnn_ws_.get(),
                                           a.workspace, &zero, y_, dst));
@@ -175,22 +181,23 @@ class CudnnBackend : public GpuPipelineBackend {
   Algo find_algo(size_t layer, int n) {
     auto key = std::make_pair(layer, n);
     if (auto it = algo_cache_.find(key); it != algo_cache_.end()) {
-      last_algo_[layer] = algo_name(it->second.algo);
+      last_algo_[layer] = algo_name(it->second.algo) + std::string(it->second.math == CUDNN_FMA_MATH ? "" : " (tensor-op math)");
       return it->second;
     }
     cudnnConvolutionFwdAlgoPerf_t perf[CUDNN_CONVOLUTION_FWD_ALGO_COUNT];
     int found = 0;
     CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(cudnn_, x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
     for (int k = 0; k < found; ++k) {
-      if (perf[k].status != CUDNN_STATUS_SUCCESS || perf[k].mathType != CUDNN_FMA_MATH) continue;
+      if (perf[k].status != CUDNN_STATUS_SUCCESS || (!tf32_ && perf[k].mathType != CUDNN_FMA_MATH)) continue;
       if (exact_ && !exact_algo(perf[k].algo)) continue;
-      Algo a{perf[k].algo, perf[k].memory};
+      Algo a{perf[k].algo, perf[k].memory, perf[k].mathType};
       algo_cache_[key] = a;
-      last_algo_[layer] = algo_name(a.algo);
+      last_algo_[layer] = algo_name(a.algo) + std::string(a.math == CUDNN_FMA_MATH ? "" : " (tensor-op math)");
       return a;
     }
     fail("layer '" + model_->layers[layer].name + "'",
-         std::string("cuDNN found no FP32 (FMA) convolution algorithm") + (exact_ ? " among the GEMM and direct ones" : ""));
+         std::string(tf32_ ? "cuDNN found no convolution algorithm" : "cuDNN found no FP32 (FMA) convolution algorithm") +
+             (exact_ ? " among the GEMM and direct ones" : ""));
   }
 
   static bool exact_algo(cudnnConvolutionFwdAlgo_t a) {
@@ -198,7 +205,7 @@ class CudnnBackend : public GpuPipelineBackend {
            a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
   }
 
-  bool exact_ = false;
+  bool exact_ = false, tf32_ = false;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudnnTensorDescriptor_t x_, y_, b_;

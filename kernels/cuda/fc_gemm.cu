@@ -9,6 +9,7 @@
 //   v7 gemm-3xtf32       the GEMM engine, 3xTF32 tensor cores (FP32 accuracy), 128x128 tiles
 //   v8 gemm-3xtf32-64    the same with 64x64 tiles, for mid-sized batches
 //   v9 gemm-3xtf32-128x64  the same with 128x64 tiles (two blocks per SM)
+//   v10 gemm-tf32, v11 gemm-tf32-64: --precision tf32, one TF32 product, the tiles of v7 and v8
 // v6-v9 compute C (images x outputs) = X (images x K) * W^T: A = X^T, transposed into the workspace for each
 // run ((Kpad, Mpad), zero-padded), B = W^T prepared once ((Kpad, Npad)); the output rows are images, so the
 // epilogue's stores run along the outputs. All four fuse bias and the activation that follows.
@@ -179,6 +180,8 @@ void with_config(int version, F&& f) {
     case 7: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 3>>();
     case 8: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3, 2>>();
     case 9: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 3, 2>>();
+    case 10: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 1, 0>>();  // --precision tf32
+    case 11: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 1, 0>>();
     default: fail("--fc-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }
@@ -224,7 +227,7 @@ void run_engine(const FcArgs& a, cudaStream_t s) {
 
 namespace detail {
 
-bool fc_is_engine(int version) { return version >= 6 && version <= 9; }
+bool fc_is_engine(int version) { return version >= 6 && version <= 11; }
 
 size_t fc_engine_prepared_floats(int inputs, int outputs) {
   return static_cast<size_t>(pad_to(inputs, kPadK)) * pad_to(outputs, kPadMN);

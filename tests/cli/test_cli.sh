@@ -126,6 +126,16 @@ expect_fail "$tmp/text.idx: not a .npy, .npz or MXNet .params file" $bw inspect 
 expect_fail "$tmp/nope.npy: cannot open" $bw inspect "$tmp/nope.npy"
 expect_fail "error: .*(subcommand|required)" $bw
 
+# --- precisions
+expect_fail "^batchscope: error: --precision: the cpu backend computes in fp32 only \(it is the reference\); tf32 runs on --backend cuda or cudnn" \
+  $bs infer --model "$model" --backend cpu --precision tf32
+expect_fail "--precision: fp16 is not implemented yet" $bs sweep --model "$model" --backend cpu --precision fp16 --out "$tmp/p.csv"
+expect_absent "$tmp/p.csv"
+expect_fail "--precision: unknown precision 'double'" $bs infer --model "$model" --precision double
+expect_fail "--conv-variants: v13 computes in fp32; --precision tf32 times v16, v17, v18" $bs tune --model "$model" --precision tf32 --conv-variants 13
+expect_ok "^  +tf32 +FP32 storage, convolution and fully connected products in TF32" $bs variants
+expect_ok "v16 +gemm-tf32 .*\[any; tf32\]" $bs variants
+
 # --- hostile files (issue 15's reports): one line naming the file, exit 1 (never 'internal error'), nothing written
 npy_header() {  # npy_header SHAPE: a version 1.0 .npy header for float32 with SHAPE, padded to 128 bytes
   local dict="{'descr': '<f4', 'fortran_order': False, 'shape': $1, }"

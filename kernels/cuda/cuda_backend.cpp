@@ -234,7 +234,7 @@ class CudaBackend : public GpuPipelineBackend {
     const bool tf32 = opts_.precision == "tf32";
     if (conv) {
       const int v = cuda::heuristic_conv_variant(l, n);
-      return tf32 ? (v == 14 ? 18 : 16) : v;  // menus.cpp: conv_auto_heuristic_tf32
+      return tf32 ? (v == 14 ? 18 : 17) : v;  // menus.cpp: conv_auto_heuristic_tf32
     }
     const int v = cuda::heuristic_fc_variant(n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
     return tf32 ? (v == 5 ? 5 : v == 8 ? 11 : 10) : v;

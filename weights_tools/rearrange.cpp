@@ -1,5 +1,7 @@
 #include "weights_tools/rearrange.hpp"
 
+#include <cstdint>
+
 #include "weights_tools/error.hpp"
 #include "weights_tools/layout.hpp"
 #include "weights_tools/npy.hpp"
@@ -13,6 +15,8 @@ void rearrange_file(const RearrangeOptions& o) {
   const std::string pair = o.from + "->" + o.to;
   auto need_dims = [&](size_t n) {
     if (s.size() != n) fail(o.in, "a " + o.from + " tensor must have " + std::to_string(n) + " dimensions, file has " + shape_str(s));
+    for (int64_t d : s)  // the layout functions index with int
+      if (d > INT32_MAX) fail(o.in, "shape " + shape_str(s) + " has a dimension above 2^31 - 1");
   };
   Array out;
   if (pair == "HWIO->OIHW") {

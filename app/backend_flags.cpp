@@ -31,18 +31,9 @@ void BackendFlags::validate(const std::string& backend) const {
   if (precision != "fp32" && cpu)
     fail("--precision", "the " + backend + " backend computes in fp32 only (it is the reference); " + precision +
                             " runs on --backend cuda or cudnn");
-  if (cuda && precision != "fp32") {  // a version of the other precision fails here, before any work
-    if (!conv_variant.empty() && parse_conv_variant(conv_variant) != kAutoVariant &&
-        !variant_allowed(conv_entry(parse_conv_variant(conv_variant)), true, precision))
-      fail("--conv-variant", conv_variant + " computes in " + conv_entry(parse_conv_variant(conv_variant)).precision +
-                                 "; with --precision " + precision + " choose auto or one of " + allowed_variants(true, precision));
-    if (!fc_variant.empty() && parse_fc_variant(fc_variant) != kAutoVariant &&
-        !variant_allowed(fc_entry(parse_fc_variant(fc_variant)), false, precision))
-      fail("--fc-variant", fc_variant + " computes in " + fc_entry(parse_fc_variant(fc_variant)).precision +
-                               "; with --precision " + precision + " choose auto or one of " + allowed_variants(false, precision));
-  }
-  if (!conv_variant.empty()) parse_conv_variant(conv_variant);  // unknown names fail here, before any work
-  if (!fc_variant.empty()) parse_fc_variant(fc_variant);
+  // Unknown names and versions of the other precision fail here, before any work (only cuda gets this far with one).
+  if (!conv_variant.empty()) check_variant_precision(parse_conv_variant(conv_variant), true, precision, "--conv-variant");
+  if (!fc_variant.empty()) check_variant_precision(parse_fc_variant(fc_variant), false, precision, "--fc-variant");
   if (!cudnn_algos.empty() && cudnn_algos != "fastest" && cudnn_algos != "exact")
     fail("--cudnn-algos", "expected fastest or exact, found '" + cudnn_algos + "'");
 }

@@ -116,6 +116,14 @@ bool variant_allowed(const MenuEntry& e, bool conv, const std::string& precision
   return precision == e.precision || (precision == "tf32" && !conv && e.number == 5);
 }
 
+void check_variant_precision(int number, bool conv, const std::string& precision, const std::string& flag) {
+  if (number == kAutoVariant) return;
+  const MenuEntry& e = conv ? conv_entry(number) : fc_entry(number);
+  if (!variant_allowed(e, conv, precision))
+    fail(flag, "v" + std::to_string(number) + " computes in " + e.precision + "; with --precision " + precision +
+                   " choose auto or one of " + allowed_variants(conv, precision));
+}
+
 std::string allowed_variants(bool conv, const std::string& precision) {
   std::string s;
   for (const MenuEntry& e : conv ? conv_menu() : fc_menu())

@@ -42,6 +42,9 @@ double precision_tolerance(const std::string& precision);
 bool variant_allowed(const MenuEntry& e, bool conv, const std::string& precision);
 // The versions of a menu that `precision` allows, as "v16, v17, v18".
 std::string allowed_variants(bool conv, const std::string& precision);
+// Throws "<flag>: vN computes in fp32; with --precision tf32 choose auto or one of ..." unless `precision` allows
+// version `number` (auto always passes).
+void check_variant_precision(int number, bool conv, const std::string& precision, const std::string& flag);
 
 // The conv and fc heuristics auto falls back to without a tuning table, in words (the README quotes them).
 const char* conv_auto_heuristic();

@@ -15,10 +15,14 @@ nlohmann::json parse_json(const std::string& text, const std::string& where) {
   try {
     return json::parse(text, depth_limit);
   } catch (const json::exception& e) {  // parse_error, and out_of_range for numbers such as 1e309
-    std::string what = e.what();
-    if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-    fail(where, "invalid JSON (" + what + ")");
+    fail(where, "invalid JSON (" + json_error_text(e) + ")");
   }
+}
+
+std::string json_error_text(const nlohmann::json::exception& e) {
+  const std::string what = e.what();
+  const auto at = what.find("] ");
+  return at == std::string::npos ? what : what.substr(at + 2);
 }
 
 std::string json_excerpt(const nlohmann::json& v, size_t max_chars) {

@@ -101,9 +101,7 @@ ModelFolder convert_mxnet(const std::string& symbol_text, const std::vector<Name
   try {
     return convert_symbol(sym, arrays, o);
   } catch (const json::exception& e) {  // a field of the wrong type or a node index out of range
-    std::string what = e.what();
-    if (const auto at = what.find("] "); at != std::string::npos) what = what.substr(at + 2);
-    fail(o.symbol_path, "not a usable MXNet symbol file (" + what + ")");
+    fail(o.symbol_path, "not a usable MXNet symbol file (" + json_error_text(e) + ")");
   }
 }
 

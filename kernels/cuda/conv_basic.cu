@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/ops.hpp"
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/conv_direct.cuh"
 #include "kernels/cuda/gemm_core.cuh"
@@ -19,9 +20,7 @@ int heuristic_conv_variant(const Layer& layer, int n) {
   const long long cols = static_cast<long long>(n) * layer.out.h * layer.out.w;
   const int mg = p.filters / p.groups;
   const long long tiles = ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups;
-  int dev = 0, sms = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const int sms = sm_count();
   const double use128 = static_cast<double>(mg) / ((mg + 127) / 128 * 128), use64 = static_cast<double>(mg) / ((mg + 63) / 64 * 64);
   return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
 }

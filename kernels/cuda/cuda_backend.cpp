@@ -40,12 +40,8 @@ class CudaBackend : public GpuPipelineBackend {
     conv_v_ = o.conv_variant.empty() ? cuda::kAutoConvVariant : parse_conv_variant(o.conv_variant);
     fc_v_ = o.fc_variant.empty() ? cuda::kAutoFcVariant : parse_fc_variant(o.fc_variant);
     // A version computes in one precision: asking for another is an error, not a silent change of arithmetic.
-    if (conv_v_ != cuda::kAutoConvVariant && !variant_allowed(conv_entry(conv_v_), true, o.precision))
-      fail("--conv-variant", "v" + std::to_string(conv_v_) + " computes in " + conv_entry(conv_v_).precision + "; with --precision " +
-                                 o.precision + " choose auto or one of " + allowed_variants(true, o.precision));
-    if (fc_v_ != cuda::kAutoFcVariant && !variant_allowed(fc_entry(fc_v_), false, o.precision))
-      fail("--fc-variant", "v" + std::to_string(fc_v_) + " computes in " + fc_entry(fc_v_).precision + "; with --precision " +
-                               o.precision + " choose auto or one of " + allowed_variants(false, o.precision));
+    check_variant_precision(conv_v_, true, o.precision, "--conv-variant");
+    check_variant_precision(fc_v_, false, o.precision, "--fc-variant");
     const std::string dev = device_name();
     if (!o.tuning_file.empty()) {
       tuning_ = read_tuning(o.tuning_file, dev);

@@ -177,16 +177,6 @@ __global__ void __launch_bounds__(256) lrn_walk_kernel(const float* __restrict__
   }
 }
 
-int device_sms() {
-  static const int sms = [] {
-    int dev = 0, v = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
-    return v;
-  }();
-  return sms;
-}
-
 // Launches the walk for window size W if it has an instantiation and the batch fills the GPU with channel
 // chunks; false otherwise (the caller runs the one-thread-per-output kernels, which spread one image over
 // every channel: at batch 1 the walk left norm1 with 3 blocks, 0.081 ms against 0.010).
@@ -194,7 +184,7 @@ template <int W>
 bool launch_walk(const float* in, int n, Shape sh, const LrnParams& lp, const PoolParams* pp, Shape os, float* out, cudaStream_t st) {
   if (lp.size != W || sh.w > kTilePixels) return false;
   const long long chunks = (sh.c + kLrnChunk - 1) / kLrnChunk;
-  if (chunks * n < device_sms()) return false;
+  if (chunks * n < sm_count()) return false;
   // rows per tile so that a tile's LRN rows stay within kTilePixels
   const int max_rows = kTilePixels / sh.w;
   int tile_rows, tiles, rows_needed;

@@ -158,16 +158,6 @@ __global__ void fc_warp_kernel(const float* __restrict__ in, int n, int inputs, 
   }
 }
 
-int sm_count() {
-  static const int sms = [] {
-    int dev = 0, v = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
-    return v;
-  }();
-  return sms;
-}
-
 // Split count for v2: enough blocks for two per SM, each split keeping at least 256 of K.
 int fc_splits(int n, int inputs, int outputs) {
   const int bm = n <= 16 ? 16 : n <= 32 ? 32 : 64, bn = n <= 16 ? 256 : n <= 32 ? 128 : 64;
@@ -237,6 +227,16 @@ void fc_forward(int version, const FcArgs& a, cudaStream_t s) {
     fail("--fc-variant", "unknown version " + std::to_string(version));
   }
   CUDA_CHECK_LAUNCH();
+}
+
+int sm_count() {
+  static const int sms = [] {
+    int dev = 0, v = 0;
+    CUDA_CHECK(cudaGetDevice(&dev));
+    CUDA_CHECK(cudaDeviceGetAttribute(&v, cudaDevAttrMultiProcessorCount, dev));
+    return v;
+  }();
+  return sms;
 }
 
 }  // namespace bs::cuda

@@ -57,6 +57,9 @@ size_t fc_prepared_floats(int version, int inputs, int outputs);          // 0 f
 void fc_prepare(int version, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s);
 void fc_forward(int version, const FcArgs& a, cudaStream_t s);            // version resolved (not auto)
 
+// The current device's multiprocessor count, asked once per process (ops.cu).
+int sm_count();
+
 namespace detail {  // fc_gemm.cu
 bool fc_is_engine(int version);
 size_t fc_engine_prepared_floats(int inputs, int outputs);

@@ -21,7 +21,7 @@ namespace bs {
 void TuneOptions::add_to(CLI::App& app) {
   app.add_option("--model", model_dir, "model folder holding model.json")->required();
   app.add_option("--batches", batches, "batch sizes, comma-separated")->delimiter(',')->capture_default_str();
-  app.add_option("--precision", precision, "fp32 | tf32: time the versions of that precision (a table holds both, "
+  app.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16: time the versions of that precision (a table holds all, "
                                            "each under its own signatures)")->capture_default_str();
   app.add_option("--reps", reps, "timed repetitions per (layer, batch, version); the median counts")->capture_default_str();
   app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();

@@ -49,6 +49,11 @@ const std::vector<MenuEntry>& conv_menu() {
                         "split-K, bias + activation fused", "any", "tf32"},
       {17, "gemm-tf32-128x64", "v16 with 128x64x32 tiles (two blocks per SM)", "any", "tf32"},
       {18, "gemm-tf32-64", "v16 with 64x64x32 tiles: more blocks for small layers and batches", "any", "tf32"},
+      {19, "gemm-half", "GEMM engine on FP16/BF16 tensor cores (--precision fp16 or bf16): NHWC 16-bit activations, "
+                        "channel pairs gathered as 32-bit words, 128 pixels x 128 filters x 64 k tiles, FP32 accumulation, "
+                        "split-K, bias + activation fused", "any (groups: an even channel count per group)", "fp16/bf16"},
+      {20, "gemm-half-128x64", "v19 with 128 pixels x 64 filters per block (two blocks per SM)", "any (as v19)", "fp16/bf16"},
+      {21, "gemm-half-64", "v19 with 64x64 tiles: more blocks for small layers and batches", "any (as v19)", "fp16/bf16"},
   };
   return v;
 }
@@ -67,6 +72,9 @@ const std::vector<MenuEntry>& fc_menu() {
       {9, "gemm-3xtf32-128x64", "v7 with 128x64x32 tiles (warp 32x32), 4 stages, two blocks per SM", "any"},
       {10, "gemm-tf32", "GEMM engine on the tensor cores, one TF32 product (--precision tf32), 128x128x32 tiles", "any", "tf32"},
       {11, "gemm-tf32-64", "v10 with 64x64x32 tiles, for mid-sized batches", "any", "tf32"},
+      {12, "gemm-half", "GEMM engine on FP16/BF16 tensor cores (--precision fp16 or bf16), weights permuted to the NHWC "
+                        "flattening once, 128x128 tiles, split-K, bias + activation fused", "any", "fp16/bf16"},
+      {13, "gemm-half-64", "v12 with 64x64 tiles, for small and mid-sized batches", "any", "fp16/bf16"},
   };
   return v;
 }
@@ -92,27 +100,40 @@ const std::vector<Policy>& precision_menu() {
       {"tf32", "FP32 storage, convolution and fully connected products in TF32 on the tensor cores (operands rounded to "
                "10 mantissa bits), FP32 accumulation: 2e-3 per layer, 5e-3 end to end; cuda (v16-v18, fc v10-v11; fc v5 "
                "stays the memory-bound path at <= 4 images) and cudnn (tensor-op math, cuBLAS TF32)"},
-      {"fp16", "not implemented yet (issue 12: FP16 storage and tensor cores)"},
-      {"bf16", "not implemented yet (issue 12: BF16 storage and tensor cores)"},
+      {"fp16", "FP16 storage between layers (NHWC, converted on the device after the FP32 input copy; weights converted "
+               "once), products on the FP16 tensor cores with FP32 accumulation, the other layers computed in FP32 from "
+               "FP16; an activation beyond 65504 is reported as an overflow naming the layer; cuda (conv v19-v21, fc "
+               "v12-v13)"},
+      {"bf16", "as fp16 with bfloat16 (8 exponent bits: FP32's range, 8 significant bits); cuda (conv v19-v21, fc "
+               "v12-v13)"},
   };
   return v;
 }
 
 void check_precision(const std::string& precision, const std::string& flag) {
-  if (precision == "fp32" || precision == "tf32") return;
-  if (precision == "fp16" || precision == "bf16")
-    fail(flag, precision + " is not implemented yet (fp32 and tf32 are; batchscope variants lists the precisions)");
-  fail(flag, "unknown precision '" + precision + "' (expected fp32 or tf32; fp16 and bf16 are not implemented yet)");
+  if (precision == "fp32" || precision == "tf32" || precision == "fp16" || precision == "bf16") return;
+  fail(flag, "unknown precision '" + precision + "' (expected fp32, tf32, fp16 or bf16)");
 }
+
+bool is_half_precision(const std::string& precision) { return precision == "fp16" || precision == "bf16"; }
 
 // End to end (relative L2 of the logits against cpu-ref). fp32: FP32 rounding through a network stays near 1e-6;
 // 1e-4 leaves room for cuDNN's Winograd/FFT. tf32: operands rounded to 11 significant bits, relative error up to
 // 2^-11 each and about 2.8e-4 RMS per product; a dot product of many terms of mixed sign keeps that RMS relative
 // error (4e-4 per layer measured in the test table, held to 2e-3), and eight layers in a row add up to about
 // 1e-3 (sqrt(8) x 4e-4); 5e-3 leaves a factor of 4 to 5 (experiments/precision-tf32.md has the measured values).
-double precision_tolerance(const std::string& precision) { return precision == "tf32" ? 5e-3 : 1e-4; }
+// fp16: every activation and weight rounded to 11 significant bits (relative 2^-11 = 4.9e-4 at most, 2.8e-4 RMS)
+// at every layer boundary as well as in the products, so about twice tf32's error per layer; 1e-2 end to end.
+// bf16: 8 significant bits, 8x fp16's rounding; 5e-2. experiments/precision-half.md has the measured values.
+double precision_tolerance(const std::string& precision) {
+  if (precision == "tf32") return 5e-3;
+  if (precision == "fp16") return 1e-2;
+  if (precision == "bf16") return 5e-2;
+  return 1e-4;
+}
 
 bool variant_allowed(const MenuEntry& e, bool conv, const std::string& precision) {
+  if (std::string(e.precision) == "fp16/bf16") return is_half_precision(precision);
   return precision == e.precision || (precision == "tf32" && !conv && e.number == 5);
 }
 
@@ -145,6 +166,10 @@ const char* conv_auto_heuristic_tf32() {
 const char* fc_auto_heuristic_tf32() {
   return "v5 (stream, memory-bound) up to 4 images, v11 up to 256, else v10";
 }
+const char* conv_auto_heuristic_half() {
+  return "v21 when v20's tiles would give fewer blocks than two waves of the GPU, else v20";
+}
+const char* fc_auto_heuristic_half() { return "v13 up to 256 images, else v12"; }
 
 std::string menus_text() {
   std::string s;
@@ -161,9 +186,11 @@ std::string menus_text() {
     s += "\n";
   };
   menu("Convolution, --conv-variant (backend cuda)\n", conv_menu(),
-       (std::string(conv_auto_heuristic()) + "; with --precision tf32: " + conv_auto_heuristic_tf32()).c_str());
+       (std::string(conv_auto_heuristic()) + "; with --precision tf32: " + conv_auto_heuristic_tf32() + "; with fp16 or bf16: " +
+        conv_auto_heuristic_half()).c_str());
   menu("Fully connected, --fc-variant (backend cuda)\n", fc_menu(),
-       (std::string(fc_auto_heuristic()) + "; with --precision tf32: " + fc_auto_heuristic_tf32()).c_str());
+       (std::string(fc_auto_heuristic()) + "; with --precision tf32: " + fc_auto_heuristic_tf32() + "; with fp16 or bf16: " +
+        fc_auto_heuristic_half()).c_str());
   s += "cuDNN algorithm policies, --cudnn-algos (backend cudnn)\n";
   for (const Policy& p : cudnn_algo_policies()) line("", p.name, p.summary);
   s += "\nPrecisions, --precision (backends cuda and cudnn; cpu and cpu-ref are the fp32 reference; every result names its "
@@ -171,7 +198,8 @@ std::string menus_text() {
   for (const Policy& p : precision_menu()) line("", p.name, p.summary);
   s += "\nOther layers on the cuda backend: one kernel each (pooling, LRN, activation, softmax); LRN followed by "
        "pooling runs as one kernel; an activation after a convolution or fully connected layer runs in its epilogue "
-       "with conv v8, v10-v18 and fc v5-v11.\n";
+       "with conv v8, v10-v21 and fc v5-v13. With fp16 or bf16 they read and write the 16-bit NHWC tensors (LRN and "
+       "pooling as two kernels).\n";
   return s;
 }
 

@@ -12,7 +12,7 @@ struct MenuEntry {
   const char* name;
   const char* summary;
   const char* shapes;  // what it runs: "any", or the shapes it is compiled for
-  const char* precision = "fp32";  // the arithmetic: "fp32" (FP32-accurate) or "tf32" (one TF32 product)
+  const char* precision = "fp32";  // the arithmetic: "fp32" (FP32-accurate), "tf32" (one TF32 product) or "fp16/bf16"
 };
 const std::vector<MenuEntry>& conv_menu();
 const std::vector<MenuEntry>& fc_menu();
@@ -37,6 +37,7 @@ const std::vector<Policy>& precision_menu();        // --precision
 // naming the flag.
 void check_precision(const std::string& precision, const std::string& flag = "--precision");
 double precision_tolerance(const std::string& precision);
+bool is_half_precision(const std::string& precision);  // fp16 or bf16: 16-bit storage between layers
 // Whether version `e` may run in a run of `precision`: its own precision, and under tf32 also fc v5 (the
 // memory-bound weight-streaming kernel for small batches, FP32 and as fast).
 bool variant_allowed(const MenuEntry& e, bool conv, const std::string& precision);
@@ -51,6 +52,8 @@ const char* conv_auto_heuristic();
 const char* fc_auto_heuristic();
 const char* conv_auto_heuristic_tf32();
 const char* fc_auto_heuristic_tf32();
+const char* conv_auto_heuristic_half();
+const char* fc_auto_heuristic_half();
 
 // Every menu, one line per version: what `batchscope variants` prints.
 std::string menus_text();

@@ -31,8 +31,11 @@ struct Config {
   }
   // cuDNN's FFT and Winograd algorithms round differently from a direct sum: 1e-3 for them, 1e-5 otherwise.
   // tf32 (one product of operands rounded to 11 significant bits): 2e-3 per layer (menus.cpp derives it).
+  // fp16 rounds the input, weights and output of every layer to 11 significant bits (about 2.8e-4 RMS each):
+  // 2e-3 per layer as tf32; bf16 keeps 8 significant bits (8x coarser): 1.6e-2.
   double tolerance() const {
-    if (precision == "tf32") return 2e-3;
+    if (precision == "tf32" || precision == "fp16") return 2e-3;
+    if (precision == "bf16") return 1.6e-2;
     return backend == "cudnn" && cudnn_algos == "fastest" ? 1e-3 : 1e-5;
   }
 };
@@ -49,12 +52,19 @@ std::vector<GpuCase> gpu_cases() {
   std::vector<GpuCase> out;
   for (const test::OpCase& c : test::op_cases(true)) {
     const LayerKind k = static_cast<LayerKind>(c.op.index());
-    if (k == LayerKind::conv)
-      for (const auto& v : conv_menu()) out.push_back({c, {"cuda", std::to_string(v.number), "", "exact", v.precision}});
-    else if (k == LayerKind::fc)
-      for (const auto& v : fc_menu()) out.push_back({c, {"cuda", "", std::to_string(v.number), "exact", v.precision}});
-    else
-      out.push_back({c, {"cuda", "", ""}});
+    // A version runs in its own precision; the fp16/bf16 versions in both.
+    auto versions = [&](const std::vector<MenuEntry>& menu, bool conv) {
+      for (const auto& v : menu)
+        for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
+          if (variant_allowed(v, conv, p) && (std::string(p) != "tf32" || std::string(v.precision) == "tf32"))
+            out.push_back({c, {"cuda", conv ? std::to_string(v.number) : "", conv ? "" : std::to_string(v.number), "exact", p}});
+    };
+    if (k == LayerKind::conv) versions(conv_menu(), true);
+    else if (k == LayerKind::fc) versions(fc_menu(), false);
+    else out.push_back({c, {"cuda", "", ""}});
+    // Every other layer kind on the 16-bit NHWC path (the conversions at the edges included).
+    if (k != LayerKind::conv && k != LayerKind::fc)
+      for (const char* p : {"fp16", "bf16"}) out.push_back({c, {"cuda", "", "", "exact", p}});
     if (k == LayerKind::conv || k == LayerKind::fc) out.push_back({c, {"cuda", "", "", "exact", "tf32"}});  // tf32's auto
     out.push_back({c, {"cudnn", "", "", "exact"}});
     out.push_back({c, {"cudnn", "", "", "fastest"}});

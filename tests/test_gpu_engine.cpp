@@ -10,6 +10,7 @@
 #include "app/runner.hpp"
 #include "app/tune.hpp"
 #include "gpu_util.hpp"
+#include "kernels/menus.hpp"
 #include "kernels/tuning.hpp"
 #include "weights_tools/npy.hpp"
 
@@ -80,6 +81,7 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
       {{3, 35, 33}, conv_layer("conv", 96, 11, 4, 0, 1), Act::relu, false, 3},
       {{40, 13, 13}, conv_layer("conv", 130, 3, 1, 1, 2), Act::sigmoid, false, 2},
       {{16, 17, 19}, conv_layer("conv", 64, 5, 1, 2, 2), Act::relu, true, 9},
+      {{7, 9, 11}, conv_layer("conv", 5, 3, 2, 1, 1), Act::tanh, true, 4},  // odd channels in and out: NHWC pad channels
   };
   for (const Case& c : cases) {
     uint32_t seed;
@@ -102,6 +104,21 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
       }
       EXPECT_LE(test::rel_l2(got, want), 1e-5) << "v" << v << " in " << to_string(c.in) << " seed " << seed;
     }
+    // The 16-bit versions (130 filters in 2 groups: 65 per group, so the second group's channel pairs straddle words).
+    for (const char* p : {"fp16", "bf16"})
+      for (const char* v : {"19", "20", "21"}) {
+        BackendOptions o;
+        o.conv_variant = v;
+        o.precision = p;
+        o.guard_check = true;
+        auto gpu = make_backend("cuda", o);
+        gpu->load(m);
+        const std::vector<float> got = run(*gpu, m, in, c.batch);
+        EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv") << v;
+        const double err = test::rel_l2(got, want);
+        EXPECT_LE(err, std::string(p) == "fp16" ? 2e-3 : 1.6e-2) << p << " v" << v << " in " << to_string(c.in) << " seed " << seed;
+        EXPECT_GT(err, 1e-6) << p << " v" << v;
+      }
   }
 }
 
@@ -128,6 +145,18 @@ TEST(GpuEngine, FcChainsWithFusedActivationsMatchCpuRef) {
       EXPECT_EQ(gpu->describe(m.layers[4]), "fused into fc2");
       EXPECT_EQ(gpu->describe(m.layers[1]).rfind(std::string("fc v") + v, 0), 0u) << gpu->describe(m.layers[1]);
     }
+    // 16 bits: three layers of rounding (129 outputs: an odd count, the pad output of fc2 read as zero by fc3).
+    for (const char* p : {"fp16", "bf16"})
+      for (const char* v : {"12", "13"}) {
+        BackendOptions o;
+        o.fc_variant = v;
+        o.precision = p;
+        o.guard_check = true;
+        auto gpu = make_backend("cuda", o);
+        gpu->load(m);
+        EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), std::string(p) == "fp16" ? 4e-3 : 3e-2) << p << " fc v" << v << " batch " << n << " seed " << seed;
+        EXPECT_EQ(gpu->describe(m.layers[2]), "fused into fc1");
+      }
   }
 }
 
@@ -285,6 +314,78 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
       }
     }
   }
+}
+
+// --precision fp16 and bf16 end to end on the AlexNet-shaped model (16-bit NHWC activations, the flatten before fc6
+// read in NHWC order, grouped convolutions, LRN and pooling on 16-bit tensors): auto and each version within the
+// precision's tolerance of the cpu backend, and rounding visibly (above FP32's). The errors are printed:
+// experiments/precision-half.md quotes them.
+TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = alexnet_like(rng);
+  auto ref = make_backend("cpu");
+  ref->load(m);
+  for (int n : {1, 20}) {
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    for (float& x : in) x *= 100.0f;
+    const std::vector<float> want = run(*ref, m, in, n);
+    for (const char* p : {"fp16", "bf16"})
+      for (const char* v : {"auto", "19", "20", "21"}) {
+        BackendOptions o;
+        o.precision = p;
+        o.conv_variant = v;
+        o.fc_variant = std::string(v) == "21" ? "13" : std::string(v) == "19" ? "12" : "";
+        o.guard_check = true;
+        o.tuning_file = "";
+        auto gpu = make_backend("cuda", o);
+        gpu->load(m);
+        const double err = test::rel_l2(run(*gpu, m, in, n), want);
+        std::printf("%s conv %s batch %d: rel L2 %.3g\n", p, v, n, err);
+        EXPECT_LE(err, precision_tolerance(p)) << p << " conv " << v << " batch " << n << " seed " << seed;
+        EXPECT_GT(err, 1e-5) << p << " that agrees to FP32 rounding did not round";
+        if (std::string(v) == "auto") {
+          EXPECT_NE(gpu->describe(m.layers[0]).find("gemm-half"), std::string::npos) << gpu->describe(m.layers[0]);
+          EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv1");
+          EXPECT_EQ(gpu->describe(m.layers[2]), "lrn kernel");
+          EXPECT_NE(gpu->describe(m.layers[16]).find("gemm-half"), std::string::npos) << gpu->describe(m.layers[16]);
+        }
+      }
+  }
+}
+
+// fp16 cannot hold a value above 65504: a layer whose output goes beyond it is reported by name, not passed on as
+// inf; an input beyond it is reported at the first layer; bf16 (FP32's range) runs the same model within tolerance.
+TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  Model m = build("big", {8, 6, 6}, {conv_layer("conv", 4, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
+                                     fc_layer("fc", 3)},
+                  rng);
+  auto& conv = std::get<ConvParams>(m.layers[0].op);
+  for (float& w : conv.weight) w = 300.0f;  // 72 inputs of ~10 each: conv outputs near 2e5
+  const int n = 2;
+  std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 10.0f);
+  BackendOptions o;
+  o.precision = "fp16";
+  auto gpu = make_backend("cuda", o);
+  gpu->load(m);
+  test::expect_error_at([&] { run(*gpu, m, in, n); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
+  for (float& w : conv.weight) w = 1e-3f;  // in range now: the same backend runs clean (the flag was reset)
+  gpu->load(m);
+  EXPECT_NO_THROW(run(*gpu, m, in, n));
+  std::vector<float> huge = in;
+  huge[5] = 1e5f;
+  test::expect_error_at([&] { run(*gpu, m, huge, n); }, "layer 'conv'", "exceeds 65504");
+  for (float& w : conv.weight) w = 300.0f;
+  auto ref = make_backend("cpu");
+  ref->load(m);
+  o.precision = "bf16";
+  auto b16 = make_backend("cuda", o);
+  b16->load(m);
+  EXPECT_LE(test::rel_l2(run(*b16, m, in, n), run(*ref, m, in, n)), precision_tolerance("bf16")) << "seed " << seed;
 }
 
 // `batchscope tune` writes a table; auto takes its choices ("auto (tuned)"), and a table from another device

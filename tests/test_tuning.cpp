@@ -99,7 +99,7 @@ TEST(Tuning, RefusesCorruptFilesWithOneLineNamingThem) {
       {replace("\"batchscope-tuning\"", "\"batchscope-model\""), "not a batchscope tuning table"},
       {replace("\"version\": 1", "\"version\": 2"), "tuning table version 2; this batchscope reads version 1"},
       {replace("\"best\": 14", "\"best\": 99"), "best version 99 is not on the conv menu"},
-      {replace("\"best\": 5", "\"best\": 13"), "best version 13 is not on the fc menu"},
+      {replace("\"best\": 5", "\"best\": 14"), "best version 14 is not on the fc menu"},
       {replace("\"batch\": 16", "\"batch\": -16"), "batch must be positive"},
       {replace("\"kind\": \"fc\"", "\"kind\": \"lrn\""), "kind 'lrn', expected conv or fc"},
       {replace("\"signature\": \"fc in9216 out4096 +relu\",", ""), "corrupt tuning table"},
@@ -159,23 +159,30 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("v8"), 8);
   EXPECT_EQ(parse_conv_variant("gemm-tf32"), 16);
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
-  test::expect_error_at([] { parse_conv_variant("19"); }, "--conv-variant", "unknown variant '19' (choose auto or one of: 1 direct");
-  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "9 gemm-3xtf32-128x64, 10 gemm-tf32, 11 gemm-tf32-64)");
+  test::expect_error_at([] { parse_conv_variant("22"); }, "--conv-variant", "unknown variant '22' (choose auto or one of: 1 direct");
+  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "11 gemm-tf32-64, 12 gemm-half, 13 gemm-half-64)");
 }
 
 TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   EXPECT_NO_THROW(check_precision("fp32"));
   EXPECT_NO_THROW(check_precision("tf32"));
-  test::expect_error_at([] { check_precision("fp16"); }, "--precision", "fp16 is not implemented yet");
+  EXPECT_NO_THROW(check_precision("fp16"));
+  EXPECT_NO_THROW(check_precision("bf16"));
   test::expect_error_at([] { check_precision("fp64"); }, "--precision", "unknown precision 'fp64'");
   EXPECT_DOUBLE_EQ(precision_tolerance("fp32"), 1e-4);
   EXPECT_DOUBLE_EQ(precision_tolerance("tf32"), 5e-3);
+  EXPECT_DOUBLE_EQ(precision_tolerance("fp16"), 1e-2);
+  EXPECT_DOUBLE_EQ(precision_tolerance("bf16"), 5e-2);
+  EXPECT_EQ(allowed_variants(true, "fp16"), "v19, v20, v21");
+  EXPECT_EQ(allowed_variants(true, "bf16"), "v19, v20, v21");
+  EXPECT_EQ(allowed_variants(false, "bf16"), "v12, v13");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.
   EXPECT_EQ(allowed_variants(true, "tf32"), "v16, v17, v18");
   EXPECT_EQ(allowed_variants(false, "tf32"), "v5, v10, v11");
   EXPECT_EQ(allowed_variants(true, "fp32"), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15");
-  for (const MenuEntry& e : conv_menu()) EXPECT_TRUE(std::string(e.precision) == "fp32" || std::string(e.precision) == "tf32");
+  for (const MenuEntry& e : conv_menu())
+    EXPECT_TRUE(std::string(e.precision) == "fp32" || std::string(e.precision) == "tf32" || std::string(e.precision) == "fp16/bf16");
   // The tuning table keeps fp32 signatures as they were and gives tf32 its own.
   Model m;
   m.name = "p";
@@ -187,6 +194,7 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   infer_shapes(m, "p");
   EXPECT_EQ(tuning_signature(m, 0), "fc in4 out2");
   EXPECT_EQ(tuning_signature(m, 0, "tf32"), "fc in4 out2 @tf32");
+  EXPECT_EQ(tuning_signature(m, 0, "fp16"), "fc in4 out2 @fp16");
 }
 
 TEST(Precision, FlagsRefuseTheCpuBackendsAndVersionsOfTheOtherPrecision) {
@@ -204,6 +212,15 @@ TEST(Precision, FlagsRefuseTheCpuBackendsAndVersionsOfTheOtherPrecision) {
   f.fc_variant = "stream";
   EXPECT_NO_THROW(f.validate("cuda"));
   f = {};
+  f.precision = "fp16";
+  f.conv_variant = "17";
+  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "17 computes in tf32; with --precision fp16 choose auto or one of v19, v20, v21");
+  f.conv_variant = "gemm-half-64";
+  f.fc_variant = "12";
+  EXPECT_NO_THROW(f.validate("cuda"));
+  f.precision = "fp32";
+  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "21 computes in fp16/bf16; with --precision fp32");
+  f = {};
   f.precision = "half";
   test::expect_error_at([&] { f.validate("cuda"); }, "--precision", "unknown precision 'half'");
   EXPECT_EQ(f.options().precision, "half");  // validate() is what refuses; options() copies
@@ -215,7 +232,7 @@ TEST(Precision, TheCpuBackendsAreTheFp32Reference) {
   test::expect_error_at([&] { make_backend("cpu", o); }, "--precision", "the cpu backend computes in fp32 only");
   test::expect_error_at([&] { make_backend("cpu-ref", o); }, "--precision", "the cpu-ref backend computes in fp32 only");
   o.precision = "bf16";
-  test::expect_error_at([&] { make_backend("cpu", o); }, "--precision", "bf16 is not implemented yet");
+  test::expect_error_at([&] { make_backend("cpu", o); }, "--precision", "the cpu backend computes in fp32 only");
 }
 
 TEST(Menus, TheListingHasEveryVersionAndPolicy) {

@@ -11,6 +11,7 @@
 // run, in the layer's workspace, with per-layer transfers.
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <fstream>
 #include <map>
 #include <optional>
@@ -19,6 +20,7 @@
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/act_code.hpp"
 #include "kernels/cuda/gpu_pipeline.hpp"
+#include "kernels/cuda/half_ops.hpp"
 #include "kernels/cuda/ops.hpp"
 #include "kernels/tuning.hpp"
 #include "weights_tools/error.hpp"
@@ -42,6 +44,11 @@ class CudaBackend : public GpuPipelineBackend {
     // A version computes in one precision: asking for another is an error, not a silent change of arithmetic.
     check_variant_precision(conv_v_, true, o.precision, "--conv-variant");
     check_variant_precision(fc_v_, false, o.precision, "--fc-variant");
+    half_ = is_half_precision(o.precision);
+    bf16_ = o.precision == "bf16";
+    if (half_ && o.per_layer_transfers)
+      fail("--transfers", "per-layer transfers move FP32 tensors between layers; --precision " + o.precision +
+                              " keeps 16-bit activations on the device: use --transfers resident");
     const std::string dev = device_name();
     if (!o.tuning_file.empty()) {
       tuning_ = read_tuning(o.tuning_file, dev);
@@ -52,11 +59,26 @@ class CudaBackend : public GpuPipelineBackend {
     }
   }
 
+  ~CudaBackend() override {
+    if (ovf_host_) cudaFreeHost(ovf_host_);
+  }
+
   std::string name() const override { return "cuda"; }
 
   Support supports(const Layer& l) const override {
+    if (l.kind() == LayerKind::conv && half_) return cuda::conv_supports(conv_v_ != cuda::kAutoConvVariant ? conv_v_ : 20, l);  // v19-v21 alike
     if (l.kind() == LayerKind::conv && conv_v_ != cuda::kAutoConvVariant) return cuda::conv_supports(conv_v_, l);
     return {};  // every fc version and every other layer kind's kernel handle every shape
+  }
+
+  void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) override {
+    const size_t layers = model_ ? model_->layers.size() : 0;
+    if (ovf_host_) std::fill(ovf_host_, ovf_host_ + layers, 0);
+    GpuPipelineBackend::forward(in, n, n_layers, out, stats);
+    for (size_t i = 0; ovf_host_ && i < std::min(n_layers, layers); ++i)
+      if (static_cast<volatile int*>(ovf_host_)[i])
+        fail("layer '" + model_->layers[i].name + "'", "an activation exceeds 65504, FP16's largest value (--precision fp16); "
+                                                       "bf16 keeps FP32's range");
   }
 
   std::string describe(const Layer& l) const override {
@@ -76,7 +98,7 @@ class CudaBackend : public GpuPipelineBackend {
         return st.how + "fc v" + std::to_string(v.number) + " " + v.name + (absorbed.empty() ? "" : " (fc" + absorbed + ")");
       }
       if (l.kind() == LayerKind::lrn && st.absorbs) return "lrn" + absorbed + " kernel";
-      if (l.kind() == LayerKind::flatten) return "no-op (NCHW is already flat)";
+      if (l.kind() == LayerKind::flatten) return half_ ? "no-op (the next layer reads NHWC order)" : "no-op (NCHW is already flat)";
       return std::string(kind_name(l.kind())) + " kernel";
     }
     return "cuda";
@@ -102,6 +124,20 @@ class CudaBackend : public GpuPipelineBackend {
     prep_.clear();
     prep_.resize(model_->layers.size());
     prepared_.assign(model_->layers.size(), false);
+    if (!half_) return;
+    // Where each layer's input is stored: its own input shape, except after a flatten (the NHWC tensor before it).
+    phys_.assign(model_->layers.size(), model_->input);
+    Shape stored = model_->input;
+    for (size_t i = 0; i < model_->layers.size(); ++i) {
+      phys_[i] = stored;
+      if (model_->layers[i].kind() != LayerKind::flatten) stored = model_->layers[i].out;
+    }
+    if (!bf16_ && !ovf_host_) {  // fp16's overflow flags, one per layer, in mapped host memory: nothing to copy back
+      CUDA_CHECK(cudaHostAlloc(&ovf_host_, sizeof(int) * std::max<size_t>(1, model_->layers.size()), cudaHostAllocMapped));
+      CUDA_CHECK(cudaHostGetDevicePointer(&ovf_dev_, ovf_host_, 0));
+      ovf_layers_ = model_->layers.size();
+    }
+    if (ovf_host_ && ovf_layers_ < model_->layers.size()) fail("cuda", "a second model with more layers than the first (internal)");
   }
   void plan_batch(int n) override {
     cur_ = &plan_for(n);
@@ -125,6 +161,11 @@ class CudaBackend : public GpuPipelineBackend {
     const Step& st = plan_for(n)[i];
     if (!st.fused_into.empty()) return 0;
     const bool per_layer = opts_.per_layer_transfers;
+    if (half_) {
+      if (auto* f = std::get_if<FcParams>(&l.op)) return cuda::half::fc_half_workspace_floats(st.version, n, phys_[i], f->outputs, bf16_);
+      if (l.kind() == LayerKind::conv) return cuda::half::conv_half_workspace_floats(st.version, l, n, bf16_);
+      return 0;
+    }
     if (auto* f = std::get_if<FcParams>(&l.op)) {
       const int in = static_cast<int>(l.in.size());
       return cuda::fc_workspace_floats(st.version, n, in, f->outputs) + (per_layer ? cuda::fc_prepared_floats(st.version, in, f->outputs) : 0);
@@ -134,10 +175,15 @@ class CudaBackend : public GpuPipelineBackend {
     return 0;
   }
   size_t resident_extra_floats(int n) const override {
-    size_t floats = 0;
+    size_t floats = half_ ? input_words(n) : 0;
     const std::vector<Step>& plan = plan_for(n);
     for (size_t i = 0; i < model_->layers.size(); ++i) {
       const Layer& l = model_->layers[i];
+      if (half_) {
+        if (auto* f = std::get_if<FcParams>(&l.op)) floats += cuda::half::fc_half_prepared_floats(phys_[i], f->outputs);
+        if (l.kind() == LayerKind::conv) floats += cuda::half::conv_half_prepared_floats(l);
+        continue;
+      }
       if (auto* f = std::get_if<FcParams>(&l.op)) floats += cuda::fc_prepared_floats(plan[i].version, static_cast<int>(l.in.size()), f->outputs);
       if (l.kind() == LayerKind::conv) floats += cuda::conv_prepared_floats(plan[i].version, l);
     }
@@ -145,6 +191,7 @@ class CudaBackend : public GpuPipelineBackend {
   }
 
   const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& w) override {
+    if (half_) return run_half(i, src, n, dst, cur, w);
     const Layer& l = model_->layers[i];
     const Step& st = (*cur_)[i];
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
@@ -199,6 +246,64 @@ class CudaBackend : public GpuPipelineBackend {
   }
 
  private:
+  size_t input_words(int n) const {
+    const Shape& s = model_->input;
+    return static_cast<size_t>(n) * s.h * s.w * cuda::half::stored_channels(s.c) / 2;
+  }
+
+  // --precision fp16 / bf16 (half_ops.hpp): 16-bit NHWC tensors between layers; the FP32 input is converted on the
+  // device at the start of the first layer (inside its timing), the output back at the end of the last.
+  const float* run_half(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& w) {
+    namespace h = cuda::half;
+    const Layer& l = model_->layers[i];
+    const Step& st = (*cur_)[i];
+    int* ovf = ovf_dev_ ? ovf_dev_ + i : nullptr;
+    if (i == 0) {
+      half_in_.resize(input_words(n));
+      h::to_half_nhwc(src, n, model_->input, reinterpret_cast<uint16_t*>(half_in_.get()), bf16_, ovf, stream_);
+      src = half_in_.get();
+    }
+    const auto* in = reinterpret_cast<const uint16_t*>(src);
+    auto* out = reinterpret_cast<uint16_t*>(dst);
+    const float* result = dst;
+    cur = l.out;
+    if (l.kind() == LayerKind::conv) {
+      h::HalfConvArgs a;
+      a.in = in; a.bias = w.b; a.out = out; a.n = n; a.is = l.in; a.os = l.out; a.p = &std::get<ConvParams>(l.op);
+      a.act = st.epi.has_act ? cuda::act_code(st.epi.act) : -1;
+      a.workspace = ws_ptr_; a.workspace_floats = ws_floats_; a.ovf = ovf; a.bf16 = bf16_;
+      a.prepared = prepared(i, h::conv_half_prepared_floats(l), [&](float* p) { h::conv_half_prepare(w.w, l, bf16_, p, stream_); });
+      h::conv_half_forward(st.version, a, stream_);
+    } else if (auto* ap = std::get_if<ActParams>(&l.op)) {
+      h::act_half(const_cast<uint16_t*>(in), n, phys_[i], ap->act, bf16_, stream_);
+      result = src;  // in place
+    } else if (auto* p = std::get_if<PoolParams>(&l.op)) {
+      h::pool_half(in, n, l.in, *p, l.out, out, bf16_, stream_);
+    } else if (auto* r = std::get_if<LrnParams>(&l.op)) {
+      h::lrn_half(in, n, l.in, *r, out, bf16_, ovf, stream_);
+    } else if (std::holds_alternative<FlattenParams>(l.op)) {
+      result = src;
+    } else if (auto* f = std::get_if<FcParams>(&l.op)) {
+      h::HalfFcArgs a;
+      a.in = in; a.n = n; a.outputs = f->outputs; a.is = phys_[i]; a.bias = w.b; a.out = out; a.act = st.act;
+      a.workspace = ws_ptr_; a.workspace_floats = ws_floats_; a.ovf = ovf; a.bf16 = bf16_;
+      a.prepared = prepared(i, h::fc_half_prepared_floats(phys_[i], f->outputs),
+                            [&](float* p) { h::fc_half_prepare(w.w, phys_[i], f->outputs, bf16_, p, stream_); });
+      h::fc_half_forward(st.version, a, stream_);
+      cur = model_->layers[i + st.absorbs].out;
+    } else if (std::holds_alternative<SoftmaxParams>(l.op)) {
+      h::softmax_half(in, n, phys_[i], out, bf16_, stream_);
+    }
+    out_phys_ = std::holds_alternative<FlattenParams>(l.op) ? phys_[i] : cur;
+    return result;
+  }
+
+  const float* finish_output(const float* src, Shape, int n, float* spare) override {
+    if (!half_) return src;
+    cuda::half::from_half_nhwc(reinterpret_cast<const uint16_t*>(src), n, out_phys_, spare, bf16_, stream_);
+    return spare;
+  }
+
   // Layer i's weights in the layout its version reads: made once with resident transfers (kept in prep_),
   // made in the head of the workspace for each run with per-layer transfers.
   template <class Make>
@@ -227,6 +332,13 @@ class CudaBackend : public GpuPipelineBackend {
       }
     }
     how = "auto (heuristic): ";
+    if (half_) {  // menus.cpp: conv_auto_heuristic_half, fc_auto_heuristic_half
+      if (!conv) return n <= 256 ? 13 : 12;
+      const ConvParams& c = std::get<ConvParams>(l.op);
+      const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
+      const long long blocks = (pixels + 127) / 128 * ((c.filters / c.groups + 63) / 64) * c.groups;
+      return blocks < 2LL * cuda::sm_count() ? 21 : 20;
+    }
     const bool tf32 = opts_.precision == "tf32";
     if (conv) {
       const int v = cuda::heuristic_conv_variant(l, n);
@@ -256,7 +368,7 @@ class CudaBackend : public GpuPipelineBackend {
           st.act = cuda::act_code(std::get<ActParams>(m.layers[i + 1].op).act);
           st.absorbs = 1;
         }
-      } else if (l.kind() == LayerKind::lrn && i + 1 < m.layers.size() && m.layers[i + 1].kind() == LayerKind::pool &&
+      } else if (l.kind() == LayerKind::lrn && !half_ && i + 1 < m.layers.size() && m.layers[i + 1].kind() == LayerKind::pool &&
                  cuda::lrn_pool_fusable(l.in)) {
         st.absorbs = 1;
       }
@@ -270,7 +382,7 @@ class CudaBackend : public GpuPipelineBackend {
   void plan_conv_epilogue(size_t i, Step& st) const {
     const Model& m = *model_;
     const int v = st.version;
-    if (v != 8 && v != 10 && v != 11 && !cuda::conv_is_engine(v)) return;
+    if (v != 8 && v != 10 && v != 11 && !cuda::conv_is_engine(v) && !cuda::conv_is_half(v)) return;
     cuda::Epilogue e;
     size_t j = i + 1;
     if (j < m.layers.size() && m.layers[j].kind() == LayerKind::act) {
@@ -301,6 +413,14 @@ class CudaBackend : public GpuPipelineBackend {
   int last_n_ = 1;
   std::vector<DeviceBuffer<float>> prep_;            // prepared weights (resident transfers)
   std::vector<bool> prepared_;
+  // fp16 / bf16
+  bool half_ = false, bf16_ = false;
+  std::vector<Shape> phys_;      // per layer: the NHWC shape its input is stored in
+  Shape out_phys_;               // the stored shape of the last layer run's output
+  DeviceBuffer<float> half_in_;  // the input as 16-bit NHWC (words)
+  int* ovf_host_ = nullptr;      // fp16: per layer, set by a kernel whose output left FP16's range (mapped)
+  int* ovf_dev_ = nullptr;
+  size_t ovf_layers_ = 0;
 };
 
 }  // namespace

@@ -41,6 +41,9 @@ class CudnnBackend : public GpuPipelineBackend {
       fail("--cudnn-algos", "expected fastest or exact, found '" + o.cudnn_algos + "'");
     exact_ = o.cudnn_algos == "exact";
     check_precision(o.precision);
+    if (is_half_precision(o.precision))
+      fail("--precision", o.precision + " runs on the cuda backend; the cudnn backend runs fp32 and tf32 (its half-precision "
+                                        "path is not implemented yet)");
     tf32_ = o.precision == "tf32";
     CUDNN_CHECK(cudnnCreate(&cudnn_));
     CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));

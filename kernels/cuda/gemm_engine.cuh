@@ -69,11 +69,26 @@ __device__ __forceinline__ void load_dense_tile(float* dst, int stride, const fl
   }
 }
 
+template <class Problem>
+__host__ __device__ constexpr bool m_on_x() {
+  if constexpr (requires { Problem::kMOnX; }) return Problem::kMOnX;
+  else return false;
+}
+template <class Problem>
+__host__ __device__ constexpr bool pair_epilogue() {
+  if constexpr (requires { Problem::kPairs; }) return Problem::kPairs;
+  else return false;
+}
+
 // The engine's kernel. grid: x over N tiles, y over M tiles, z over groups x splits. A Problem provides
 //   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state (small: a pointer, offsets)
 //   load_a<T>(state, dst, stride, kt, tid), load_b<T>(...)    issue one stage's cp.async copies
-//   store(group, split, m, n, v)                               the epilogue for one element of C
+//   store(group, split, m, n, v)                               the epilogue for one element of C, or
+//   store2(group, split, m, n, v0, v1)                         with kPairs: C(m, n) and C(m, n + 1) at once
+//                                                              (the half-precision problems' half2 stores)
 //   k_tiles, splits                                            K / BK (padded) and the split-K factor
+//   kMOnX (optional)                                           M tiles on grid.x (up to 2^31 - 1 of them; the
+//                                                              half convolutions' M is images x pixels)
 // Its other constants stay in the kernel's parameter space (__grid_constant__), not in registers.
 template <class T, class Math, class Problem>
 __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const __grid_constant__ Problem pr) {
@@ -83,7 +98,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
   const int wm0 = (warp % T::WARPS_M) * T::WM, wn0 = (warp / T::WARPS_M) * T::WN;
   const int group = blockIdx.z / pr.splits, split = blockIdx.z % pr.splits;
-  const int m0 = blockIdx.y * T::BM, n0 = blockIdx.x * T::BN;
+  const int m0 = (m_on_x<Problem>() ? blockIdx.x : blockIdx.y) * T::BM, n0 = (m_on_x<Problem>() ? blockIdx.y : blockIdx.x) * T::BN;
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
   const auto sa = pr.template a_state<T>(group, m0, tid);
@@ -115,7 +130,10 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
       if ((i + 1) % Math::kPromoteEvery == 0) Math::promote(acc);
   }
   cp_async_wait<0>();
-  Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { pr.store(group, split, m0 + r, n0 + c, v); });
+  if constexpr (pair_epilogue<Problem>())
+    Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { pr.store2(group, split, m0 + r, n0 + c, v0, v1); });
+  else
+    Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { pr.store(group, split, m0 + r, n0 + c, v); });
 }
 
 }  // namespace bs::cuda::gemm

@@ -44,7 +44,8 @@ inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
 template <class T, class Math, class Problem>
 void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) {
   (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
-  const dim3 grid((n + T::BN - 1) / T::BN, (m + T::BM - 1) / T::BM, groups * pr.splits);
+  const unsigned mt = static_cast<unsigned>((m + T::BM - 1) / T::BM), nt = static_cast<unsigned>((n + T::BN - 1) / T::BN);
+  const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
   engine_kernel<T, Math, Problem><<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
   CUDA_CHECK_LAUNCH();
 }

@@ -188,4 +188,80 @@ struct MmaTf32Math {
   }
 };
 
+// ---- MmaHalfMath<T, BF16>: mma.sync.m16n8k16 with FP16 (BF16 = false) or BF16 operands and FP32 accumulation,
+// for --precision fp16 / bf16. Shared memory holds 32-bit words, each a pair of consecutive k (the smaller k in
+// the low half, as the fragments want): a stage of BK words is 2 x BK values of k. Word (kw, m) of A and (kw, n)
+// of B then sit where m16n8k8's TF32 fragments find them: A a0 = (kw t, row g), a1 = (t, g + 8), a2 = (t + 4, g),
+// a3 = (t + 4, g + 8); B b0 = (t, col g), b1 = (t + 4, g), so the bank pattern is the TF32 one. The tensor
+// cores' round-toward-zero accumulation over a whole K (1e-5 relative, see above) is far below the 1e-3 of a
+// half-precision operand, so nothing is promoted.
+__device__ __forceinline__ void mma_m16n8k16(float (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1, bool bf16) {
+  if (bf16)
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.bf16.bf16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+  else
+    asm volatile(
+        "mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+        : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+        : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+template <class T, bool BF16>
+struct MmaHalfMath {
+  static constexpr int kPromoteEvery = 0;
+  static constexpr int MI = T::WM / 16, NI = T::WN / 8;
+  static_assert(T::WM % 16 == 0 && T::WN % 8 == 0, "warp tile in m16n8 pieces");
+  struct Acc {
+    float v[MI][NI][4];
+  };
+  __device__ __forceinline__ static void zero(Acc& a) {
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int j = 0; j < NI; ++j)
+#pragma unroll
+        for (int r = 0; r < 4; ++r) a.v[i][j][r] = 0.0f;
+  }
+  __device__ __forceinline__ static void promote(Acc&) {}
+
+  __device__ __forceinline__ static void stage(Acc& acc, const float* As, const float* Bs, int wm0, int wn0, int lane) {
+    const int g = lane / 4, t = lane % 4;
+    const uint32_t* pa = reinterpret_cast<const uint32_t*>(As) + t * T::SA + wm0 + g;
+    const uint32_t* pb = reinterpret_cast<const uint32_t*>(Bs) + t * T::SB + wn0 + g;
+#pragma unroll
+    for (int ks = 0; ks < T::BK; ks += 8) {
+      uint32_t a[MI][4];
+#pragma unroll
+      for (int i = 0; i < MI; ++i) {
+        const uint32_t* p = pa + ks * T::SA + i * 16;
+        a[i][0] = p[0];
+        a[i][1] = p[8];
+        a[i][2] = p[4 * T::SA];
+        a[i][3] = p[4 * T::SA + 8];
+      }
+#pragma unroll
+      for (int j = 0; j < NI; ++j) {
+        const uint32_t* p = pb + ks * T::SB + j * 8;
+        const uint32_t b0 = p[0], b1 = p[4 * T::SB];
+#pragma unroll
+        for (int i = 0; i < MI; ++i) mma_m16n8k16(acc.v[i][j], a[i], b0, b1, BF16);
+      }
+    }
+  }
+
+  // f(row, column, C(row, column), C(row, column + 1)) in the block tile: the pairs each lane holds.
+  template <class F>
+  __device__ __forceinline__ static void for_each_pair(const Acc& acc, int wm0, int wn0, int lane, F&& f) {
+    const int g = lane / 4, t = lane % 4;
+#pragma unroll
+    for (int i = 0; i < MI; ++i)
+#pragma unroll
+      for (int h = 0; h < 2; ++h)
+#pragma unroll
+        for (int j = 0; j < NI; ++j) f(wm0 + i * 16 + g + 8 * h, wn0 + j * 8 + 2 * t, acc.v[i][j][2 * h], acc.v[i][j][2 * h + 1]);
+  }
+};
+
 }  // namespace bs::cuda::gemm

@@ -145,6 +145,9 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
   const float* src = in_.get();
   int which = 0;  // act_[which] is never src
   Shape cur = m.input;
+  size_t last_run = 0;  // the last layer that runs its own kernel
+  for (size_t i = 0; i < n_layers; ++i)
+    if (!fused_away(i)) last_run = i;
   for (size_t i = 0; i < n_layers; ++i) {
     if (fused_away(i)) continue;
     if (tracer_) tracer_->layer_begin(static_cast<int>(i));
@@ -154,6 +157,11 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
     const float* next = run_layer(i, src, n, dst, cur, LayerWeights{d.w.get(), d.b.size() ? d.b.get() : nullptr, d.tex, d.id});
     if (next == dst) which ^= 1;
     src = next;
+    if (i == last_run) {
+      const float* fin = finish_output(src, cur, n, act_[which].get());
+      if (fin == act_[which].get()) which ^= 1;
+      src = fin;
+    }
     if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
     if (tracer_) tracer_->layer_end(static_cast<int>(i));
   }

@@ -45,6 +45,9 @@ class GpuPipelineBackend : public Backend {
   virtual bool fused_away(size_t) const { return false; }        // runs inside an earlier layer's kernel
   virtual bool wants_texture(size_t) const { return false; }     // layer reads weights through a texture
   virtual size_t workspace_floats(size_t, int) const { return 0; }
+  // After the last layer that runs (inside its timing): the output in the FP32 (N, C, H, W) the caller reads.
+  // src: where the last layer left it; spare: an activation buffer that is not src. Default: src as it is.
+  virtual const float* finish_output(const float* src, Shape, int, float*) { return src; }
 
   const Model* model_ = nullptr;
   BackendOptions opts_;

@@ -37,7 +37,7 @@ void softmax_forward(const float* in, int n, int features, float* out, cudaStrea
 constexpr int kAutoFcVariant = kAutoVariant;
 // Without a tuning table (menus.cpp: fc_auto_heuristic): v5 up to 4 images, v8 up to 256, else v7.
 int heuristic_fc_variant(int n, int inputs, int outputs);
-inline bool fc_fuses_act(int version) { return version >= 5 && version <= 11; }
+inline bool fc_fuses_act(int version) { return version >= 5 && version <= 13; }
 
 struct FcArgs {
   const float* in = nullptr;  // (N, I)

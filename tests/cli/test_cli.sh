@@ -129,7 +129,7 @@ expect_fail "error: .*(subcommand|required)" $bw
 # --- precisions
 expect_fail "^batchscope: error: --precision: the cpu backend computes in fp32 only \(it is the reference\); tf32 runs on --backend cuda or cudnn" \
   $bs infer --model "$model" --backend cpu --precision tf32
-expect_fail "--precision: fp16 is not implemented yet" $bs sweep --model "$model" --backend cpu --precision fp16 --out "$tmp/p.csv"
+expect_fail "--precision: the cpu backend computes in fp32 only" $bs sweep --model "$model" --backend cpu --precision fp16 --out "$tmp/p.csv"
 expect_absent "$tmp/p.csv"
 expect_fail "--precision: unknown precision 'double'" $bs infer --model "$model" --precision double
 expect_fail "--conv-variants: v13 computes in fp32; --precision tf32 times v16, v17, v18" $bs tune --model "$model" --precision tf32 --conv-variants 13

@@ -1,0 +1,82 @@
+// The half-precision path of the cuda backend (--precision fp16 / bf16): every activation between layers is a
+// 16-bit NHWC tensor (N, H, W, Cs) whose channel stride Cs is C rounded up to even (so that channel pairs are
+// 32-bit words: the convolutions' implicit im2col gathers a pair of channels per 4-byte copy, and the epilogues
+// store pairs); the pad channel, where there is one, holds zero after a convolution or fully connected layer and
+// weights of zero read it. Weights are converted once, at preparation, into the engine's layouts. All products
+// run on the tensor cores (mma.sync m16n8k16) with FP32 accumulation; pooling, LRN, activations and softmax read
+// and write the 16-bit type and compute in FP32.
+//
+// Menus (kernels/menus.cpp has the one-line summaries):
+//   conv v19 gemm-half       the GEMM engine, A = implicit im2col of the NHWC input (M = images x pixels), B = the
+//                            weights (N = filters), 128x128x32-word tiles (64 k per stage), 4 stages
+//   conv v20 gemm-half-128x64  v19 with 128 pixels x 64 filters per block (two blocks per SM)
+//   conv v21 gemm-half-64    v19 with 64x64 tiles, for small layers and batches
+//   fc v12 gemm-half         the GEMM engine, A = X^T (images), B = W^T, 128x128 tiles
+//   fc v13 gemm-half-64      v12 with 64x64 tiles
+// Each fuses bias and the activation after it; split-K when the tiles alone would not fill the GPU.
+//
+// `ovf`: with fp16, where a kernel raises the layer's overflow flag (null: bf16, whose range is FP32's).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+
+#include "kernels/backend.hpp"
+#include "kernels/model.hpp"
+
+namespace bs::cuda::half {
+
+inline int stored_channels(int c) { return c + (c & 1); }
+
+struct HalfConvArgs {
+  const uint16_t* in = nullptr;  // (N, H, W, Cs)
+  const float* bias = nullptr;   // (M,) or null, FP32
+  const float* prepared = nullptr;  // conv_half_prepare's words, then its k table
+  uint16_t* out = nullptr;       // (N, OH, OW, Ms)
+  int n = 0;
+  Shape is, os;
+  const ConvParams* p = nullptr;
+  int act = -1;                  // activation code (act_code.hpp), -1: none
+  float* workspace = nullptr;    // split-K partial sums
+  size_t workspace_floats = 0;
+  int* ovf = nullptr;
+  bool bf16 = false;
+};
+
+Support conv_half_supports(int version, const Layer& layer);
+size_t conv_half_prepared_floats(const Layer& layer);  // 32-bit words
+size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16);
+// w: (M, C/groups, KH, KW) FP32 on the device.
+void conv_half_prepare(const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
+void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
+
+struct HalfFcArgs {
+  const uint16_t* in = nullptr;  // (N, H, W, Cs) of the layer's input shape, flattened: (N, K) with K = H*W*Cs
+  int n = 0, outputs = 0;
+  Shape is;                      // the layer's input shape (C, H, W)
+  const float* bias = nullptr;   // (O,) or null
+  const float* prepared = nullptr;
+  uint16_t* out = nullptr;       // (N, Os)
+  int act = -1;
+  float* workspace = nullptr;    // X^T words, then split-K partials
+  size_t workspace_floats = 0;
+  int* ovf = nullptr;
+  bool bf16 = false;
+};
+
+size_t fc_half_prepared_floats(Shape is, int outputs);
+size_t fc_half_workspace_floats(int version, int n, Shape is, int outputs, bool bf16);
+// w: (O, C*H*W) FP32 on the device, in the NCHW flattening order of the model; prepared in NHWC order.
+void fc_half_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s);
+void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s);
+
+// The other layers (half_ops.cu).
+void to_half_nhwc(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);    // NCHW FP32 -> NHWC
+void from_half_nhwc(const uint16_t* in, int n, Shape s, float* out, bool bf16, cudaStream_t st);            // NHWC -> NCHW FP32
+void act_half(uint16_t* x, int n, Shape s, Act act, bool bf16, cudaStream_t st);                               // in place
+void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape os, uint16_t* out, bool bf16, cudaStream_t st);
+void lrn_half(const uint16_t* in, int n, Shape s, const LrnParams& p, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);
+void softmax_half(const uint16_t* in, int n, Shape s, uint16_t* out, bool bf16, cudaStream_t st);
+
+}  // namespace bs::cuda::half

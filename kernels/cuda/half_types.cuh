@@ -1,0 +1,48 @@
+// The reduced-precision element types of --precision fp16 / bf16, stored as raw 16-bit words (uint16_t) so
+// that one kernel template serves both (BF16 = false: IEEE binary16; true: bfloat16), and the conversions every
+// half-precision kernel uses. A float becomes a half by round to nearest even; with fp16, a value beyond
+// 65504 (FP16's largest finite value) would become inf, so every store checks and raises the layer's overflow
+// flag instead of passing inf on silently (the backend reports the layer by name after the forward pass).
+#pragma once
+#include <cuda_bf16.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+namespace bs::cuda::half {
+
+constexpr float kFp16Max = 65504.0f;
+
+template <bool BF16>
+__device__ __forceinline__ float to_float(uint16_t x) {
+  if constexpr (BF16) return __uint_as_float(static_cast<uint32_t>(x) << 16);
+  else return __half2float(__ushort_as_half(x));
+}
+
+template <bool BF16>
+__device__ __forceinline__ uint16_t from_float(float v) {
+  if constexpr (BF16) return __bfloat16_as_ushort(__float2bfloat16_rn(v));
+  else return __half_as_ushort(__float2half_rn(v));
+}
+
+// v about to be stored as fp16: raise *ovf where it is out of range (NaN is not an overflow: it passes).
+template <bool BF16>
+__device__ __forceinline__ void check_range(float v, int* ovf) {
+  if constexpr (!BF16)
+    if (ovf && fabsf(v) > kFp16Max) *reinterpret_cast<volatile int*>(ovf) = 1;
+}
+
+template <bool BF16>
+__device__ __forceinline__ uint16_t store_value(float v, int* ovf) {
+  check_range<BF16>(v, ovf);
+  return from_float<BF16>(v);
+}
+
+// Two values as one 32-bit word, the first in the low half (the lower address, and the smaller k of an MMA pair).
+template <bool BF16>
+__device__ __forceinline__ uint32_t pack2(float lo, float hi) {
+  return static_cast<uint32_t>(from_float<BF16>(lo)) | (static_cast<uint32_t>(from_float<BF16>(hi)) << 16);
+}
+
+}  // namespace bs::cuda::half

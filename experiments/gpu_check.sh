@@ -44,7 +44,13 @@ for v in ${BENCH_VARIANTS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 auto}; do
 done >"$OUT/bench_ece408.txt"
 echo "-- cudnn" >>"$OUT/bench_ece408.txt"
 "$bin/batchscope" infer --model data/models/ece408 --backend cudnn --warmup 2 --reps 10 --layer-times >>"$OUT/bench_ece408.txt" 2>/dev/null
-grep -E "^--|^Op Time|Correctness" "$OUT/bench_ece408.txt"
+for p in ${BENCH_PRECISIONS:-fp16 bf16}; do
+  for v in ${BENCH_HALF_VARIANTS:-auto}; do
+    echo "-- cuda $p v$v"
+    "$bin/batchscope" infer --model data/models/ece408 --backend cuda --precision $p --conv-variant $v --warmup 2 --reps 10 --layer-times 2>&1
+  done
+done >>"$OUT/bench_ece408.txt"
+grep -E "^--|^Op Time|Correctness|error" "$OUT/bench_ece408.txt"
 fi
 
 if [ "${SWEEPS:-1}" = 1 ]; then
@@ -118,6 +124,16 @@ if [ "${ALEXNET_BENCH:-0}" = 1 ]; then
       >sweeps/ab/alexnet-cuda-tf32-vauto.log 2>&1; echo "cuda tf32 auto: exit $? $(grep -h 'error' sweeps/ab/alexnet-cuda-tf32-vauto.log | head -1)"
     timeout 300 "$bin/batchscope" sweep $common --backend cudnn --precision tf32 --out sweeps/ab/alexnet-cudnn-tf32.csv \
       >sweeps/ab/alexnet-cudnn-tf32.log 2>&1; echo "cudnn tf32: exit $? $(grep -h 'error' sweeps/ab/alexnet-cudnn-tf32.log | head -1)"
+  fi
+  if [ "${AB_HALF:-0}" = 1 ]; then  # --precision fp16 / bf16: cuda (AB_HALF_CONFIGS, default auto; tuned with AB_TUNING when given)
+    for p in ${AB_HALF_PRECISIONS:-fp16 bf16}; do
+      for v in ${AB_HALF_CONFIGS:-auto}; do
+        extra=""; [ -f "${AB_TUNING:-/nonexistent}" ] && [ "$v" = auto ] && extra="--tuning $AB_TUNING"
+        timeout 300 "$bin/batchscope" sweep $common --backend cuda --precision $p --conv-variant $v $extra \
+          --out sweeps/ab/alexnet-cuda-$p-v$v.csv >sweeps/ab/alexnet-cuda-$p-v$v.log 2>&1
+        echo "cuda $p v$v: exit $? $(grep -h 'error' sweeps/ab/alexnet-cuda-$p-v$v.log | head -1)"
+      done
+    done
   fi
   timeout 300 python3 experiments/pytorch_alexnet.py --batches $ab --modes ${PT_MODES:-fp32,fp32-graph,tf32,fp16-cl} \
     --json "$OUT/pytorch.json" >"$OUT/pytorch.txt" 2>&1; echo "pytorch: exit $?"; cat "$OUT/pytorch.txt"

@@ -50,9 +50,10 @@ def run(mode, n, reps, warmup):
     torch.backends.cudnn.benchmark = True
     model = alexnet().cuda().eval()
     x = torch.randn(n, 3, 227, 227, device="cuda") * 50
-    if mode == "fp16-cl":
-        model = model.half().to(memory_format=torch.channels_last)
-        x = x.half().to(memory_format=torch.channels_last)
+    if mode in ("fp16-cl", "bf16-cl"):
+        dt = torch.float16 if mode == "fp16-cl" else torch.bfloat16
+        model = model.to(dt).to(memory_format=torch.channels_last)
+        x = x.to(dt).to(memory_format=torch.channels_last)
     with torch.no_grad():
         if mode == "fp32-graph":
             for _ in range(3):

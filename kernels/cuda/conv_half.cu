@@ -4,8 +4,9 @@
 // in the order (ky, kx, c), where Cgs is the group's channel count as stored (Cs when there is one group, so the
 // input's pad channel is a k of weight zero; an odd channel count per group is not supported with groups).
 // Consecutive k are consecutive channels of one pixel: a pair of them is one aligned 32-bit word of the NHWC
-// input, so the implicit im2col (operand A: pixels on the rows) gathers a word per 4-byte cp.async, zero-filled in
-// the padding, through a table of word offsets per k pair (built once). Operand B is the weights prepared once as
+// input, so the implicit im2col (operand A: pixels on the rows, held row-major in shared memory) gathers runs of
+// words per cp.async (see VEC below), zero-filled in the padding, through a table of word offsets per k pair
+// (built once) and a table of the block's pixels (built at its start). Operand B is the weights prepared once as
 // words (G, Kw_pad, N_pad). Pixels go on grid.x (millions of them at batch 1024), filters on grid.y. The epilogue
 // adds bias, applies the activation and stores channel pairs as 32-bit words of (N, OH, OW, Ms); with split-K the
 // blocks write FP32 partial sums and a reduction stores the result.
@@ -51,12 +52,12 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
   return g;
 }
 
-struct Im2colState {
-  long long pix;  // word offset of (img, iy0, ix0, group's first channel)
-  int iy0, ix0, col, row0;
-};
-
-template <bool BF16>
+// VEC: words per copy of the implicit im2col. Lanes run along k (a pixel's channels are contiguous in NHWC), VEC
+// words (2 x VEC channels) each: 16-byte copies where a group's channel count is a multiple of 8 (every AlexNet
+// layer but conv1), 8-byte ones for a multiple of 4 (conv1's 3 + 1 channels), else 4-byte ones. A warp then reads
+// whole runs of a pixel's channels; with lanes along the pixels (the first version) every lane of a warp touched its
+// own 32-byte sector, and AlexNet's convolutions ran at 45-60 TFLOP/s.
+template <bool BF16, int VEC>
 struct ConvHalfProblem {
   static constexpr bool kPairs = true, kMOnX = true;
   const uint32_t* in;  // (N, H, W, Cs / 2) words
@@ -71,36 +72,40 @@ struct ConvHalfProblem {
   float* part;    // (splits, G, ncols, Mg)
   int* ovf;
 
+  // The block's pixels, found once: {word offset of (img, iy0, ix0, the group's first channel), iy0, ix0}.
   template <class T>
-  __device__ __forceinline__ Im2colState a_state(int group, int m0, int tid) const {
-    Im2colState st;
-    st.col = tid % T::BM;
-    st.row0 = tid / T::BM;
-    const long long m = static_cast<long long>(m0) + st.col;
-    if (m < ncols) {
-      const int img = static_cast<int>(m / p), q = static_cast<int>(m - static_cast<long long>(img) * p), oy = q / ow, ox = q - oy * ow;
-      st.iy0 = oy * sh - ph;
-      st.ix0 = ox * sw - pw;
-      st.pix = ((static_cast<long long>(img) * h + st.iy0) * w + st.ix0) * cs2 + static_cast<long long>(group) * group_words;
-    } else {
-      st.iy0 = INT_MIN / 2;
-      st.ix0 = 0;
-      st.pix = 0;
+  static constexpr int extra_smem() { return T::BM * static_cast<int>(sizeof(int4)); }
+  template <class T>
+  __device__ __forceinline__ const int4* setup(float* extra, int group, int m0, int tid) const {
+    int4* tab = reinterpret_cast<int4*>(extra);
+    for (int r = tid; r < T::BM; r += T::THREADS) {
+      const long long m = static_cast<long long>(m0) + r;
+      int4 e = make_int4(0, INT_MIN / 2, 0, 0);  // past the last pixel: every row reads as outside the image
+      if (m < ncols) {
+        const int img = static_cast<int>(m / p), q = static_cast<int>(m - static_cast<long long>(img) * p), oy = q / ow, ox = q - oy * ow;
+        e.y = oy * sh - ph;
+        e.z = ox * sw - pw;
+        e.x = ((img * h + e.y) * w + e.z) * cs2 + group * group_words;
+      }
+      tab[r] = e;
     }
-    return st;
+    return tab;
   }
   template <class T>
-  __device__ __forceinline__ void load_a(const Im2colState& st, float* dst, int stride, int kt, int) const {
-    constexpr int STEP = T::THREADS / T::BM, ROWS = (T::BK + STEP - 1) / STEP;
-    static_assert(T::THREADS % T::BM == 0, "threads tile the A stage's columns");
+  __device__ __forceinline__ void load_a(const int4* tab, float* dst, int stride, int kt, int tid) const {
+    static_assert(T::A_ROW, "the half convolutions hold A row-major");
+    constexpr int LPP = T::BK / VEC, PPP = T::THREADS / LPP, PASSES = T::BM / PPP;
+    static_assert(T::THREADS % LPP == 0 && T::BM % PPP == 0, "lanes tile the A stage");
+    const int q = tid % LPP, r0 = tid / LPP;
+    const int2 e = __ldg(ktab + kt * T::BK + q * VEC);
+    const int ky = e.y >> 16, kx = e.y & 0xffff;
 #pragma unroll
-    for (int j = 0; j < ROWS; ++j) {
-      const int r = st.row0 + j * STEP;
-      if (T::BK % STEP != 0 && r >= T::BK) break;
-      const int2 e = __ldg(ktab + kt * T::BK + r);
-      const int iy = st.iy0 + (e.y >> 16), ix = st.ix0 + (e.y & 0xffff);
+    for (int j = 0; j < PASSES; ++j) {
+      const int r = r0 + j * PPP;
+      const int4 s = tab[r];
+      const int iy = s.y + ky, ix = s.z + kx;
       const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
-      gemm::cp_async4_zfill(dst + r * stride + st.col, reinterpret_cast<const float*>(ok ? in + st.pix + e.x : in), ok);
+      gemm::cp_async_zfill<4 * VEC>(dst + r * stride + q * VEC, reinterpret_cast<const float*>(ok ? in + s.x + e.x : in), ok);
     }
   }
   template <class T>
@@ -191,18 +196,22 @@ __global__ void k_pair_table(int2* table, int kw_count, int kw_pad, int cgs, int
   }
 }
 
-template <class T, class Math, bool BF16>
+int vec_for(const Geometry& g) { return g.cgs % 8 == 0 ? 4 : g.cgs % 4 == 0 ? 2 : 1; }
+
+template <class T, class Math, bool BF16, int VEC>
 int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
-  return gemm::choose_splits(blocks, g.kw_pad / T::BK, gemm::engine_occupancy<T, Math, ConvHalfProblem<BF16>>());
+  return gemm::choose_splits(blocks, g.kw_pad / T::BK, gemm::engine_occupancy<T, Math, ConvHalfProblem<BF16, VEC>>());
 }
 
-template <class T, class Math, bool BF16>
+template <class T, class Math, bool BF16, int VEC>
 void run(const HalfConvArgs& a, cudaStream_t s) {
   const ConvParams& c = *a.p;
   const Geometry g = geometry(a.is, c, a.os, a.n);
   if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the GEMM engine (images x OH x OW > 2^31)");
-  ConvHalfProblem<BF16> pr;
+  if (static_cast<long long>(a.n) * a.is.h * a.is.w * g.cs_in / 2 > INT_MAX)
+    fail("layer convolution", "batch too large for the 16-bit path's 32-bit offsets (input words > 2^31)");
+  ConvHalfProblem<BF16, VEC> pr;
   pr.in = reinterpret_cast<const uint32_t*>(a.in);
   pr.wt = a.prepared;
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.kw_pad * g.n_pad);
@@ -217,7 +226,7 @@ void run(const HalfConvArgs& a, cudaStream_t s) {
   pr.m_total = c.filters;
   pr.ms = g.ms;
   pr.k_tiles = g.kw_pad / T::BK;
-  pr.splits = splits_for<T, Math, BF16>(g);
+  pr.splits = splits_for<T, Math, BF16, VEC>(g);
   pr.act = a.act;
   pr.ncols = g.ncols;
   pr.bias = a.bias;
@@ -235,19 +244,25 @@ void run(const HalfConvArgs& a, cudaStream_t s) {
   }
 }
 
-template <bool BF16, class F>
+template <bool BF16, int VEC, class F>
 void with_config_t(int version, F&& f) {
   switch (version) {
-    case 19: return f.template operator()<gemm::TileL_Mma, gemm::MmaHalfMath<gemm::TileL_Mma, BF16>, BF16>();
-    case 20: return f.template operator()<gemm::TileM_Mma, gemm::MmaHalfMath<gemm::TileM_Mma, BF16>, BF16>();
-    case 21: return f.template operator()<gemm::TileS_Mma, gemm::MmaHalfMath<gemm::TileS_Mma, BF16>, BF16>();
+    case 19: return f.template operator()<gemm::TileL_Half, gemm::MmaHalfMath<gemm::TileL_Half, BF16>, BF16, VEC>();
+    case 20: return f.template operator()<gemm::TileM_Half, gemm::MmaHalfMath<gemm::TileM_Half, BF16>, BF16, VEC>();
+    case 21: return f.template operator()<gemm::TileS_Half, gemm::MmaHalfMath<gemm::TileS_Half, BF16>, BF16, VEC>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a half-precision GEMM-engine version");
   }
 }
+template <bool BF16, class F>
+void with_vec(int version, int vec, F&& f) {
+  if (vec == 4) with_config_t<BF16, 4>(version, f);
+  else if (vec == 2) with_config_t<BF16, 2>(version, f);
+  else with_config_t<BF16, 1>(version, f);
+}
 template <class F>
-void with_config(int version, bool bf16, F&& f) {
-  if (bf16) with_config_t<true>(version, f);
-  else with_config_t<false>(version, f);
+void with_config(int version, bool bf16, int vec, F&& f) {
+  if (bf16) with_vec<true>(version, vec, f);
+  else with_vec<false>(version, vec, f);
 }
 
 }  // namespace
@@ -275,8 +290,8 @@ size_t conv_half_prepared_floats(const Layer& layer) {
 size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
-  with_config(version, bf16, [&]<class T, class Math, bool BF16>() {
-    const int splits = splits_for<T, Math, BF16>(g);
+  with_config(version, bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() {
+    const int splits = splits_for<T, Math, BF16, VEC>(g);
     floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
   });
   return floats;
@@ -298,7 +313,8 @@ void conv_half_prepare(const float* w, const Layer& layer, bool bf16, float* pre
 
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the GEMM engine");
-  with_config(version, a.bf16, [&]<class T, class Math, bool BF16>() { run<T, Math, BF16>(a, s); });
+  const Geometry g = geometry(a.is, *a.p, a.os, a.n);
+  with_config(version, a.bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() { run<T, Math, BF16, VEC>(a, s); });
 }
 
 }  // namespace bs::cuda::half

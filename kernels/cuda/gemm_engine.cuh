@@ -34,17 +34,29 @@ __device__ __forceinline__ void cp_async16(float* dst, const float* src) {
 __device__ __forceinline__ void cp_async4_zfill(float* dst, const float* src, bool ok) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 4 : 0) : "memory");
 }
+// BYTES = 4, 8 or 16 with zero fill; 16 bypasses L1.
+template <int BYTES>
+__device__ __forceinline__ void cp_async_zfill(float* dst, const float* src, bool ok) {
+  if constexpr (BYTES == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(smem_u32(dst)), "l"(src), "r"(ok ? 16 : 0) : "memory");
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES), "r"(ok ? BYTES : 0)
+                 : "memory");
+}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
 
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_>
+// A_ROW: A is held row-major, A[BM][BK + 4] (m-major: a row's k contiguous, so that a 16-byte copy brings 4
+// consecutive k of one row; rows 36 words apart put the fragment reads (row g, k t) in 32 different banks).
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool A_ROW_ = false>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
   static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_;
+  static constexpr bool A_ROW = A_ROW_;
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N, THREADS = 32 * WARPS_M * WARPS_N;
-  static constexpr int SA = BM + 8, SB = BN + 8;  // floats per shared-memory row
-  static constexpr int A_STAGE = BK * SA, B_STAGE = BK * SB;
+  static constexpr int SA = A_ROW ? BK + 4 : BM + 8, SB = BN + 8;  // floats per shared-memory row
+  static constexpr int A_STAGE = (A_ROW ? BM : BK) * SA, B_STAGE = BK * SB;
   static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * static_cast<int>(sizeof(float));
   static_assert(BM % 32 == 0 && BN % 32 == 0 && BK % 8 == 0, "tiles come in multiples of 32 (rows) and 8 (k)");
   static_assert(STAGES >= 2, "a pipeline needs two stages");
@@ -74,6 +86,16 @@ __host__ __device__ constexpr bool m_on_x() {
   if constexpr (requires { Problem::kMOnX; }) return Problem::kMOnX;
   else return false;
 }
+// A problem with setup<T>(extra, group, m0, tid) gets extra_smem<T>() bytes of shared memory after the stages,
+// fills them at the block's start (a barrier follows) and returns its A loader state from there.
+template <class T, class Problem>
+__host__ __device__ constexpr int extra_smem() {
+  if constexpr (requires { Problem::template extra_smem<T>(); }) return Problem::template extra_smem<T>();
+  else return 0;
+}
+template <class T, class Problem>
+__host__ __device__ constexpr int engine_smem_bytes() { return T::SMEM_BYTES + extra_smem<T, Problem>(); }
+
 template <class Problem>
 __host__ __device__ constexpr bool pair_epilogue() {
   if constexpr (requires { Problem::kPairs; }) return Problem::kPairs;
@@ -101,7 +123,15 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   const int m0 = (m_on_x<Problem>() ? blockIdx.x : blockIdx.y) * T::BM, n0 = (m_on_x<Problem>() ? blockIdx.y : blockIdx.x) * T::BN;
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
-  const auto sa = pr.template a_state<T>(group, m0, tid);
+  const auto sa = [&] {
+    if constexpr (extra_smem<T, Problem>() > 0) {
+      const auto st = pr.template setup<T>(Bs + T::STAGES * T::B_STAGE, group, m0, tid);
+      __syncthreads();
+      return st;
+    } else {
+      return pr.template a_state<T>(group, m0, tid);
+    }
+  }();
   const auto sb = pr.template b_state<T>(group, n0, tid);
 
   typename Math::Acc acc;

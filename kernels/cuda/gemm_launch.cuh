@@ -25,8 +25,9 @@ const Occupancy& engine_occupancy() {
     int dev = 0;
     CUDA_CHECK(cudaGetDevice(&dev));
     CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, T::THREADS, T::SMEM_BYTES));
+    constexpr int smem = engine_smem_bytes<T, Problem>();
+    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, T::THREADS, smem));
     o.per_sm = std::max(1, o.per_sm);
     return o;
   }();
@@ -46,7 +47,7 @@ void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) 
   (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
   const unsigned mt = static_cast<unsigned>((m + T::BM - 1) / T::BM), nt = static_cast<unsigned>((n + T::BN - 1) / T::BN);
   const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
-  engine_kernel<T, Math, Problem><<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
+  engine_kernel<T, Math, Problem><<<grid, T::THREADS, engine_smem_bytes<T, Problem>(), s>>>(pr);
   CUDA_CHECK_LAUNCH();
 }
 
@@ -55,5 +56,9 @@ using TileL_Fma = Tile<128, 128, 32, 4, 2, 3, 2>;   // warp 32x64: 8x8 outputs p
 using TileL_Mma = Tile<128, 128, 32, 2, 4, 4, 1>;   // warp 64x32: 4 x 4 m16n8 pieces; two accumulator sets: one block per SM
 using TileM_Mma = Tile<128, 64, 32, 4, 2, 4, 2>;    // warp 32x32: two blocks per SM
 using TileS_Mma = Tile<64, 64, 32, 2, 2, 4, 3>;     // warp 32x32, for problems too small for larger tiles
+// The half-precision convolutions' tiles (conv v19-v21): A (the implicit im2col) row-major, see Tile.
+using TileL_Half = Tile<128, 128, 32, 2, 4, 4, 1, true>;
+using TileM_Half = Tile<128, 64, 32, 4, 2, 4, 2, true>;
+using TileS_Half = Tile<64, 64, 32, 2, 2, 4, 3, true>;
 
 }  // namespace bs::cuda::gemm

@@ -229,17 +229,26 @@ struct MmaHalfMath {
   __device__ __forceinline__ static void stage(Acc& acc, const float* As, const float* Bs, int wm0, int wn0, int lane) {
     const int g = lane / 4, t = lane % 4;
     const uint32_t* pa = reinterpret_cast<const uint32_t*>(As) + t * T::SA + wm0 + g;
+    const uint32_t* pa_row = reinterpret_cast<const uint32_t*>(As) + (wm0 + g) * T::SA + t;
     const uint32_t* pb = reinterpret_cast<const uint32_t*>(Bs) + t * T::SB + wn0 + g;
 #pragma unroll
     for (int ks = 0; ks < T::BK; ks += 8) {
       uint32_t a[MI][4];
 #pragma unroll
       for (int i = 0; i < MI; ++i) {
-        const uint32_t* p = pa + ks * T::SA + i * 16;
-        a[i][0] = p[0];
-        a[i][1] = p[8];
-        a[i][2] = p[4 * T::SA];
-        a[i][3] = p[4 * T::SA + 8];
+        if constexpr (T::A_ROW) {  // A[m][k]: row g (+ 8), k word t (+ 4)
+          const uint32_t* p = pa_row + i * 16 * T::SA + ks;
+          a[i][0] = p[0];
+          a[i][1] = p[8 * T::SA];
+          a[i][2] = p[4];
+          a[i][3] = p[8 * T::SA + 4];
+        } else {
+          const uint32_t* p = pa + ks * T::SA + i * 16;
+          a[i][0] = p[0];
+          a[i][1] = p[8];
+          a[i][2] = p[4 * T::SA];
+          a[i][3] = p[4 * T::SA + 8];
+        }
       }
 #pragma unroll
       for (int j = 0; j < NI; ++j) {

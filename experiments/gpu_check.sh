@@ -27,11 +27,11 @@ fi
 
 if [ "${SANITIZE:-1}" = 1 ]; then
   step "compute-sanitizer memcheck"
-  small=${MEMCHECK_FILTER:-'*k3x3_s2_p1_g2*:*k5x5_s1_p2_g1*:*k11x11_s4_p0_g2*:*rect*:*maxpool_k3_s2_p1*:*avgpool_k2_s2_p1_ceil*:*lrn*:*act*:*fc_123__37_n5_bias*:*softmax*:*flatten*:*GpuFused*:*GpuErrors*:*ece408_conv*conv11*:*engine_conv_m200*:*engine_conv_m40*:*engine_fc_123*:*engine_fc_1001*:GpuEngine.LrnThen*:GpuEngine.FcChains*:GpuEngine.PerLayer*'}
+  small=${MEMCHECK_FILTER:-'*k3x3_s2_p1_g2*:*k5x5_s1_p2_g1*:*k11x11_s4_p0_g2*:*rect*:*maxpool_k3_s2_p1*:*avgpool_k2_s2_p1_ceil*:*lrn*:*act*:*fc_123__37_n5_bias*:*softmax*:*flatten*:*GpuFused*:*GpuErrors*:*ece408_conv*conv11*:*engine_conv_m200*:*engine_conv_m40*:*engine_fc_123*:*engine_fc_1001*:GpuEngine.LrnThen*:GpuEngine.FcChains*:GpuEngine.PerLayer*:GpuEngine.Fp16Overflow*'}
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$small" >"$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -4
-  step "compute-sanitizer racecheck (shared-memory kernels: conv v2 v5 v6 v7-v15, fc tiled, v5-v9, softmax, LRN walk)"
-  race=${RACECHECK_FILTER:-'*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*ece408_conv*conv9:*ece408_conv*conv10:*ece408_conv*conv11:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*:*engine_conv_m200*conv1?:*engine_fc_123*_fc?:*engine_fc_123*_fc1?:GpuEngine.LrnThen*'}
+  step "compute-sanitizer racecheck (shared-memory kernels: conv v2 v5 v6 v7-v15 v19-v21, fc tiled, v5-v9 v12-v13, softmax, LRN walk)"
+  race=${RACECHECK_FILTER:-'*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*ece408_conv*conv9:*ece408_conv*conv10:*ece408_conv*conv11:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*:*engine_conv_m200*conv1?:*engine_fc_123*_fc?:*engine_fc_123*_fc1?:GpuEngine.LrnThen*:*engine_conv_m200*conv19_*:*engine_conv_m200*conv2?_*:*engine_fc_123*_fc1?_*16:*softmax*cuda*16'}
   compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$race" >"$OUT/racecheck.log" 2>&1
   echo "racecheck exit $?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | tail -4
 fi
@@ -84,9 +84,13 @@ if [ "${TUNE:-0}" = 1 ]; then
   alexnet_weights
   mkdir -p tune
   for m in ${TUNE_MODELS:-alexnet}; do
+    # TUNE_START: a table to merge into (its entries for what this run does not measure are kept); TUNE_BASE=0: no fp32 run
+    [ -f "${TUNE_START:-/nonexistent}" ] && cp "$TUNE_START" tune/tuning-$m.json
+    if [ "${TUNE_BASE:-1}" = 1 ]; then
     timeout ${TUNE_TIMEOUT:-400} "$bin/batchscope" tune --model data/models/$m --batches ${TUNE_BATCHES:-1,4,16,64,256,1024} \
       --reps ${TUNE_REPS:-5} --out tune/tuning-$m.json ${TUNE_EXTRA:-} >tune/tune-$m.txt 2>&1; echo "tune $m: exit $?"
     tail -${TUNE_TAIL:-12} tune/tune-$m.txt
+    fi
     for p in ${TUNE_PRECISIONS:-}; do  # more precisions into the same table (tune merges what it did not measure)
       timeout ${TUNE_TIMEOUT:-400} "$bin/batchscope" tune --model data/models/$m --precision $p --batches ${TUNE_BATCHES:-1,4,16,64,256,1024} \
         --reps ${TUNE_REPS:-5} --out tune/tuning-$m.json >tune/tune-$m-$p.txt 2>&1; echo "tune $m $p: exit $?"

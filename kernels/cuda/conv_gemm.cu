@@ -40,8 +40,6 @@ using gemm::kPadK;
 using gemm::kPadMN;
 using gemm::pad_to;
 
-__device__ __forceinline__ float epilogue_act(float v, int act) { return act < 0 ? v : activate(v, act); }
-
 // The B operand's per-thread state: the thread's tile column (its image and window origin, found once) and
 // its first row; it loads rows row0, row0 + STEP, ... of every stage.
 struct Im2colState {
@@ -114,7 +112,7 @@ struct ConvProblem {
     }
     const int img = n / p, q = n - img * p, mm = group * mg + m;
     if (bias) v += bias[mm];
-    out[(static_cast<long long>(img) * m_total + mm) * p + q] = epilogue_act(v, act);
+    out[(static_cast<long long>(img) * m_total + mm) * p + q] = activate_or_keep(v, act);
   }
 };
 
@@ -127,7 +125,7 @@ __global__ void conv_splitk_reduce(const float* __restrict__ part, int splits, l
     for (int s = 0; s < splits; ++s) v += part[s * split_stride + static_cast<long long>(row) * ncols + n];
     if (bias) v += bias[row];
     const int img = n / p, q = n - img * p;
-    out[(static_cast<long long>(img) * m_total + row) * p + q] = epilogue_act(v, act);
+    out[(static_cast<long long>(img) * m_total + row) * p + q] = activate_or_keep(v, act);
   }
 }
 

@@ -29,8 +29,6 @@ using gemm::kPadK;
 using gemm::kPadMN;
 using gemm::pad_to;
 
-__device__ __forceinline__ float act_or(float v, int act) { return act < 0 ? v : activate(v, act); }
-
 struct Geometry {
   int groups, mg, cg, cgs, cs_in, ms, k, kw, kw_pad, n_pad, p;
   long long ncols;
@@ -127,10 +125,10 @@ struct ConvHalfProblem {
       return;
     }
     const int ch = group * mg + f;
-    v0 = act_or(bias ? v0 + bias[ch] : v0, act);
+    v0 = activate_or_keep(bias ? v0 + bias[ch] : v0, act);
     uint16_t* o = out + static_cast<long long>(m) * ms + ch;
     if (two) {
-      v1 = act_or(bias ? v1 + bias[ch + 1] : v1, act);
+      v1 = activate_or_keep(bias ? v1 + bias[ch + 1] : v1, act);
       check_range<BF16>(v0, ovf);
       check_range<BF16>(v1, ovf);
       if ((ch & 1) == 0) {
@@ -161,7 +159,7 @@ __global__ void splitk_reduce(const float* __restrict__ part, int splits, int gr
     float v = 0.0f;
     for (int s = 0; s < splits; ++s) v += part[((static_cast<long long>(s) * groups + z) * ncols + m) * mg + f];
     if (bias) v += bias[ch];
-    out[i] = store_value<BF16>(act_or(v, act), ovf);
+    out[i] = store_value<BF16>(activate_or_keep(v, act), ovf);
   }
 }
 

@@ -18,6 +18,9 @@ __device__ __forceinline__ float activate(float v, int act) {
   return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
 }
 
+// The activation of an epilogue given as a code at run time (-1: none).
+__device__ __forceinline__ float activate_or_keep(float v, int act) { return act < 0 ? v : activate(v, act); }
+
 // The activation as a compile-time code (kNoAct: none), for epilogues without a branch per output.
 constexpr int kNoAct = -1;
 template <int ACT>

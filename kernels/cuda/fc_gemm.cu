@@ -31,8 +31,6 @@ using gemm::kPadK;
 using gemm::kPadMN;
 using gemm::pad_to;
 
-__device__ __forceinline__ float fc_act(float v, int act) { return act < 0 ? v : activate(v, act); }
-
 // ---- v5: weight streaming. Each warp takes R weight rows and one of kStreamSplit slices of K; a block is
 // 8 warps (8 / kStreamSplit row groups). Per step a lane loads UNROLL x R 16-byte pieces of weights (streaming,
 // evict-first: each weight is read once) and, for each of up to NB images, one 16-byte piece of input (through
@@ -114,7 +112,7 @@ __global__ void __launch_bounds__(256) fc_stream_kernel(const float* __restrict_
         float v = bias ? bias[o] : 0.0f;
 #pragma unroll
         for (int s = 0; s < kStreamSplit; ++s) v += red[r][s][j];
-        out[static_cast<long long>(b) * outputs + o] = fc_act(v, act);
+        out[static_cast<long long>(b) * outputs + o] = activate_or_keep(v, act);
       }
     }
     __syncthreads();
@@ -132,25 +130,11 @@ void launch_stream(const FcArgs& a, cudaStream_t s) {
 }
 
 // ---- v6-v8: the engine
-struct FcProblem {
-  const float* xt;  // A: X^T (Kpad, Mpad)
-  const float* wt;  // B: W^T (Kpad, Npad)
-  int m_pad, n_pad, m, n, groups, k_tiles, splits, act;
+struct FcProblem : gemm::DenseOperands {  // A = X^T (Kpad, Mpad), B = W^T (Kpad, Npad)
+  int m, n, groups, k_tiles, splits, act;
   const float* bias;  // (outputs,) or null
   float* out;         // (images, outputs)
   float* part;        // (splits, images, outputs)
-  template <class T>
-  __device__ __forceinline__ const float* a_state(int, int m0, int) const { return xt + m0; }
-  template <class T>
-  __device__ __forceinline__ void load_a(const float* base, float* dst, int stride, int kt, int tid) const {
-    gemm::load_dense_tile<T, T::BM>(dst, stride, base, m_pad, kt, tid);
-  }
-  template <class T>
-  __device__ __forceinline__ const float* b_state(int, int n0, int) const { return wt + n0; }
-  template <class T>
-  __device__ __forceinline__ void load_b(const float* base, float* dst, int stride, int kt, int tid) const {
-    gemm::load_dense_tile<T, T::BN>(dst, stride, base, n_pad, kt, tid);
-  }
   __device__ __forceinline__ void store(int, int split, int r, int c, float v) const {
     if (r >= m || c >= n) return;
     if (splits > 1) {
@@ -158,7 +142,7 @@ struct FcProblem {
       return;
     }
     if (bias) v += bias[c];
-    out[static_cast<long long>(r) * n + c] = fc_act(v, act);
+    out[static_cast<long long>(r) * n + c] = activate_or_keep(v, act);
   }
 };
 
@@ -169,7 +153,7 @@ __global__ void fc_splitk_reduce(const float* __restrict__ part, int splits, lon
     float v = 0.0f;
     for (int s = 0; s < splits; ++s) v += part[s * mn + i];
     if (bias) v += bias[i % outputs];
-    out[i] = fc_act(v, act);
+    out[i] = activate_or_keep(v, act);
   }
 }
 

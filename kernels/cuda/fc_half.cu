@@ -11,6 +11,7 @@
 #include "kernels/cuda/epilogue.cuh"
 #include "kernels/cuda/gemm_launch.cuh"
 #include "kernels/cuda/gemm_math.cuh"
+#include "kernels/cuda/gemm_prep.hpp"
 #include "kernels/cuda/half_ops.hpp"
 #include "kernels/cuda/half_types.cuh"
 #include "weights_tools/error.hpp"
@@ -22,32 +23,16 @@ using gemm::kPadK;
 using gemm::kPadMN;
 using gemm::pad_to;
 
-__device__ __forceinline__ float act_or(float v, int act) { return act < 0 ? v : activate(v, act); }
-
 int k_words(Shape is) { return is.h * is.w * stored_channels(is.c) / 2; }
 
 template <bool BF16>
-struct FcHalfProblem {
+struct FcHalfProblem : gemm::DenseOperands {  // A = X^T words (Kw_pad, M_pad), B = W^T words (Kw_pad, N_pad)
   static constexpr bool kPairs = true;
-  const float* xt;  // A: X^T words (Kw_pad, M_pad)
-  const float* wt;  // B: W^T words (Kw_pad, N_pad)
-  int m_pad, n_pad, m, n, os, groups, k_tiles, splits, act;
+  int m, n, os, groups, k_tiles, splits, act;
   const float* bias;
   uint16_t* out;  // (images, Os)
   float* part;    // (splits, images, outputs)
   int* ovf;
-  template <class T>
-  __device__ __forceinline__ const float* a_state(int, int m0, int) const { return xt + m0; }
-  template <class T>
-  __device__ __forceinline__ void load_a(const float* base, float* dst, int stride, int kt, int tid) const {
-    gemm::load_dense_tile<T, T::BM>(dst, stride, base, m_pad, kt, tid);
-  }
-  template <class T>
-  __device__ __forceinline__ const float* b_state(int, int n0, int) const { return wt + n0; }
-  template <class T>
-  __device__ __forceinline__ void load_b(const float* base, float* dst, int stride, int kt, int tid) const {
-    gemm::load_dense_tile<T, T::BN>(dst, stride, base, n_pad, kt, tid);
-  }
   __device__ __forceinline__ void store2(int, int split, int r, int c, float v0, float v1) const {
     if (r >= m || c >= n) return;
     const bool two = c + 1 < n;
@@ -57,8 +42,8 @@ struct FcHalfProblem {
       if (two) dst[1] = v1;
       return;
     }
-    v0 = act_or(bias ? v0 + bias[c] : v0, act);
-    v1 = two ? act_or(bias ? v1 + bias[c + 1] : v1, act) : 0.0f;  // c + 1 == n: the pad output (os > n)
+    v0 = activate_or_keep(bias ? v0 + bias[c] : v0, act);
+    v1 = two ? activate_or_keep(bias ? v1 + bias[c + 1] : v1, act) : 0.0f;  // c + 1 == n: the pad output (os > n)
     check_range<BF16>(v0, ovf);
     check_range<BF16>(v1, ovf);
     if (two || os > n) *reinterpret_cast<uint32_t*>(out + static_cast<long long>(r) * os + c) = pack2<BF16>(v0, v1);
@@ -80,24 +65,7 @@ __global__ void splitk_reduce(const float* __restrict__ part, int splits, int m,
     float v = 0.0f;
     for (int s = 0; s < splits; ++s) v += part[s * mn + r * n + c];
     if (bias) v += bias[c];
-    out[i] = store_value<BF16>(act_or(v, act), ovf);
-  }
-}
-
-// X (N, Kw) words -> X^T (Kw_pad, M_pad) words, zero padded: 32x32 tiles through shared memory.
-__global__ void transpose_words(const uint32_t* __restrict__ x, int rows, int kw, uint32_t* __restrict__ dst, int m_pad, int kw_pad) {
-  __shared__ uint32_t tile[32][33];
-  const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32, tx = threadIdx.x, ty = threadIdx.y;
-#pragma unroll
-  for (int j = 0; j < 32; j += 8) {
-    const int r = r0 + ty + j, c = c0 + tx;
-    tile[ty + j][tx] = (r < rows && c < kw) ? x[static_cast<long long>(r) * kw + c] : 0u;
-  }
-  __syncthreads();
-#pragma unroll
-  for (int j = 0; j < 32; j += 8) {
-    const int c = c0 + ty + j, r = r0 + tx;
-    if (c < kw_pad && r < m_pad) dst[static_cast<long long>(c) * m_pad + r] = tile[tx][ty + j];
+    out[i] = store_value<BF16>(activate_or_keep(v, act), ovf);
   }
 }
 
@@ -165,10 +133,8 @@ void run(const HalfFcArgs& a, cudaStream_t s) {
   pr.ovf = a.ovf;
   const size_t need = xt_floats(a.n, a.is) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * a.n * a.outputs : 0);
   if (a.workspace_floats < need) fail("fc v12-v13", "workspace too small (internal: fc_half_workspace_floats disagrees with the launch)");
-  const dim3 grid((kw_pad + 31) / 32, (m_pad + 31) / 32);
-  transpose_words<<<grid, dim3(32, 8), 0, s>>>(reinterpret_cast<const uint32_t*>(a.in), a.n, kw, reinterpret_cast<uint32_t*>(a.workspace),
-                                               m_pad, kw_pad);
-  CUDA_CHECK_LAUNCH();
+  // X (N, Kw) words -> X^T (Kw_pad, M_pad): transpose_pad moves the 32-bit words unchanged (pairs of 16-bit values).
+  transpose_pad(reinterpret_cast<const float*>(a.in), 1, a.n, kw, a.workspace, m_pad, kw_pad, s);
   gemm::launch_engine<T, Math>(pr, a.n, a.outputs, 1, s);
   if (pr.splits > 1) {
     const long long total = static_cast<long long>(a.n) * pr.os;

@@ -81,6 +81,26 @@ __device__ __forceinline__ void load_dense_tile(float* dst, int stride, const fl
   }
 }
 
+// The A and B loaders of a problem whose operands are both dense and prepared k-major and padded: A (Kpad, m_pad)
+// and B (Kpad, n_pad) (the fully connected layers: X^T and W^T). A problem derives from it and adds its epilogue.
+struct DenseOperands {
+  const float* xt;  // A (Kpad, m_pad)
+  const float* wt;  // B (Kpad, n_pad)
+  int m_pad, n_pad;
+  template <class T>
+  __device__ __forceinline__ const float* a_state(int, int m0, int) const { return xt + m0; }
+  template <class T>
+  __device__ __forceinline__ void load_a(const float* base, float* dst, int stride, int kt, int tid) const {
+    load_dense_tile<T, T::BM>(dst, stride, base, m_pad, kt, tid);
+  }
+  template <class T>
+  __device__ __forceinline__ const float* b_state(int, int n0, int) const { return wt + n0; }
+  template <class T>
+  __device__ __forceinline__ void load_b(const float* base, float* dst, int stride, int kt, int tid) const {
+    load_dense_tile<T, T::BN>(dst, stride, base, n_pad, kt, tid);
+  }
+};
+
 template <class Problem>
 __host__ __device__ constexpr bool m_on_x() {
   if constexpr (requires { Problem::kMOnX; }) return Problem::kMOnX;

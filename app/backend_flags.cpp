@@ -13,8 +13,9 @@ void BackendFlags::add_to(CLI::App& app, bool with_fc) {
   app.add_option("--cudnn-algos", cudnn_algos, "cudnn: fastest (FFT, Winograd allowed; the default) | exact (GEMM, direct)");
   app.add_option("--threads", threads, "cpu, cpu-ref: threads (default: all cores)")->check(CLI::PositiveNumber);
   app.add_option("--precision", precision, "cuda, cudnn: fp32 | tf32 (convolution and fully connected products on the "
-                                           "tensor cores in TF32); cuda: fp16 | bf16 (16-bit activations between layers, "
-                                           "products on the FP16/BF16 tensor cores); cpu and cpu-ref are the fp32 reference")
+                                           "tensor cores in TF32) | fp16 | bf16 (16-bit NHWC activations between layers, "
+                                           "products on the FP16/BF16 tensor cores, FP32 accumulation); cpu and cpu-ref are "
+                                           "the fp32 reference")
       ->capture_default_str();
 }
 
@@ -32,9 +33,6 @@ void BackendFlags::validate(const std::string& backend) const {
   if (precision != "fp32" && cpu)
     fail("--precision", "the " + backend + " backend computes in fp32 only (it is the reference); " + precision +
                             " runs on --backend cuda or cudnn");
-  if (is_half_precision(precision) && cudnn)
-    fail("--precision", precision + " runs on the cuda backend; the cudnn backend runs fp32 and tf32 (its half-precision path "
-                                    "is not implemented yet)");
   // Unknown names and versions of the other precision fail here, before any work (only cuda gets this far with one).
   if (!conv_variant.empty()) check_variant_precision(parse_conv_variant(conv_variant), true, precision, "--conv-variant");
   if (!fc_variant.empty()) check_variant_precision(parse_fc_variant(fc_variant), false, precision, "--fc-variant");

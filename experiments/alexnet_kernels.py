@@ -43,7 +43,8 @@ def main():
         if p.endswith(".layers.csv"):
             continue
         configs[os.path.basename(p)[len("alexnet-"):-4]] = sweep(p)
-    ours = {k: v for k, v in configs.items() if k.startswith("cuda") and "tf32" not in k}
+    reduced = ("tf32", "fp16", "bf16")
+    ours = {k: v for k, v in configs.items() if k.startswith("cuda") and not any(p in k for p in reduced)}
     ref = configs.get("cudnn-exact", {})
     batches = sorted({b for v in configs.values() for b in v})
     names = sorted(ours)
@@ -63,28 +64,34 @@ def main():
         tf = torch.get(("tf32", b))
         print(f"| {b} | " + " | ".join(cells) + f" | {c['kernels']:.3f} |" if c else f"| {b} | " + " | ".join(cells) + " | - |",
               f"{pt:.3f}" if pt else "-", "|", f"{tf:.3f}" if tf else "-", "|", ratio, "|")
-    # --precision tf32: own (cuda-tf32-*) against cudnn-tf32 and PyTorch TF32, with the accuracy each kept
-    tf_own = {k: v for k, v in configs.items() if k.startswith("cuda") and "tf32" in k}
-    tf_ref = configs.get("cudnn-tf32", {})
-    if tf_own or tf_ref:
-        tnames = sorted(tf_own)
-        print("\n| batch (tf32) | " + " | ".join(f"{n} ms (rel L2)" for n in tnames) +
-              " | cudnn tf32 ms (rel L2) | PyTorch TF32 ms | own / cuDNN tf32 | own / PyTorch TF32 |")
-        print("|---" * (len(tnames) + 5) + "|")
+    # --precision tf32 / fp16 / bf16: own (cuda-<p>-*) against cudnn-<p> and PyTorch in the same precision
+    # (channels-last for the 16-bit ones), with the accuracy each kept
+    pt_mode = {"tf32": "tf32", "fp16": "fp16-cl", "bf16": "bf16-cl"}
+    reduced_names = []
+    for p in reduced:
+        p_own = {k: v for k, v in configs.items() if k.startswith("cuda") and p in k}
+        p_ref = configs.get("cudnn-" + p, {})
+        if not p_own and not p_ref:
+            continue
+        pnames = sorted(p_own)
+        reduced_names += pnames + (["cudnn-" + p] if p_ref else [])
+        print(f"\n| batch ({p}) | " + " | ".join(f"{n} ms (rel L2)" for n in pnames) +
+              f" | cudnn {p} ms (rel L2) | PyTorch {pt_mode[p]} ms | own / cuDNN {p} | own / PyTorch {pt_mode[p]} |")
+        print("|---" * (len(pnames) + 5) + "|")
         for b in batches:
             cells, best = [], None
-            for n in tnames:
-                r = tf_own[n].get(b)
+            for n in pnames:
+                r = p_own[n].get(b)
                 cells.append(f"{r['kernels']:.3f} ({r['rel_l2']:.1e}, {r['check']})" if r else "-")
                 if r and r["check"] == "ok" and (best is None or r["kernels"] < best):
                     best = r["kernels"]
-            c = tf_ref.get(b)
-            tf = torch.get(("tf32", b))
+            c = p_ref.get(b)
+            tf = torch.get((pt_mode[p], b))
             print(f"| {b} | " + " | ".join(cells) + " | " + (f"{c['kernels']:.3f} ({c['rel_l2']:.1e}, {c['check']})" if c else "-") +
                   " | " + (f"{tf:.3f}" if tf else "-") + " | " + (f"{best / c['kernels']:.2f}x" if best and c else "-") +
                   " | " + (f"{best / tf:.2f}x" if best and tf else "-") + " |")
     # per layer at the largest batch, for every config
-    for n in names + sorted(tf_own) + (["cudnn-exact"] if ref else []) + (["cudnn-tf32"] if tf_ref else []):
+    for n in names + (["cudnn-exact"] if ref else []) + reduced_names:
         lp = os.path.join(d, f"alexnet-{n}.layers.csv")
         if not os.path.exists(lp):
             continue

@@ -49,6 +49,8 @@ for p in ${BENCH_PRECISIONS:-fp16 bf16}; do
     echo "-- cuda $p v$v"
     "$bin/batchscope" infer --model data/models/ece408 --backend cuda --precision $p --conv-variant $v --warmup 2 --reps 10 --layer-times 2>&1
   done
+  echo "-- cudnn $p"
+  "$bin/batchscope" infer --model data/models/ece408 --backend cudnn --precision $p --warmup 2 --reps 10 --layer-times 2>&1
 done >>"$OUT/bench_ece408.txt"
 grep -E "^--|^Op Time|Correctness|error" "$OUT/bench_ece408.txt"
 fi
@@ -137,6 +139,8 @@ if [ "${ALEXNET_BENCH:-0}" = 1 ]; then
           --out sweeps/ab/alexnet-cuda-$p-v$v.csv >sweeps/ab/alexnet-cuda-$p-v$v.log 2>&1
         echo "cuda $p v$v: exit $? $(grep -h 'error' sweeps/ab/alexnet-cuda-$p-v$v.log | head -1)"
       done
+      timeout 300 "$bin/batchscope" sweep $common --backend cudnn --precision $p --out sweeps/ab/alexnet-cudnn-$p.csv \
+        >sweeps/ab/alexnet-cudnn-$p.log 2>&1; echo "cudnn $p: exit $? $(grep -h 'error' sweeps/ab/alexnet-cudnn-$p.log | head -1)"
     done
   fi
   timeout 300 python3 experiments/pytorch_alexnet.py --batches $ab --modes ${PT_MODES:-fp32,fp32-graph,tf32,fp16-cl} \

@@ -102,10 +102,11 @@ const std::vector<Policy>& precision_menu() {
                "stays the memory-bound path at <= 4 images) and cudnn (tensor-op math, cuBLAS TF32)"},
       {"fp16", "FP16 storage between layers (NHWC, converted on the device after the FP32 input copy; weights converted "
                "once), products on the FP16 tensor cores with FP32 accumulation, the other layers computed in FP32 from "
-               "FP16; an activation beyond 65504 is reported as an overflow naming the layer; cuda (conv v19-v21, fc "
-               "v12-v13)"},
+               "FP16; an activation beyond 65504 is reported as an overflow (cuda: naming the layer); cuda (conv "
+               "v19-v21, fc v12-v13) and cudnn (packed NHWC half tensors, tensor-op math, cublasGemmEx with FP32 "
+               "compute)"},
       {"bf16", "as fp16 with bfloat16 (8 exponent bits: FP32's range, 8 significant bits); cuda (conv v19-v21, fc "
-               "v12-v13)"},
+               "v12-v13) and cudnn"},
   };
   return v;
 }

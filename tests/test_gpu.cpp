@@ -69,6 +69,7 @@ std::vector<GpuCase> gpu_cases() {
     out.push_back({c, {"cudnn", "", "", "exact"}});
     out.push_back({c, {"cudnn", "", "", "fastest"}});
     if (k == LayerKind::conv || k == LayerKind::fc) out.push_back({c, {"cudnn", "", "", "fastest", "tf32"}});
+    for (const char* p : {"fp16", "bf16"}) out.push_back({c, {"cudnn", "", "", "fastest", p}});  // every kind: NHWC 16-bit
   }
   return out;
 }
@@ -221,6 +222,7 @@ TEST_P(GpuEce408, Correctness08397) {
   BackendOptions o;
   o.conv_variant = GetParam().conv;
   o.cudnn_algos = GetParam().cudnn_algos;
+  o.precision = GetParam().precision;
   auto b = open_backend(m, GetParam().backend, o);
   LabelledImages set = load_labelled(test::data_file("ece408-2019sp/t10k-48-images-idx3-ubyte.gz"),
                                      test::data_file("fashion-mnist/t10k-labels-idx1-ubyte.gz"), 0, "--images");
@@ -230,7 +232,10 @@ TEST_P(GpuEce408, Correctness08397) {
     const float* r = logits.data() + i * 10;
     correct += std::max_element(r, r + 10) - r == set.labels[i];
   }
-  EXPECT_EQ(static_cast<double>(correct) / set.count, 0.8397);
+  // FP32-accurate runs reproduce the published figure exactly; a reduced precision may move a few of the 10,000
+  // borderline images, and the issue allows 0.005 (50 images).
+  if (GetParam().precision == "fp32") EXPECT_EQ(static_cast<double>(correct) / set.count, 0.8397);
+  else EXPECT_NEAR(static_cast<double>(correct) / set.count, 0.8397, 0.005) << GetParam().label();
 }
 INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                          ::testing::Values(Config{"cuda", "1", ""}, Config{"cuda", "2", ""}, Config{"cuda", "3", ""},
@@ -239,7 +244,10 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                                            Config{"cuda", "10", ""}, Config{"cuda", "11", ""}, Config{"cuda", "12", ""},
                                            Config{"cuda", "13", ""}, Config{"cuda", "14", ""}, Config{"cuda", "15", ""},
                                            Config{"cuda", "auto", ""}, Config{"cudnn", "", "", "exact"},
-                                           Config{"cudnn", "", "", "fastest"}),
+                                           Config{"cudnn", "", "", "fastest"}, Config{"cuda", "", "", "exact", "tf32"},
+                                           Config{"cuda", "", "", "exact", "fp16"}, Config{"cuda", "", "", "exact", "bf16"},
+                                           Config{"cudnn", "", "", "fastest", "tf32"}, Config{"cudnn", "", "", "fastest", "fp16"},
+                                           Config{"cudnn", "", "", "fastest", "bf16"}),
                          [](const auto& info) { return info.param.label(); });
 
 }  // namespace

@@ -388,6 +388,35 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   EXPECT_LE(test::rel_l2(run(*b16, m, in, n), run(*ref, m, in, n)), precision_tolerance("bf16")) << "seed " << seed;
 }
 
+// The cudnn backend's fp16 path has no per-layer flag inside cuDNN's kernels: an overflow that reaches the output
+// as inf, and an input beyond 65504, stop the run with one line; in range, the run agrees with the CPU.
+TEST(GpuEngine, CudnnFp16OverflowIsReported) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  Model m = build("big", {8, 6, 6}, {conv_layer("conv", 4, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
+                                     fc_layer("fc", 3)},
+                  rng);
+  auto& conv = std::get<ConvParams>(m.layers[0].op);
+  for (float& w : conv.weight) w = 300.0f;
+  for (float& b : conv.bias) b = 0.0f;
+  const int n = 2;
+  std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 10.0f);
+  BackendOptions o;
+  o.precision = "fp16";
+  auto gpu = make_backend("cudnn", o);
+  gpu->load(m);
+  test::expect_error_at([&] { run(*gpu, m, in, n); }, "cudnn", "exceeds 65504, FP16's largest value");
+  for (float& w : conv.weight) w = 1e-3f;
+  gpu->load(m);
+  auto ref = make_backend("cpu");
+  ref->load(m);
+  EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), run(*ref, m, in, n)), precision_tolerance("fp16")) << "seed " << seed;
+  std::vector<float> huge = in;
+  huge[5] = 1e5f;
+  test::expect_error_at([&] { run(*gpu, m, huge, n); }, "cudnn", "exceeds 65504");
+}
+
 // `batchscope tune` writes a table; auto takes its choices ("auto (tuned)"), and a table from another device
 // is refused with one line.
 TEST(GpuEngine, TuneWritesATableThatAutoReads) {

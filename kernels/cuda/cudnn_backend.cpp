@@ -2,6 +2,16 @@
 // cudnnFindConvolutionForwardAlgorithm, cached, FMA math so FP32 stays FP32; --cudnn-algos exact keeps to
 // the GEMM and direct algorithms), cuBLAS SGEMM for fully
 // connected layers, cuDNN pooling, activation, LRN and softmax. Same device-resident pipeline as cuda.
+//
+// Precisions: tf32 allows cuDNN's tensor-op math and cuBLAS's TF32 mode. fp16 / bf16 run the way PyTorch's
+// half-precision channels-last does: every tensor between layers is a packed 16-bit NHWC tensor (cuDNN's
+// tensor-core layout), the filters are (M, KH, KW, C/groups) 16-bit, convolutions use tensor-op math with FP32
+// accumulation (cuDNN's pseudo-half configuration), fully connected layers cublasGemmEx with 16-bit operands and
+// CUBLAS_COMPUTE_32F, and pooling, activation, LRN and softmax cuDNN's own 16-bit kernels. Weights (and biases)
+// are converted once, at their first use; the FP32 input is converted on the device at the start of the first
+// layer and the output back at the end of the last, inside their times, as the cuda backend does. fp16: an input
+// beyond 65504 or an output that comes back inf or NaN stops the run (cuDNN's kernels give no per-layer flag; an
+// overflow that matters reaches the output as inf or NaN).
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 #include <cudnn.h>
@@ -11,6 +21,7 @@
 #include "kernels/backend.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/gpu_pipeline.hpp"
+#include "kernels/cuda/half_ops.hpp"
 #include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
@@ -41,10 +52,14 @@ class CudnnBackend : public GpuPipelineBackend {
       fail("--cudnn-algos", "expected fastest or exact, found '" + o.cudnn_algos + "'");
     exact_ = o.cudnn_algos == "exact";
     check_precision(o.precision);
-    if (is_half_precision(o.precision))
-      fail("--precision", o.precision + " runs on the cuda backend; the cudnn backend runs fp32 and tf32 (its half-precision "
-                                        "path is not implemented yet)");
     tf32_ = o.precision == "tf32";
+    half_ = is_half_precision(o.precision);
+    bf16_ = o.precision == "bf16";
+    if (half_ && o.per_layer_transfers)
+      fail("--transfers", "per-layer transfers move FP32 tensors between layers; --precision " + o.precision +
+                              " keeps 16-bit activations on the device: use --transfers resident");
+    dtype_ = !half_ ? CUDNN_DATA_FLOAT : bf16_ ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
+    format_ = half_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     CUDNN_CHECK(cudnnCreate(&cudnn_));
     CUDNN_CHECK(cudnnSetStream(cudnn_, stream_));
     CUBLAS_CHECK(cublasCreate(&cublas_));
@@ -59,8 +74,15 @@ class CudnnBackend : public GpuPipelineBackend {
     CUDNN_CHECK(cudnnCreatePoolingDescriptor(&pool_));
     CUDNN_CHECK(cudnnCreateActivationDescriptor(&actd_));
     CUDNN_CHECK(cudnnCreateLRNDescriptor(&lrn_));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&t_));
+    if (half_ && !bf16_) {  // fp16's flag, in mapped host memory: nothing to copy back
+      CUDA_CHECK(cudaHostAlloc(&flag_host_, sizeof(int), cudaHostAllocMapped));
+      CUDA_CHECK(cudaHostGetDevicePointer(&flag_dev_, flag_host_, 0));
+    }
   }
   ~CudnnBackend() override {
+    if (flag_host_) cudaFreeHost(flag_host_);
+    cudnnDestroyTensorDescriptor(t_);
     cudnnDestroyLRNDescriptor(lrn_);
     cudnnDestroyActivationDescriptor(actd_);
     cudnnDestroyPoolingDescriptor(pool_);
@@ -89,9 +111,18 @@ class CudnnBackend : public GpuPipelineBackend {
     for (size_t i = 0; i < model_->layers.size(); ++i)
       if (&model_->layers[i] == &l) {
         if (l.kind() == LayerKind::conv) return last_algo_[i].empty() ? "cudnnConvolutionForward" : "cuDNN " + last_algo_[i];
-        if (l.kind() == LayerKind::fc) return "cublasSgemm";
+        if (l.kind() == LayerKind::fc) return half_ ? std::string("cublasGemmEx (") + (bf16_ ? "BF16" : "FP16") + ", FP32 accumulation)" : "cublasSgemm";
+        if (l.kind() == LayerKind::lrn && lrn_via_nchw_) return "cuDNN lrn (NHWC -> NCHW -> NHWC, cudnnTransformTensor)";
       }
     return std::string("cuDNN ") + kind_name(l.kind());
+  }
+
+  void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) override {
+    if (flag_host_) *flag_host_ = 0;
+    GpuPipelineBackend::forward(in, n, n_layers, out, stats);
+    if (flag_host_ && *static_cast<volatile int*>(flag_host_))
+      fail("cudnn", "--precision fp16: a value exceeds 65504, FP16's largest value (in the input, or an activation whose inf or "
+                    "NaN reached the output; the cuda backend names the layer); bf16 keeps FP32's range");
   }
 
   // The algorithm cuDNN picked for each convolution at the last batch size: "<layer>=<ALGO>" entries.
@@ -103,10 +134,33 @@ class CudnnBackend : public GpuPipelineBackend {
   }
 
  protected:
-  void after_load() override { last_algo_.assign(model_->layers.size(), ""); }
+  void after_load() override {
+    last_algo_.assign(model_->layers.size(), "");
+    hw_.clear();
+    hw_.resize(model_->layers.size());
+    hb_.clear();
+    hb_.resize(model_->layers.size());
+    // Where each layer's input is stored: its own input shape, except after a flatten (the NHWC tensor before it).
+    phys_.assign(model_->layers.size(), model_->input);
+    Shape stored = model_->input;
+    for (size_t i = 0; i < model_->layers.size(); ++i) {
+      phys_[i] = stored;
+      if (model_->layers[i].kind() != LayerKind::flatten) stored = model_->layers[i].out;
+    }
+  }
 
-  void set4d(cudnnTensorDescriptor_t d, int n, Shape s) {
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s.c, s.h, s.w));
+  // Every tensor of the run: FP32 NCHW, or 16-bit packed NHWC.
+  void set4d(cudnnTensorDescriptor_t d, int n, Shape s) { CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, format_, dtype_, n, s.c, s.h, s.w)); }
+
+  size_t resident_extra_floats(int n) const override {
+    if (!half_) return 0;
+    size_t halves = static_cast<size_t>(model_->input.size()) * n;  // the converted input
+    for (const Layer& l : model_->layers) halves += l.weight_count();
+    return (halves + 1) / 2 + 2 * model_->layers.size();  // each converted tensor rounded up to whole words
+  }
+  size_t workspace_floats(size_t i, int n) const override {
+    // 16-bit LRN through NCHW, if cuDNN's LRN refuses NHWC: the two NCHW copies.
+    return half_ && model_->layers[i].kind() == LayerKind::lrn ? static_cast<size_t>(model_->layers[i].in.size()) * n : 0;
   }
 
   struct Algo {
@@ -119,29 +173,33 @@ class CudnnBackend : public GpuPipelineBackend {
     const Layer& l = model_->layers[i];
     cur = l.out;
     const float one = 1.0f, zero = 0.0f;
+    if (half_ && i == 0) {  // the FP32 (N, C, H, W) input becomes 16-bit (N, H, W, C), inside the first layer's time
+      half_in_.resize(static_cast<size_t>(model_->input.size()) * n);
+      cuda::half::to_half_packed(src, n, model_->input, half_in_.get(), bf16_, flag_dev_, stream_);
+      src = reinterpret_cast<const float*>(half_in_.get());
+    }
+    if (half_) out_phys_ = std::holds_alternative<FlattenParams>(l.op) ? phys_[i] : l.out;
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
       set4d(x_, n, l.in);
       set4d(y_, n, l.out);
-      CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_, CUDNN_DATA_FLOAT, CUDNN_TENSOR_NCHW, c->filters, l.in.c / c->groups, c->kh, c->kw));
+      CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_, dtype_, format_, c->filters, l.in.c / c->groups, c->kh, c->kw));
       CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_, c->ph, c->pw, c->sh, c->sw, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
       CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, c->groups));
-      CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, tf32_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
+      CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, tf32_ || half_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
       const Algo a = find_algo(i, n);
       CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, a.math));  // the math the algorithm was found with
       cudnn_ws_.resize(a.workspace / sizeof(float) + 1);
-      CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &one, x_, src, w_, lw.w, conv_, a.algo, cudnn_ws_.get(),
-                                          a.workspace, &zero, y_, dst));
-      if (!c->bias.empty()) {
-        CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, c->filters, 1, 1));
-        CUDNN_CHECK(cudnnAddTensor(cudnn_, &one, b_, lw.b, &one, y_, dst));
-      }
+      // 16-bit: the filters (M, KH, KW, C/groups), an NHWC tensor of M images.
+      const void* w = half_ ? static_cast<const void*>(half_weights(i, lw.w, c->filters, Shape{l.in.c / c->groups, c->kh, c->kw}, hw_)) : lw.w;
+      CUDNN_CHECK(cudnnConvolutionForward(cudnn_, &one, x_, src, w_, w, conv_, a.algo, cudnn_ws_.get(), a.workspace, &zero, y_, dst));
+      if (!c->bias.empty()) add_bias(i, lw.b, c->filters, n, l.out, dst);
       return dst;
     }
     if (auto* a = std::get_if<ActParams>(&l.op)) {
       const cudnnActivationMode_t mode = a->act == Act::relu ? CUDNN_ACTIVATION_RELU
                                          : a->act == Act::tanh ? CUDNN_ACTIVATION_TANH : CUDNN_ACTIVATION_SIGMOID;
       CUDNN_CHECK(cudnnSetActivationDescriptor(actd_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-      set4d(x_, n, l.in);
+      set4d(x_, n, half_ ? phys_[i] : l.in);  // elementwise: any layout of the same values
       CUDNN_CHECK(cudnnActivationForward(cudnn_, actd_, &one, x_, src, &zero, x_, const_cast<float*>(src)));
       return src;
     }
@@ -157,6 +215,7 @@ class CudnnBackend : public GpuPipelineBackend {
     if (auto* r = std::get_if<LrnParams>(&l.op)) {
       CUDNN_CHECK(cudnnSetLRNDescriptor(lrn_, static_cast<unsigned>(r->size), r->alpha, r->beta, r->k));
       set4d(x_, n, l.in);
+      if (half_) return lrn_half(src, n, l.in, dst);
       CUDNN_CHECK(cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x_, src, &zero, x_, dst));
       return dst;
     }
@@ -165,19 +224,68 @@ class CudnnBackend : public GpuPipelineBackend {
       const int in = static_cast<int>(l.in.size());
       // Column-major view: out (O x N) = W^T... W row-major (O, I) is col-major (I, O); in row-major (N, I)
       // is col-major (I, N). out col-major (O, N) = op_T(W) (O, I) x in (I, N).
-      CUBLAS_CHECK(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, f->outputs, n, in, &one, lw.w, in, src, in,
-                               &zero, dst, f->outputs));
-      if (!f->bias.empty()) {
-        CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, 1, f->outputs, 1, 1));
-        set4d(y_, n, l.out);
-        CUDNN_CHECK(cudnnAddTensor(cudnn_, &one, b_, lw.b, &one, y_, dst));
+      if (half_) {
+        // The input is the NHWC flattening of phys_[i]: the weights, (O, C*H*W) in the model's NCHW order, are
+        // permuted to (O, H*W*C) as they are converted (an NHWC tensor of O images of shape phys_[i]).
+        const void* w = half_weights(i, lw.w, f->outputs, phys_[i], hw_);
+        const cudaDataType_t t = bf16_ ? CUDA_R_16BF : CUDA_R_16F;
+        CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, f->outputs, n, in, &one, w, t, in, src, t, in, &zero, dst, t,
+                                  f->outputs, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
+      } else {
+        CUBLAS_CHECK(cublasSgemm(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, f->outputs, n, in, &one, lw.w, in, src, in, &zero, dst, f->outputs));
       }
+      if (!f->bias.empty()) add_bias(i, lw.b, f->outputs, n, l.out, dst);
       return dst;
     }
     // softmax
-    set4d(x_, n, l.in);
+    set4d(x_, n, half_ ? phys_[i] : l.in);
     CUDNN_CHECK(cudnnSoftmaxForward(cudnn_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, x_, src, &zero, x_, dst));
     return dst;
+  }
+
+  // y (N, C, H, W) += bias (C,), broadcast; 16-bit runs add a 16-bit copy of the bias.
+  void add_bias(size_t i, const float* b, int c, int n, Shape out, float* y) {
+    const float one = 1.0f;
+    const void* bias = half_ ? static_cast<const void*>(half_weights(i, b, 1, Shape{c, 1, 1}, hb_)) : b;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(b_, format_, dtype_, 1, c, 1, 1));
+    set4d(y_, n, out);
+    CUDNN_CHECK(cudnnAddTensor(cudnn_, &one, b_, bias, &one, y_, y));
+  }
+
+  // Layer i's FP32 weights w, seen as `images` NCHW tensors of `shape`, as 16-bit NHWC in store[i]: converted once.
+  const uint16_t* half_weights(size_t i, const float* w, int images, Shape shape, std::vector<DeviceBuffer<uint16_t>>& store) {
+    const size_t count = static_cast<size_t>(images) * shape.size();
+    if (store[i].size() < count) {
+      store[i].resize(count);
+      cuda::half::to_half_packed(w, images, shape, store[i].get(), bf16_, nullptr, stream_);
+    }
+    return store[i].get();
+  }
+
+  // 16-bit LRN across channels. cuDNN's LRN is asked to read NHWC; where it refuses that layout, the tensor goes
+  // to NCHW (cudnnTransformTensor), through the LRN and back (in the workspace), and describe() says so.
+  const float* lrn_half(const float* src, int n, Shape s, float* dst) {
+    const float one = 1.0f, zero = 0.0f;
+    if (!lrn_via_nchw_) {
+      const cudnnStatus_t st = cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x_, src, &zero, x_, dst);
+      if (st == CUDNN_STATUS_SUCCESS) return dst;
+      if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM) CUDNN_CHECK(st);
+      lrn_via_nchw_ = true;
+    }
+    auto* a = reinterpret_cast<uint16_t*>(ws_ptr_);
+    uint16_t* b = a + static_cast<size_t>(s.size()) * n;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t_, CUDNN_TENSOR_NCHW, dtype_, n, s.c, s.h, s.w));
+    CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, x_, src, &zero, t_, a));
+    CUDNN_CHECK(cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t_, a, &zero, t_, b));
+    CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, t_, b, &zero, x_, dst));
+    return dst;
+  }
+
+  // After the last layer (inside its time): 16-bit NHWC back to the FP32 NCHW the caller reads.
+  const float* finish_output(const float* src, Shape, int n, float* spare) override {
+    if (!half_) return src;
+    cuda::half::from_half_packed(reinterpret_cast<const uint16_t*>(src), n, out_phys_, spare, bf16_, flag_dev_, stream_);
+    return spare;
   }
 
   // cudnnFindConvolutionForwardAlgorithm runs every algorithm once per (layer, batch) and is cached.
@@ -191,7 +299,7 @@ class CudnnBackend : public GpuPipelineBackend {
     int found = 0;
     CUDNN_CHECK(cudnnFindConvolutionForwardAlgorithm(cudnn_, x_, w_, conv_, y_, CUDNN_CONVOLUTION_FWD_ALGO_COUNT, &found, perf));
     for (int k = 0; k < found; ++k) {
-      if (perf[k].status != CUDNN_STATUS_SUCCESS || (!tf32_ && perf[k].mathType != CUDNN_FMA_MATH)) continue;
+      if (perf[k].status != CUDNN_STATUS_SUCCESS || (!tf32_ && !half_ && perf[k].mathType != CUDNN_FMA_MATH)) continue;
       if (exact_ && !exact_algo(perf[k].algo)) continue;
       Algo a{perf[k].algo, perf[k].memory, perf[k].mathType};
       algo_cache_[key] = a;
@@ -199,7 +307,7 @@ class CudnnBackend : public GpuPipelineBackend {
       return a;
     }
     fail("layer '" + model_->layers[layer].name + "'",
-         std::string(tf32_ ? "cuDNN found no convolution algorithm" : "cuDNN found no FP32 (FMA) convolution algorithm") +
+         std::string(tf32_ || half_ ? "cuDNN found no convolution algorithm" : "cuDNN found no FP32 (FMA) convolution algorithm") +
              (exact_ ? " among the GEMM and direct ones" : ""));
   }
 
@@ -208,7 +316,18 @@ class CudnnBackend : public GpuPipelineBackend {
            a == CUDNN_CONVOLUTION_FWD_ALGO_GEMM || a == CUDNN_CONVOLUTION_FWD_ALGO_DIRECT;
   }
 
-  bool exact_ = false, tf32_ = false;
+  bool exact_ = false, tf32_ = false, half_ = false, bf16_ = false;
+  cudnnDataType_t dtype_ = CUDNN_DATA_FLOAT;
+  cudnnTensorFormat_t format_ = CUDNN_TENSOR_NCHW;
+  // fp16 / bf16
+  std::vector<Shape> phys_;                       // per layer: the NHWC shape its input is stored in
+  Shape out_phys_;                                // the stored shape of the last layer run's output
+  std::vector<DeviceBuffer<uint16_t>> hw_, hb_;  // per layer: 16-bit weights and bias, converted at first use
+  DeviceBuffer<uint16_t> half_in_;                // the input as 16-bit (N, H, W, C)
+  bool lrn_via_nchw_ = false;                     // cuDNN's LRN refused NHWC
+  cudnnTensorDescriptor_t t_;                     // the NCHW view of that detour
+  int* flag_host_ = nullptr;                      // fp16: raised by an input beyond 65504 or a non-finite output
+  int* flag_dev_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;
   cublasHandle_t cublas_ = nullptr;
   cudnnTensorDescriptor_t x_, y_, b_;

@@ -38,12 +38,26 @@ __global__ void to_nhwc(const float* __restrict__ in, long long images_pixels, i
   }
 }
 
-// One thread per NCHW output value (coalesced writes).
+// The packed form (cs = c, any parity), one 16-bit store per value: the cudnn backend's tensors and weights.
 template <bool BF16>
-__global__ void from_nhwc(const uint16_t* __restrict__ in, long long total, int plane, int c, int cs, float* __restrict__ out) {
+__global__ void to_nhwc_packed(const float* __restrict__ in, long long images_pixels, int plane, int c, uint16_t* __restrict__ out, int* ovf) {
+  GRID_STRIDE(i, images_pixels) {
+    const long long img = i / plane, q = i - img * plane;
+    const float* src = in + img * c * plane + q;
+    uint16_t* dst = out + i * c;
+    for (int ch = 0; ch < c; ++ch) dst[ch] = store_value<BF16>(src[static_cast<long long>(ch) * plane], ovf);
+  }
+}
+
+// One thread per NCHW output value (coalesced writes). nonfinite (or null): raised where an inf or NaN comes back.
+template <bool BF16>
+__global__ void from_nhwc(const uint16_t* __restrict__ in, long long total, int plane, int c, int cs, float* __restrict__ out,
+                          int* nonfinite) {
   GRID_STRIDE(i, total) {
     const long long q = i % plane, ch = (i / plane) % c, img = i / (static_cast<long long>(plane) * c);
-    out[i] = to_float<BF16>(in[(img * plane + q) * cs + ch]);
+    const float v = to_float<BF16>(in[(img * plane + q) * cs + ch]);
+    if (nonfinite && !isfinite(v)) *reinterpret_cast<volatile int*>(nonfinite) = 1;
+    out[i] = v;
   }
 }
 
@@ -158,8 +172,22 @@ void to_half_nhwc(const float* in, int n, Shape s, uint16_t* out, bool bf16, int
 void from_half_nhwc(const uint16_t* in, int n, Shape s, float* out, bool bf16, cudaStream_t st) {
   const long long total = static_cast<long long>(n) * s.size();
   const int cs = stored_channels(s.c);
-  if (bf16) from_nhwc<true><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, cs, out);
-  else from_nhwc<false><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, cs, out);
+  if (bf16) from_nhwc<true><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, cs, out, nullptr);
+  else from_nhwc<false><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, cs, out, nullptr);
+  CUDA_CHECK_LAUNCH();
+}
+
+void to_half_packed(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st) {
+  const long long work = static_cast<long long>(n) * s.h * s.w;
+  if (bf16) to_nhwc_packed<true><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, out, nullptr);
+  else to_nhwc_packed<false><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, out, ovf);
+  CUDA_CHECK_LAUNCH();
+}
+
+void from_half_packed(const uint16_t* in, int n, Shape s, float* out, bool bf16, int* nonfinite, cudaStream_t st) {
+  const long long total = static_cast<long long>(n) * s.size();
+  if (bf16) from_nhwc<true><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, s.c, out, nullptr);
+  else from_nhwc<false><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, s.c, out, nonfinite);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -74,6 +74,11 @@ void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s);
 // The other layers (half_ops.cu).
 void to_half_nhwc(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);    // NCHW FP32 -> NHWC
 void from_half_nhwc(const uint16_t* in, int n, Shape s, float* out, bool bf16, cudaStream_t st);            // NHWC -> NCHW FP32
+// Packed NHWC (channel stride C, no pad channel): the cudnn backend's 16-bit tensors, and its weight layouts
+// (filters (M, KH, KW, C/groups) are an NHWC tensor of M images). fp16: a value beyond 65504 raises *ovf; a value
+// that comes back inf or NaN raises *nonfinite (null: no check; bf16 never checks).
+void to_half_packed(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);
+void from_half_packed(const uint16_t* in, int n, Shape s, float* out, bool bf16, int* nonfinite, cudaStream_t st);
 void act_half(uint16_t* x, int n, Shape s, Act act, bool bf16, cudaStream_t st);                               // in place
 void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape os, uint16_t* out, bool bf16, cudaStream_t st);
 void lrn_half(const uint16_t* in, int n, Shape s, const LrnParams& p, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);

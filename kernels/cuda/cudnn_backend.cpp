@@ -82,6 +82,8 @@ class CudnnBackend : public GpuPipelineBackend {
   }
   ~CudnnBackend() override {
     if (flag_host_) cudaFreeHost(flag_host_);
+    for (cudaEvent_t e : lrn_ev_)
+      if (e) cudaEventDestroy(e);
     cudnnDestroyTensorDescriptor(t_);
     cudnnDestroyLRNDescriptor(lrn_);
     cudnnDestroyActivationDescriptor(actd_);
@@ -112,7 +114,7 @@ class CudnnBackend : public GpuPipelineBackend {
       if (&model_->layers[i] == &l) {
         if (l.kind() == LayerKind::conv) return last_algo_[i].empty() ? "cudnnConvolutionForward" : "cuDNN " + last_algo_[i];
         if (l.kind() == LayerKind::fc) return half_ ? std::string("cublasGemmEx (") + (bf16_ ? "BF16" : "FP16") + ", FP32 accumulation)" : "cublasSgemm";
-        if (l.kind() == LayerKind::lrn && lrn_via_nchw_) return "cuDNN lrn (NHWC -> NCHW -> NHWC, cudnnTransformTensor)";
+        if (l.kind() == LayerKind::lrn && !last_lrn_[i].empty()) return last_lrn_[i];
       }
     return std::string("cuDNN ") + kind_name(l.kind());
   }
@@ -136,6 +138,8 @@ class CudnnBackend : public GpuPipelineBackend {
  protected:
   void after_load() override {
     last_algo_.assign(model_->layers.size(), "");
+    last_lrn_.assign(model_->layers.size(), "");
+    lrn_ways_.clear();
     hw_.clear();
     hw_.resize(model_->layers.size());
     hb_.clear();
@@ -159,8 +163,8 @@ class CudnnBackend : public GpuPipelineBackend {
     return (halves + 1) / 2 + 2 * model_->layers.size();  // each converted tensor rounded up to whole words
   }
   size_t workspace_floats(size_t i, int n) const override {
-    // 16-bit LRN through NCHW, if cuDNN's LRN refuses NHWC: the two NCHW copies.
-    return half_ && model_->layers[i].kind() == LayerKind::lrn ? static_cast<size_t>(model_->layers[i].in.size()) * n : 0;
+    // 16-bit LRN's detours (lrn_half): two FP32 NCHW copies at most.
+    return half_ && model_->layers[i].kind() == LayerKind::lrn ? 2 * static_cast<size_t>(model_->layers[i].in.size()) * n : 0;
   }
 
   struct Algo {
@@ -215,7 +219,7 @@ class CudnnBackend : public GpuPipelineBackend {
     if (auto* r = std::get_if<LrnParams>(&l.op)) {
       CUDNN_CHECK(cudnnSetLRNDescriptor(lrn_, static_cast<unsigned>(r->size), r->alpha, r->beta, r->k));
       set4d(x_, n, l.in);
-      if (half_) return lrn_half(src, n, l.in, dst);
+      if (half_) return lrn_half(i, src, n, l.in, dst);
       CUDNN_CHECK(cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x_, src, &zero, x_, dst));
       return dst;
     }
@@ -262,22 +266,61 @@ class CudnnBackend : public GpuPipelineBackend {
     return store[i].get();
   }
 
-  // 16-bit LRN across channels. cuDNN's LRN is asked to read NHWC; where it refuses that layout, the tensor goes
-  // to NCHW (cudnnTransformTensor), through the LRN and back (in the workspace), and describe() says so.
-  const float* lrn_half(const float* src, int n, Shape s, float* dst) {
+  // 16-bit LRN across channels. cuDNN's LRN reads FP16 in either layout but, on the H100, slowly in NHWC (14.6 ms
+  // for AlexNet's norm1 at batch 1024, against 1.2 ms for FP32 NCHW), and refuses BF16. So, as cudnnFind does for
+  // convolutions, the first run of each (layer, batch) times every way that works and keeps the fastest:
+  //   nhwc   cuDNN's LRN on the NHWC tensor itself (fp16)
+  //   nchw   cudnnTransformTensor to NCHW, the LRN, and back (fp16)
+  //   fp32   to FP32 NCHW (this backend's conversion kernels), cuDNN's FP32 LRN, back to 16-bit NHWC (fp16, bf16)
+  // x_ describes the NHWC tensor; the workspace holds the detours' NCHW copies.
+  enum class LrnWay { nhwc, nchw, fp32 };
+  static const char* lrn_way_name(LrnWay w) {
+    return w == LrnWay::nhwc ? "cuDNN lrn (NHWC)" : w == LrnWay::nchw ? "cuDNN lrn (NHWC -> NCHW -> NHWC by cudnnTransformTensor)"
+                                                                       : "cuDNN lrn in FP32 (16-bit NHWC -> FP32 NCHW -> back)";
+  }
+  cudnnStatus_t lrn_way(LrnWay way, const float* src, int n, Shape s, float* dst) {
     const float one = 1.0f, zero = 0.0f;
-    if (!lrn_via_nchw_) {
-      const cudnnStatus_t st = cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x_, src, &zero, x_, dst);
-      if (st == CUDNN_STATUS_SUCCESS) return dst;
-      if (st != CUDNN_STATUS_NOT_SUPPORTED && st != CUDNN_STATUS_BAD_PARAM) CUDNN_CHECK(st);
-      lrn_via_nchw_ = true;
+    if (way == LrnWay::nhwc) return cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, x_, src, &zero, x_, dst);
+    const size_t count = static_cast<size_t>(s.size()) * n;
+    if (way == LrnWay::nchw) {
+      auto* a = reinterpret_cast<uint16_t*>(ws_ptr_);
+      CUDNN_CHECK(cudnnSetTensor4dDescriptor(t_, CUDNN_TENSOR_NCHW, dtype_, n, s.c, s.h, s.w));
+      CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, x_, src, &zero, t_, a));
+      const cudnnStatus_t st = cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t_, a, &zero, t_, a + count);
+      if (st == CUDNN_STATUS_SUCCESS) CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, t_, a + count, &zero, x_, dst));
+      return st;
     }
-    auto* a = reinterpret_cast<uint16_t*>(ws_ptr_);
-    uint16_t* b = a + static_cast<size_t>(s.size()) * n;
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t_, CUDNN_TENSOR_NCHW, dtype_, n, s.c, s.h, s.w));
-    CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, x_, src, &zero, t_, a));
-    CUDNN_CHECK(cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t_, a, &zero, t_, b));
-    CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, t_, b, &zero, x_, dst));
+    float* a = ws_ptr_;
+    cuda::half::from_half_packed(reinterpret_cast<const uint16_t*>(src), n, s, a, bf16_, nullptr, stream_);
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s.c, s.h, s.w));
+    const cudnnStatus_t st = cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t_, a, &zero, t_, a + count);
+    if (st == CUDNN_STATUS_SUCCESS) cuda::half::to_half_packed(a + count, n, s, reinterpret_cast<uint16_t*>(dst), bf16_, flag_dev_, stream_);
+    return st;
+  }
+  const float* lrn_half(size_t i, const float* src, int n, Shape s, float* dst) {
+    const auto key = std::make_pair(i, n);
+    if (auto it = lrn_ways_.find(key); it != lrn_ways_.end()) {
+      CUDNN_CHECK(lrn_way(it->second, src, n, s, dst));
+      last_lrn_[i] = lrn_way_name(it->second);
+      return dst;
+    }
+    if (!lrn_ev_[0]) for (auto& e : lrn_ev_) CUDA_CHECK(cudaEventCreate(&e));
+    float best_ms = 0.0f;
+    bool found = false;
+    for (LrnWay way : {LrnWay::nhwc, LrnWay::nchw, LrnWay::fp32}) {
+      CUDA_CHECK(cudaEventRecord(lrn_ev_[0], stream_));
+      const cudnnStatus_t st = lrn_way(way, src, n, s, dst);
+      if (st == CUDNN_STATUS_NOT_SUPPORTED || st == CUDNN_STATUS_BAD_PARAM) continue;
+      CUDNN_CHECK(st);
+      CUDA_CHECK(cudaEventRecord(lrn_ev_[1], stream_));
+      CUDA_CHECK(cudaEventSynchronize(lrn_ev_[1]));
+      float ms = 0.0f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, lrn_ev_[0], lrn_ev_[1]));
+      if (!found || ms < best_ms) { best_ms = ms; lrn_ways_[key] = way; found = true; }
+    }
+    if (!found) fail("layer '" + model_->layers[i].name + "'", "cuDNN ran its LRN in no layout or precision");
+    CUDNN_CHECK(lrn_way(lrn_ways_[key], src, n, s, dst));  // the chosen way's output, whatever ran last
+    last_lrn_[i] = lrn_way_name(lrn_ways_[key]);
     return dst;
   }
 
@@ -324,8 +367,10 @@ class CudnnBackend : public GpuPipelineBackend {
   Shape out_phys_;                                // the stored shape of the last layer run's output
   std::vector<DeviceBuffer<uint16_t>> hw_, hb_;  // per layer: 16-bit weights and bias, converted at first use
   DeviceBuffer<uint16_t> half_in_;                // the input as 16-bit (N, H, W, C)
-  bool lrn_via_nchw_ = false;                     // cuDNN's LRN refused NHWC
-  cudnnTensorDescriptor_t t_;                     // the NCHW view of that detour
+  std::map<std::pair<size_t, int>, LrnWay> lrn_ways_;  // (layer, batch): the fastest way found
+  std::vector<std::string> last_lrn_;
+  cudaEvent_t lrn_ev_[2] = {nullptr, nullptr};
+  cudnnTensorDescriptor_t t_;                     // the NCHW view of the LRN detours
   int* flag_host_ = nullptr;                      // fp16: raised by an input beyond 65504 or a non-finite output
   int* flag_dev_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;

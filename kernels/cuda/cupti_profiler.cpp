@@ -4,7 +4,9 @@
 // with the call's correlation id. (CUPTI's external correlation ids would do the same, with an extra
 // record for every API call.) The error and event queries batchscope makes around every launch are its
 // own instrumentation, not the workload's: they are left untraced, and their few microseconds count as
-// "host" time.
+// "host" time. Libraries that launch through the driver API (cuBLAS's nvjet GEMMs for 16-bit operands use
+// cuLaunchKernelEx) have no runtime call to tie their kernels to: the driver's launch calls alone are traced
+// too, used for that tie only and not reported (the runtime call they sit in already is).
 //
 // CUPTI delivers buffers through C callbacks without a user pointer, so the completed buffers are parked
 // in this file's one static collector (guarded by a mutex); only one CuptiProfiler may exist at a time.
@@ -34,6 +36,7 @@ struct Collector {
   std::mutex mu;
   std::vector<uint8_t*> free_buffers;
   std::vector<ProfileRecord> records;
+  std::vector<std::pair<double, uint32_t>> driver_launches;  // (start, correlation id): for attribution only
   bool active = false;
   bool rezero = false;  // clear the written part of a buffer before it is handed out again
 };
@@ -139,6 +142,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         corr = m->correlationId;
         break;
       }
+      case CUPTI_ACTIVITY_KIND_DRIVER: {
+        auto* a = reinterpret_cast<CUpti_ActivityAPI*>(rec);
+        c.driver_launches.emplace_back(a->start * 1e-9, static_cast<uint32_t>(a->correlationId));
+        continue;
+      }
       case CUPTI_ACTIVITY_KIND_RUNTIME: {
         auto* a = reinterpret_cast<CUpti_ActivityAPI*>(rec);
         r.type = RecordType::api;
@@ -160,6 +168,11 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_KERNEL};
+// The driver API's kernel launches (the only driver calls traced).
+const CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 
 class CuptiProfiler : public Profiler {
  public:
@@ -176,11 +189,13 @@ class CuptiProfiler : public Profiler {
     // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
     // "serial-kernel" traces kernels with CUPTI_ACTIVITY_KIND_KERNEL instead of CONCURRENT_KERNEL.
     const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
-    const std::string sel = only ? only : "kernel,memcpy,memset,runtime";
+    const std::string sel = only ? only : "kernel,memcpy,memset,runtime,driver";
     const char* names[] = {"kernel", "memcpy", "memset", "runtime"};
     for (int i = 0; i < 4; ++i)
       if (sel.find(names[i]) != std::string::npos)
         CUPTI_CHECK(cuptiActivityEnable(i == 0 && sel.find("serial-kernel") != std::string::npos ? CUPTI_ACTIVITY_KIND_KERNEL : kKinds[i]));
+    if (sel.find("driver") != std::string::npos)
+      for (CUpti_CallbackId id : kDriverLaunches) CUPTI_CHECK(cuptiActivityEnableDriverApi(id, 1));
     for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})
@@ -193,9 +208,11 @@ class CuptiProfiler : public Profiler {
   ~CuptiProfiler() override {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);  // disabling a kind never enabled is harmless
+    for (CUpti_CallbackId id : kDriverLaunches) cuptiActivityEnableDriverApi(id, 0);
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
     c.records.clear();
+    c.driver_launches.clear();
     c.active = false;
     c.rezero = false;
   }
@@ -221,7 +238,8 @@ class CuptiProfiler : public Profiler {
     CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
-    attribute_layers(c.records);
+    attribute_layers(c.records, c.driver_launches);
+    c.driver_launches.clear();
     for (ProfileRecord& r : c.records)  // a record belongs to the run in whose window it started
       for (Run& run : runs_)
         if (r.start >= run.t0 && r.start < run.t1) {
@@ -263,15 +281,19 @@ class CuptiProfiler : public Profiler {
   };
 
   // API calls inside a layer's window name that layer; GPU activities inherit it by correlation id.
-  void attribute_layers(std::vector<ProfileRecord>& records) const {
+  void attribute_layers(std::vector<ProfileRecord>& records, const std::vector<std::pair<double, uint32_t>>& driver) const {
     std::map<uint32_t, int> by_corr;
+    auto layer_at = [&](double t) {
+      auto w = std::upper_bound(windows_.begin(), windows_.end(), t, [](double x, const Window& y) { return x < y.start; });
+      return w != windows_.begin() && t < std::prev(w)->end ? std::prev(w)->layer : -1;
+    };
+    for (const auto& [start, corr] : driver)
+      if (const int l = layer_at(start); l >= 0) by_corr[corr] = l;
     for (ProfileRecord& r : records) {
       if (r.type != RecordType::api) continue;
-      auto w = std::upper_bound(windows_.begin(), windows_.end(), r.start,
-                                [](double t, const Window& x) { return t < x.start; });
-      if (w != windows_.begin() && r.start < std::prev(w)->end) {
-        r.layer = std::prev(w)->layer;
-        by_corr[r.correlation] = r.layer;
+      if (const int l = layer_at(r.start); l >= 0) {
+        r.layer = l;
+        by_corr[r.correlation] = l;
       }
     }
     for (ProfileRecord& r : records)

@@ -14,6 +14,7 @@
 #include <cupti.h>
 #include <cxxabi.h>
 
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
@@ -239,6 +240,7 @@ class CuptiProfiler : public Profiler {
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
     attribute_layers(c.records, c.driver_launches);
+    if (const char* dump = std::getenv("BATCHSCOPE_CUPTI_DUMP")) dump_records(dump, c.records, c.driver_launches);
     c.driver_launches.clear();
     for (ProfileRecord& r : c.records)  // a record belongs to the run in whose window it started
       for (Run& run : runs_)
@@ -273,6 +275,18 @@ class CuptiProfiler : public Profiler {
       collector().rezero = true;
     }
     if (sel.find("shared-buffer") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0);
+  }
+
+  // BATCHSCOPE_CUPTI_DUMP=FILE: every record as a tab-separated line (type, layer, start, end, correlation, name),
+  // then the driver launches and the layer windows: a debugging knob, not for normal runs.
+  void dump_records(const char* path, const std::vector<ProfileRecord>& records, const std::vector<std::pair<double, uint32_t>>& driver) const {
+    FILE* f = std::fopen(path, "a");
+    if (!f) return;
+    for (const ProfileRecord& r : records)
+      std::fprintf(f, "%d\t%d\t%.9f\t%.9f\t%u\t%s\n", static_cast<int>(r.type), r.layer, r.start, r.end, r.correlation, r.name.c_str());
+    for (const auto& [t, corr] : driver) std::fprintf(f, "driver\t-\t%.9f\t-\t%u\tlaunch\n", t, corr);
+    for (const Window& w : windows_) std::fprintf(f, "window\t%d\t%.9f\t%.9f\t-\t-\n", w.layer, w.start, w.end);
+    std::fclose(f);
   }
 
   struct Window {

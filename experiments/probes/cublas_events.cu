@@ -9,6 +9,10 @@
 #include <cstdio>
 
 __global__ void touch(float* p) { if (threadIdx.x == 0) p[0] += 1.0f; }
+__global__ void spin(long long cycles) {  // one block busy for `cycles`: the work before the GEMM
+  const long long t0 = clock64();
+  while (clock64() - t0 < cycles) {}
+}
 
 int main() {
   const int m = 4096, n = 1024, k = 9216;
@@ -64,6 +68,20 @@ int main() {
     cudaEventElapsedTime(&ms3, b0, b1);
     std::printf("events around gemm %.4f ms | gemm + kernel %.4f ms | host gemm+sync %.4f ms | blocking events %.4f ms\n", ms, ms2, host, ms3);
   }
+  // After other work (as in a network): a kernel, the begin event, the GEMM, a kernel, the end event.
+  for (int wait = 0; wait < 2; ++wait)
+    for (int rep = 0; rep < 3; ++rep) {
+      float ms = 0;
+      spin<<<1, 32, 0, s>>>(2000000);
+      cudaEventRecord(e0, s);
+      if (wait) cudaStreamWaitEvent(s, e0, 0);
+      gemm();
+      touch<<<1, 32, 0, s>>>(f);
+      cudaEventRecord(e1, s);
+      cudaEventSynchronize(e1);
+      cudaEventElapsedTime(&ms, e0, e1);
+      std::printf("after a kernel%s: events around gemm + kernel %.4f ms\n", wait ? " (stream waits on the begin event)" : "", ms);
+    }
   std::printf("%s\n", cudaGetErrorString(cudaGetLastError()));
   return 0;
 }

@@ -104,6 +104,12 @@ void CUPTIAPI buffer_requested(uint8_t** buffer, size_t* size, size_t* max_recor
   *max_records = 0;
 }
 
+// The driver API's kernel launches (the only driver calls traced).
+const CUpti_CallbackId kDriverLaunches[] = {
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
+    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
+
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.mu);
@@ -145,6 +151,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       }
       case CUPTI_ACTIVITY_KIND_DRIVER: {
         auto* a = reinterpret_cast<CUpti_ActivityAPI*>(rec);
+        if (std::find(std::begin(kDriverLaunches), std::end(kDriverLaunches), a->cbid) == std::end(kDriverLaunches)) continue;
         c.driver_launches.emplace_back(a->start * 1e-9, static_cast<uint32_t>(a->correlationId));
         continue;
       }
@@ -169,11 +176,6 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
 
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
                                      CUPTI_ACTIVITY_KIND_MEMSET, CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_KERNEL};
-// The driver API's kernel launches (the only driver calls traced).
-const CUpti_CallbackId kDriverLaunches[] = {
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernel_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
-    CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 
 class CuptiProfiler : public Profiler {
  public:
@@ -195,8 +197,14 @@ class CuptiProfiler : public Profiler {
     for (int i = 0; i < 4; ++i)
       if (sel.find(names[i]) != std::string::npos)
         CUPTI_CHECK(cuptiActivityEnable(i == 0 && sel.find("serial-kernel") != std::string::npos ? CUPTI_ACTIVITY_KIND_KERNEL : kKinds[i]));
-    if (sel.find("driver") != std::string::npos)
-      for (CUpti_CallbackId id : kDriverLaunches) CUPTI_CHECK(cuptiActivityEnableDriverApi(id, 1));
+    if (sel.find("driver") != std::string::npos) {
+      // Enabling single driver calls without the kind traced nothing (CUPTI 13.0, H100): enable the kind, then
+      // turn every call but the launches off again.
+      CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
+      for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id)
+        if (std::find(std::begin(kDriverLaunches), std::end(kDriverLaunches), id) == std::end(kDriverLaunches))
+          cuptiActivityEnableDriverApi(id, 0);  // ids that no longer exist are refused, harmlessly
+    }
     for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})
@@ -209,7 +217,7 @@ class CuptiProfiler : public Profiler {
   ~CuptiProfiler() override {
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);  // disabling a kind never enabled is harmless
-    for (CUpti_CallbackId id : kDriverLaunches) cuptiActivityEnableDriverApi(id, 0);
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
     c.records.clear();

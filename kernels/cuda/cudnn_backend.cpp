@@ -75,6 +75,7 @@ class CudnnBackend : public GpuPipelineBackend {
     CUDNN_CHECK(cudnnCreateActivationDescriptor(&actd_));
     CUDNN_CHECK(cudnnCreateLRNDescriptor(&lrn_));
     CUDNN_CHECK(cudnnCreateTensorDescriptor(&t_));
+    CUDNN_CHECK(cudnnCreateTensorDescriptor(&t32_));
     if (half_ && !bf16_) {  // fp16's flag, in mapped host memory: nothing to copy back
       CUDA_CHECK(cudaHostAlloc(&flag_host_, sizeof(int), cudaHostAllocMapped));
       CUDA_CHECK(cudaHostGetDevicePointer(&flag_dev_, flag_host_, 0));
@@ -84,6 +85,7 @@ class CudnnBackend : public GpuPipelineBackend {
     if (flag_host_) cudaFreeHost(flag_host_);
     for (cudaEvent_t e : lrn_ev_)
       if (e) cudaEventDestroy(e);
+    cudnnDestroyTensorDescriptor(t32_);
     cudnnDestroyTensorDescriptor(t_);
     cudnnDestroyLRNDescriptor(lrn_);
     cudnnDestroyActivationDescriptor(actd_);
@@ -163,8 +165,8 @@ class CudnnBackend : public GpuPipelineBackend {
     return (halves + 1) / 2 + 2 * model_->layers.size();  // each converted tensor rounded up to whole words
   }
   size_t workspace_floats(size_t i, int n) const override {
-    // 16-bit LRN's detours (lrn_half): two FP32 NCHW copies at most.
-    return half_ && model_->layers[i].kind() == LayerKind::lrn ? 2 * static_cast<size_t>(model_->layers[i].in.size()) * n : 0;
+    // 16-bit LRN's detours (lrn_half): a 16-bit and two FP32 NCHW copies at most.
+    return half_ && model_->layers[i].kind() == LayerKind::lrn ? 3 * static_cast<size_t>(model_->layers[i].in.size()) * n : 0;
   }
 
   struct Algo {
@@ -272,12 +274,12 @@ class CudnnBackend : public GpuPipelineBackend {
   // the kernels) and keeps the fastest:
   //   nhwc   cuDNN's LRN on the NHWC tensor itself (fp16)
   //   nchw   cudnnTransformTensor to NCHW, the LRN, and back (fp16)
-  //   fp32   to FP32 NCHW (this backend's conversion kernels), cuDNN's FP32 LRN, back to 16-bit NHWC (fp16, bf16)
+  //   fp32   to 16-bit NCHW (cudnnTransformTensor), widened to FP32, cuDNN's FP32 LRN, and back (fp16, bf16)
   // x_ describes the NHWC tensor; the workspace holds the detours' NCHW copies.
   enum class LrnWay { nhwc, nchw, fp32 };
   static const char* lrn_way_name(LrnWay w) {
     return w == LrnWay::nhwc ? "cuDNN lrn (NHWC)" : w == LrnWay::nchw ? "cuDNN lrn (NHWC -> NCHW -> NHWC by cudnnTransformTensor)"
-                                                                       : "cuDNN lrn in FP32 (16-bit NHWC -> FP32 NCHW -> back)";
+                                                                       : "cuDNN lrn in FP32 (NHWC -> NCHW -> FP32 -> back)";
   }
   cudnnStatus_t lrn_way(LrnWay way, const float* src, int n, Shape s, float* dst) {
     const float one = 1.0f, zero = 0.0f;
@@ -291,11 +293,20 @@ class CudnnBackend : public GpuPipelineBackend {
       if (st == CUDNN_STATUS_SUCCESS) CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, t_, a + count, &zero, x_, dst));
       return st;
     }
-    float* a = ws_ptr_;
-    cuda::half::from_half_packed(reinterpret_cast<const uint16_t*>(src), n, s, a, bf16_, nullptr, stream_);
-    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s.c, s.h, s.w));
-    const cudnnStatus_t st = cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t_, a, &zero, t_, a + count);
-    if (st == CUDNN_STATUS_SUCCESS) cuda::half::to_half_packed(a + count, n, s, reinterpret_cast<uint16_t*>(dst), bf16_, flag_dev_, stream_);
+    // fp32: the 16-bit NCHW copy as above, widened to FP32 in order (a flat tensor: contiguous reads and writes),
+    // cuDNN's FP32 LRN, narrowed back, and transformed to NHWC.
+    auto* a16 = reinterpret_cast<uint16_t*>(ws_ptr_);                 // count 16-bit values
+    float* a32 = ws_ptr_ + (count + 1) / 2;                           // count floats
+    float* b32 = a32 + count;                                         // count floats
+    const Shape flat{1, 1, static_cast<int>(s.size())};  // n flat images
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t_, CUDNN_TENSOR_NCHW, dtype_, n, s.c, s.h, s.w));
+    CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, x_, src, &zero, t_, a16));
+    cuda::half::from_half_packed(a16, n, flat, a32, bf16_, nullptr, stream_);
+    CUDNN_CHECK(cudnnSetTensor4dDescriptor(t32_, CUDNN_TENSOR_NCHW, CUDNN_DATA_FLOAT, n, s.c, s.h, s.w));
+    const cudnnStatus_t st = cudnnLRNCrossChannelForward(cudnn_, lrn_, CUDNN_LRN_CROSS_CHANNEL_DIM1, &one, t32_, a32, &zero, t32_, b32);
+    if (st != CUDNN_STATUS_SUCCESS) return st;
+    cuda::half::to_half_packed(b32, n, flat, a16, bf16_, flag_dev_, stream_);
+    CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, t_, a16, &zero, x_, dst));
     return st;
   }
   const float* lrn_half(size_t i, const float* src, int n, Shape s, float* dst) {
@@ -374,7 +385,7 @@ class CudnnBackend : public GpuPipelineBackend {
   std::map<std::pair<size_t, int>, LrnWay> lrn_ways_;  // (layer, batch): the fastest way found
   std::vector<std::string> last_lrn_;
   cudaEvent_t lrn_ev_[2] = {nullptr, nullptr};
-  cudnnTensorDescriptor_t t_;                     // the NCHW view of the LRN detours
+  cudnnTensorDescriptor_t t_, t32_;               // the NCHW views of the LRN detours (16-bit, FP32)
   int* flag_host_ = nullptr;                      // fp16: raised by an input beyond 65504 or a non-finite output
   int* flag_dev_ = nullptr;
   cudnnHandle_t cudnn_ = nullptr;

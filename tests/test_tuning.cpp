@@ -221,6 +221,12 @@ TEST(Precision, FlagsRefuseTheCpuBackendsAndVersionsOfTheOtherPrecision) {
   f.precision = "fp32";
   test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "21 computes in fp16/bf16; with --precision fp32");
   f = {};
+  for (const char* p : {"fp16", "bf16"}) {  // both GPU backends run the 16-bit precisions; the cpu ones refuse them
+    f.precision = p;
+    EXPECT_NO_THROW(f.validate("cudnn")) << p;
+    EXPECT_NO_THROW(f.validate("cuda")) << p;
+    test::expect_error_at([&] { f.validate("cpu-ref"); }, "--precision", "the cpu-ref backend computes in fp32 only");
+  }
   f.precision = "half";
   test::expect_error_at([&] { f.validate("cuda"); }, "--precision", "unknown precision 'half'");
   EXPECT_EQ(f.options().precision, "half");  // validate() is what refuses; options() copies

@@ -204,3 +204,46 @@ def variants_per_layer(sweeps, out, batch=None):
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))
     ax.set_title(f"Variants compared per layer, batch {b}\n" + context(with_layers), fontsize=10)
     return _save(fig, out, "variants_per_layer"), b
+
+
+# Tolerances on the relative L2 of the logits against the reference (kernels/menus.cpp precision_tolerance).
+TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 1e-2, "bf16": 5e-2}
+KERNEL_CATEGORIES = ["conv", "pool", "fc", "act", "lrn", "softmax", "flatten", "other_kernel"]
+
+
+def precisions(sweeps, out):
+    """Kernel time and accuracy lost against batch size, one line per sweep, when the sweeps hold more than one
+    precision; None otherwise."""
+    if len({s.precision for s in sweeps}) < 2:
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 5.5))
+    batches = sorted({r["batch"] for s in sweeps for r in s.rows})
+    styles = {"fp32": "o-", "tf32": "s-", "fp16": "^-", "bf16": "v-"}
+    for i, s in enumerate(sweeps):
+        w = s.warm()
+        color = plt.cm.tab10(i % 10)
+        label = f"{s.label()} [{s.precision}]"
+        ax1.plot([r["batch"] for r in w], [sum(r[c] or 0 for c in KERNEL_CATEGORIES) for r in w],
+                 styles.get(s.precision, "o-"), color=color, label=label)
+        pts = [(r["batch"], float(r["check_rel_l2"])) for r in w if r.get("check_rel_l2") not in (None, "")]
+        if pts:
+            ax2.plot([p[0] for p in pts], [max(p[1], 1e-9) for p in pts], styles.get(s.precision, "o-"), color=color,
+                     label=label + " (top-1 agreement " + "/".join(sorted({str(r.get("check_top1", "")) for r in w})) + ")")
+    for p in sorted({s.precision for s in sweeps}):
+        if p in TOLERANCE:
+            ax2.axhline(TOLERANCE[p], linestyle="--", linewidth=1, color="k", alpha=0.5)
+            ax2.annotate(f"{p} tolerance {TOLERANCE[p]:g}", (batches[0], TOLERANCE[p]), fontsize=7, xytext=(2, 2),
+                         textcoords="offset points")
+    for ax in (ax1, ax2):
+        ax.set_yscale("log")
+        _log_batches(ax, batches)
+        ax.set_xlabel("batch size (images)")
+        ax.grid(True, which="both", alpha=0.3)
+    ax1.set_ylabel("kernel time per forward pass (ms, warm median)")
+    ax1.set_title("Time by precision (sum of the breakdown's kernel categories)", fontsize=10)
+    ax1.legend(fontsize=7, loc="upper left")
+    ax2.set_ylabel("relative L2 of the logits against the reference")
+    ax2.set_title("Accuracy lost (the sweep's check; dashed: each precision's tolerance)", fontsize=10)
+    ax2.legend(fontsize=7, loc="lower right")
+    fig.suptitle(context(sweeps), fontsize=10)
+    return _save(fig, out, "precisions")

@@ -83,6 +83,7 @@ def main():
         figs.append((f"Breakdown per batch size: {s.label()}", figures.breakdown(s, a.out, f"breakdown_{i + 1}")))
         figs.append((f"Per-layer time: {s.label()}", figures.layer_times(s, a.out, f"layers_{i + 1}")))
     figs.append(("Throughput and the roofline", figures.throughput_roofline(sweeps, a.out)))
+    figs.append(("Precisions compared: time and accuracy lost", figures.precisions(sweeps, a.out)))
     vp, vb = figures.variants_per_layer(sweeps, a.out, a.batch)
     figs.append((f"Variants compared per layer at batch {vb}", vp))
     figs = [(t, p) for t, p in figs if p]

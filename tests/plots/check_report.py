@@ -50,6 +50,22 @@ def main():
         check(page.count("data:image/png;base64,") == len(names), "report.html embeds every figure")
         check("src='" not in page.replace("src='data:", ""), "report.html has no external images")
 
+        check(not os.path.exists(os.path.join(out, "precisions.png")), "one precision: no precision figure")
+
+        # Two precisions (H100 AlexNet sweeps, fp32 and fp16): the precision figure joins the report, and its
+        # accuracy panel is drawn from the sweeps' check_rel_l2 (fp16's 7.8e-4 at batch 1024 is in the CSV).
+        pcsvs = [os.path.join(fx, f) for f in ("h100-alexnet-cuda-fp32.csv", "h100-alexnet-cuda-fp16.csv")]
+        pout = os.path.join(tmp, "precision-report")
+        r = subprocess.run([batchscope, "report", *pcsvs, "--out", pout], capture_output=True, text=True)
+        check(r.returncode == 0, f"precision report exit {r.returncode}: {r.stderr}")
+        for ext in ("png", "svg"):
+            p = os.path.join(pout, f"precisions.{ext}")
+            check(os.path.exists(p) and os.path.getsize(p) > 2000, f"figure {p}")
+        pmd = open(os.path.join(pout, "report.md")).read()
+        check("Precisions compared" in pmd and "(precisions.png)" in pmd, "report.md links the precision figure")
+        svg = open(os.path.join(pout, "precisions.svg")).read()
+        check("fp16 tolerance" in svg and "fp32 tolerance" in svg, "the precision figure draws both tolerances")
+
         # Bad inputs: a missing column, a bad value, a missing file; each one clear line, nothing written.
         bad = os.path.join(tmp, "bad.csv")
         lines = open(csvs[0]).read().splitlines()

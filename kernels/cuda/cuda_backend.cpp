@@ -125,13 +125,7 @@ class CudaBackend : public GpuPipelineBackend {
     prep_.resize(model_->layers.size());
     prepared_.assign(model_->layers.size(), false);
     if (!half_) return;
-    // Where each layer's input is stored: its own input shape, except after a flatten (the NHWC tensor before it).
-    phys_.assign(model_->layers.size(), model_->input);
-    Shape stored = model_->input;
-    for (size_t i = 0; i < model_->layers.size(); ++i) {
-      phys_[i] = stored;
-      if (model_->layers[i].kind() != LayerKind::flatten) stored = model_->layers[i].out;
-    }
+    phys_ = stored_input_shapes(*model_);
     if (!bf16_ && !ovf_host_) {  // fp16's overflow flags, one per layer, in mapped host memory: nothing to copy back
       CUDA_CHECK(cudaHostAlloc(&ovf_host_, sizeof(int) * std::max<size_t>(1, model_->layers.size()), cudaHostAllocMapped));
       CUDA_CHECK(cudaHostGetDevicePointer(&ovf_dev_, ovf_host_, 0));

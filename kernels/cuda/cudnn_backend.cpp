@@ -146,13 +146,7 @@ class CudnnBackend : public GpuPipelineBackend {
     hw_.resize(model_->layers.size());
     hb_.clear();
     hb_.resize(model_->layers.size());
-    // Where each layer's input is stored: its own input shape, except after a flatten (the NHWC tensor before it).
-    phys_.assign(model_->layers.size(), model_->input);
-    Shape stored = model_->input;
-    for (size_t i = 0; i < model_->layers.size(); ++i) {
-      phys_[i] = stored;
-      if (model_->layers[i].kind() != LayerKind::flatten) stored = model_->layers[i].out;
-    }
+    phys_ = stored_input_shapes(*model_);
   }
 
   // Every tensor of the run: FP32 NCHW, or 16-bit packed NHWC.

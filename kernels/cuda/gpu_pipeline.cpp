@@ -43,6 +43,16 @@ void require_cuda_device(const std::string& backend) {
                                      (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
 }
 
+std::vector<Shape> stored_input_shapes(const Model& m) {
+  std::vector<Shape> out(m.layers.size(), m.input);
+  Shape stored = m.input;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    out[i] = stored;
+    if (m.layers[i].kind() != LayerKind::flatten) stored = m.layers[i].out;
+  }
+  return out;
+}
+
 GpuPipelineBackend::GpuPipelineBackend(const BackendOptions& o, const std::string& name) : opts_(o), name_(name) {
   require_cuda_device(name);
   CUDA_CHECK(cudaStreamCreate(&stream_));

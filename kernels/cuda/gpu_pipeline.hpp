@@ -18,6 +18,10 @@ namespace bs {
 
 void require_cuda_device(const std::string& backend);
 
+// Per layer, the shape its input is stored in on the 16-bit NHWC paths: the layer's own input shape, except after a
+// flatten, which moves nothing (the next layer reads the NHWC tensor before it).
+std::vector<Shape> stored_input_shapes(const Model& m);
+
 struct LayerWeights {
   const float* w = nullptr;  // (M, C/groups, KH, KW) or (O, I), on the device
   const float* b = nullptr;  // (M,) or (O,), or null

@@ -40,7 +40,7 @@ std::vector<std::string> sweep_csv_header() {
   std::vector<std::string> h;
   for (const char* c : {"model", "weights", "backend", "variant", "fc_variant", "precision", "transfers", "host_memory",
                         "profiler", "batch", "run", "reps", "total_ms_median", "total_ms_min", "total_ms_max",
-                        "images_per_s", "gflop_per_s"})
+                        "total_ms_p50", "total_ms_p90", "total_ms_p99", "images_per_s", "gflop_per_s"})
     h.push_back(c);
   for (const std::string& c : breakdown_categories()) h.push_back(c + "_ms");
   for (const char* c : {"check", "check_rel_l2", "check_images", "check_top1"}) h.push_back(c);
@@ -54,6 +54,7 @@ std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows
   for (const SweepRow& r : rows) {
     out += identity_cells(id) + "," + std::to_string(r.batch) + "," + r.run + "," + std::to_string(r.reps) + "," +
            num(r.total_median * 1e3) + "," + num(r.total_min * 1e3) + "," + num(r.total_max * 1e3) + "," +
+           num(r.total_median * 1e3) + "," + num(r.total_p90 * 1e3) + "," + num(r.total_p99 * 1e3) + "," +
            num(r.images_per_s) + "," + num(r.gflop_per_s);
     for (const std::string& c : breakdown_categories()) {
       auto it = r.categories.find(c);

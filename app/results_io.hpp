@@ -14,6 +14,7 @@ struct SweepRow {
   std::string run;  // "cold" or "warm"
   int reps = 0;
   double total_median = 0, total_min = 0, total_max = 0;  // seconds
+  double total_p90 = 0, total_p99 = 0;                     // seconds (p50 is the median)
   double images_per_s = 0, gflop_per_s = 0;
   std::map<std::string, double> categories;  // seconds (medians over the reps); empty without a profiler
   std::string check;                         // "ok", "FAIL" or "skipped"

@@ -9,6 +9,7 @@
 #include <unistd.h>
 
 #include "app/datasets.hpp"
+#include "app/latency_stats.hpp"
 #include "app/metadata.hpp"
 #include "app/results_io.hpp"
 #include "app/runner.hpp"
@@ -30,7 +31,12 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
     app.add_option("--batch", batches[0], "images per forward pass")->capture_default_str();
   } else {
     app.add_option("--batches", batches, "batch sizes, comma-separated")->delimiter(',')->capture_default_str();
-    app.add_option("--reps", reps, "profiled warm repetitions per batch size (median, min, max)")->capture_default_str();
+    app.add_option("--reps", reps, "profiled warm repetitions per batch size, at least (median, percentiles, min, max)")
+        ->capture_default_str();
+    app.add_option("--min-time", min_time, "keep repeating each batch size until this many seconds of warm runs "
+                                           "have passed (p99 means something from ~100 repetitions)")
+        ->capture_default_str();
+    app.add_option("--max-reps", max_reps, "at most this many warm repetitions under --min-time")->capture_default_str();
     app.add_option("--out", out, "results CSV; FILE.layers.csv and FILE.json are written beside it")->required();
     app.add_flag("--no-profile", no_profile, "time without the profiler (to measure its overhead)");
     app.add_option("--check-images", check_images, "images per batch point checked against the reference (0: none)")
@@ -58,6 +64,8 @@ void SweepOptions::validate() const {
   for (int b : batches)
     if (b <= 0) fail(batches.size() == 1 && out.empty() ? "--batch" : "--batches", "batch sizes must be positive, found " + std::to_string(b));
   if (reps < 1) fail("--reps", "must be at least 1, found " + std::to_string(reps));
+  if (!(min_time >= 0) || min_time > 86400) fail("--min-time", "must be between 0 and 86400 seconds, found " + std::to_string(min_time));
+  if (max_reps < reps) fail("--max-reps", "must be at least --reps (" + std::to_string(reps) + "), found " + std::to_string(max_reps));
   if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
   if (check_images < 0) fail("--check-images", "must be 0 or more, found " + std::to_string(check_images));
   if (check_backend != "cpu-ref" && check_backend != "cpu")
@@ -69,11 +77,6 @@ void SweepOptions::validate() const {
 }
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.empty() ? 0.0 : (v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]));
-}
 
 struct Inputs {
   std::vector<float> pool;  // images to draw batches from, (P, C, H, W)
@@ -230,9 +233,12 @@ class SweepDriver {
     row.reps = static_cast<int>(runs.size());
     std::vector<double> totals;
     for (const Run& r : runs) totals.push_back(r.total);
-    row.total_median = median_of(totals);
-    row.total_min = *std::min_element(totals.begin(), totals.end());
-    row.total_max = *std::max_element(totals.begin(), totals.end());
+    const LatencySummary lat = summarize_latencies(totals);
+    row.total_median = lat.p50;
+    row.total_min = lat.min;
+    row.total_max = lat.max;
+    row.total_p90 = lat.p90;
+    row.total_p99 = lat.p99;
     row.images_per_s = n / row.total_median;
     row.gflop_per_s = model_.flops_per_image() * n / row.total_median * 1e-9;
     if (profiler_)
@@ -332,11 +338,15 @@ class SweepDriver {
       for (int w = 0; w < o_.warmup; ++w) backend->forward(in.get(), n, model_.logits_layers(), out.get(), nullptr);
       backend->set_tracer(profiler_.get());
       std::vector<Run> warm;
-      for (int r = 0; r < o_.reps; ++r) {
+      // At least --reps repetitions, and more until --min-time seconds of them have passed (p99 needs ~100).
+      const auto warm_start = std::chrono::steady_clock::now();
+      for (int r = 0; r < o_.reps || (std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count() <
+                                          o_.min_time && r < o_.max_reps);
+           ++r) {
         offset = (offset + n) % inputs_.count;
         fill_batch(inputs_, model_, n, offset, in.get());
         warm.push_back(run_once(backend, n, in.get(), out.get()));
-        if (!quiet_progress) progress(static_cast<int>(bi), n, r + 1, o_.reps);
+        if (!quiet_progress) progress(static_cast<int>(bi), n, std::min(r + 1, o_.reps), o_.reps);
       }
       attach_records(warm);
       for (Run& w : warm) {
@@ -371,6 +381,9 @@ class SweepDriver {
     j["profiler"] = id_.profiler;
     j["batches"] = o_.batches;
     j["reps"] = o_.reps;
+    j["min_time_s"] = o_.min_time;
+    j["percentiles"] = "linear interpolation between order statistics (numpy's default): p50 is the median; "
+                       "with fewer than 100 repetitions p99 lies between the two largest";
     j["warmup"] = o_.warmup;
     j["check"] = {{"reference", o_.check_backend}, {"images", o_.check_images}, {"tolerance_rel_l2", precision_tolerance(opts_.precision)}};
     j["backend_notes"] = notes_;
@@ -380,6 +393,12 @@ class SweepDriver {
     bool failed = false;
     for (const SweepRow& r : rows_) failed |= r.check == "FAIL";
     j["all_checks_passed"] = !failed;
+    nlohmann::json points = nlohmann::json::array();  // the latency distribution of every point, in ms
+    for (const SweepRow& r : rows_)
+      points.push_back({{"batch", r.batch}, {"run", r.run}, {"reps", r.reps}, {"min_ms", r.total_min * 1e3},
+                        {"p50_ms", r.total_median * 1e3}, {"p90_ms", r.total_p90 * 1e3}, {"p99_ms", r.total_p99 * 1e3},
+                        {"max_ms", r.total_max * 1e3}, {"images_per_s", r.images_per_s}});
+    j["latency"] = points;
     nlohmann::json summary = nlohmann::json::array();  // nvprof-style, over every warm run
     for (const SummaryRow& r : summarize(all_warm_records_))
       summary.push_back({{"section", r.section}, {"name", r.name}, {"time_s", r.total}, {"calls", r.calls},
@@ -391,12 +410,13 @@ class SweepDriver {
   void print_summary(std::ostream& os) const {
     os << "== " << model_.name << " on " << o_.backend << (id_.variant.empty() ? "" : " (conv " + id_.variant + ")") << ", "
        << id_.transfers << ", " << o_.host_memory << " host memory; " << model_.weights_note << " weights\n";
-    os << "  batch  run   total ms (median [min, max])     images/s     GFLOP/s  check\n";
+    os << "  batch  run   reps  total ms (median [min, max])         p90 ms      p99 ms     images/s     GFLOP/s  check\n";
     for (const SweepRow& r : rows_) {
-      char buf[200];
-      std::snprintf(buf, sizeof buf, "  %5d  %-4s  %10.4f [%10.4f, %10.4f]  %11.1f  %10.2f  %s%s\n", r.batch, r.run.c_str(),
-                    r.total_median * 1e3, r.total_min * 1e3, r.total_max * 1e3, r.images_per_s, r.gflop_per_s,
-                    r.check.c_str(), r.check == "FAIL" ? " <-- outputs differ from cpu-ref" : "");
+      char buf[260];
+      std::snprintf(buf, sizeof buf, "  %5d  %-4s %5d  %10.4f [%10.4f, %10.4f]  %10.4f  %10.4f  %11.1f  %10.2f  %s%s\n", r.batch,
+                    r.run.c_str(), r.reps, r.total_median * 1e3, r.total_min * 1e3, r.total_max * 1e3, r.total_p90 * 1e3,
+                    r.total_p99 * 1e3, r.images_per_s, r.gflop_per_s, r.check.c_str(),
+                    r.check == "FAIL" ? " <-- outputs differ from cpu-ref" : "");
       os << buf;
     }
     if (!all_warm_records_.empty()) {

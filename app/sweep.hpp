@@ -15,6 +15,8 @@ struct SweepOptions {
   BackendFlags flags;
   std::vector<int> batches = {1, 2, 4, 8, 16, 32, 64, 128, 256, 512, 1024};
   int reps = 10, warmup = 2, check_images = 4;
+  double min_time = 0;    // seconds of warm repetitions per batch size, at least (beyond --reps)
+  int max_reps = 100000;  // a cap for --min-time
   std::string host_memory = "pageable", transfers = "resident";
   std::string check_backend = "cpu-ref";
   std::string out;

@@ -12,6 +12,7 @@ REQUIRED = ["model", "weights", "backend", "variant", "transfers", "host_memory"
             "total_ms_median", "total_ms_min", "total_ms_max", "images_per_s", "gflop_per_s", "check"] + \
            [c + "_ms" for c in CATEGORIES]
 NUMERIC = ["batch", "reps", "total_ms_median", "total_ms_min", "total_ms_max", "images_per_s", "gflop_per_s"]
+OPTIONAL_NUMERIC = ["total_ms_p50", "total_ms_p90", "total_ms_p99"]  # since the percentiles; absent in older sweeps
 LAYER_REQUIRED = ["batch", "run", "layer", "type", "implementation", "median_ms", "min_ms", "max_ms", "gflop_per_s", "gb_per_s"]
 
 
@@ -58,6 +59,8 @@ class Sweep:
             row = dict(r)
             for c in NUMERIC:
                 row[c] = _number(path, i, c, r[c])
+            for c in OPTIONAL_NUMERIC:
+                row[c] = _number(path, i, c, r[c], allow_empty=True) if c in r and r[c] is not None else None
             for c in CATEGORIES:
                 row[c] = _number(path, i, c + "_ms", r[c + "_ms"], allow_empty=True)
             if r["run"] not in ("cold", "warm"):

@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/latency_stats.hpp"
 #include "app/results_io.hpp"
 #include "app/sweep.hpp"
 #include "kernels/profile.hpp"
@@ -159,6 +160,64 @@ TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   EXPECT_FALSE(j["host"]["cpu"].get<std::string>().empty());
 }
 
+// Percentiles interpolate between order statistics as numpy.percentile does by default; hand-computed:
+// for 1..10, position p/100 * 9, so p50 = 5.5, p90 = 9.1, p99 = 9.91.
+TEST(LatencyStats, PercentilesInterpolateLikeNumpy) {
+  std::vector<double> v = {7, 3, 10, 1, 9, 2, 8, 6, 4, 5};
+  EXPECT_DOUBLE_EQ(percentile(v, 50), 5.5);
+  EXPECT_DOUBLE_EQ(percentile(v, 90), 9.1);
+  EXPECT_NEAR(percentile(v, 99), 9.91, 1e-12);
+  EXPECT_DOUBLE_EQ(percentile(v, 0), 1);
+  EXPECT_DOUBLE_EQ(percentile(v, 100), 10);
+  EXPECT_DOUBLE_EQ(percentile({4.0}, 99), 4.0);
+  EXPECT_DOUBLE_EQ(median_of({1, 2, 3, 100}), 2.5);
+  LatencySummary s = summarize_latencies(v);
+  EXPECT_EQ(s.count, 10);
+  EXPECT_DOUBLE_EQ(s.mean, 5.5);
+  EXPECT_DOUBLE_EQ(s.max, 10);
+  EXPECT_EQ(summarize_latencies({}).count, 0);
+}
+
+// --min-time repeats a point beyond --reps until that much time has passed; the CSV and JSON carry the
+// percentiles of those repetitions, ordered min <= p50 = median <= p90 <= p99 <= max.
+TEST(SweepOutputs, MinTimeRepeatsAndReportsPercentiles) {
+  test::TempDir d;
+  SweepOptions o;
+  o.model_dir = test::data_file("models/ece408");
+  o.backend = "cpu";
+  o.batches = {1};
+  o.reps = 2;
+  o.min_time = 0.3;
+  o.warmup = 0;
+  o.check_images = 0;
+  o.flags.threads = 1;
+  o.out = d / "r.csv";
+  ASSERT_EQ(run_sweep(o), 0);
+  auto rows = read_csv(d / "r.csv");
+  ASSERT_EQ(rows.size(), 3u);
+  auto col = [&](const std::string& name) {
+    return static_cast<size_t>(std::find(rows[0].begin(), rows[0].end(), name) - rows[0].begin());
+  };
+  const auto& w = rows[2];
+  ASSERT_EQ(w[col("run")], "warm");
+  const int reps = std::stoi(w[col("reps")]);
+  EXPECT_GT(reps, 2);  // one ECE 408 image takes milliseconds, so 0.3 s holds many
+  const double mn = std::stod(w[col("total_ms_min")]), med = std::stod(w[col("total_ms_median")]),
+               p50 = std::stod(w[col("total_ms_p50")]), p90 = std::stod(w[col("total_ms_p90")]),
+               p99 = std::stod(w[col("total_ms_p99")]), mx = std::stod(w[col("total_ms_max")]);
+  EXPECT_EQ(p50, med);
+  EXPECT_LE(mn, p50);
+  EXPECT_LE(p50, p90);
+  EXPECT_LE(p90, p99);
+  EXPECT_LE(p99, mx);
+  std::ifstream js(d / "r.json");
+  nlohmann::json j = nlohmann::json::parse(js);
+  ASSERT_EQ(j["latency"].size(), 2u);
+  EXPECT_EQ(j["latency"][1]["reps"], reps);
+  EXPECT_NEAR(j["latency"][1]["p99_ms"].get<double>(), p99, 1e-5 * p99);
+  EXPECT_EQ(j["min_time_s"], 0.3);
+}
+
 TEST(SweepOutputs, BadOptionsFailBeforeWritingAnything) {
   test::TempDir d;
   SweepOptions o;
@@ -194,6 +253,12 @@ TEST(SweepOutputs, BadOptionsFailBeforeWritingAnything) {
   b = o;
   b.host_memory = "locked";
   expect_error(b, "--host-memory: expected pageable or pinned");
+  b = o;
+  b.min_time = -1;
+  expect_error(b, "--min-time: must be between 0 and 86400 seconds");
+  b = o;
+  b.max_reps = 5;
+  expect_error(b, "--max-reps: must be at least --reps (10), found 5");
 }
 
 }  // namespace

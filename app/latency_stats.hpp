@@ -1,0 +1,18 @@
+// Summaries of repeated timings: median, percentiles (p50 p90 p99), min, max and mean, the way latency
+// tools report them. Percentiles interpolate linearly between order statistics (numpy's default), so p50
+// is the median and p100 the maximum; with fewer than 100 samples p99 lies between the two largest.
+#pragma once
+#include <vector>
+
+namespace bs {
+
+double percentile(std::vector<double> v, double p);  // p in [0, 100]; 0 for an empty vector
+double median_of(const std::vector<double>& v);
+
+struct LatencySummary {
+  int count = 0;
+  double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
+};
+LatencySummary summarize_latencies(const std::vector<double>& v);
+
+}  // namespace bs

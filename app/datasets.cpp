@@ -1,10 +1,12 @@
 #include "app/datasets.hpp"
 
+#include <algorithm>
 #include <climits>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <random>
 
 #include "weights_tools/error.hpp"
 #include "weights_tools/array.hpp"
@@ -68,6 +70,34 @@ LabelledImages load_labelled(const std::string& images, const std::string& label
   out.images = std::move(im.values);
   out.labels.assign(lb.values.begin(), lb.values.begin() + out.count);
   return out;
+}
+
+ImagePool make_image_pool(const Model& m, int min_count) {
+  ImagePool in;
+  try {
+    std::string images, labels;
+    pick_shipped_dataset(m.input, images, labels);
+    LabelledImages set = load_labelled(images, labels, 0, "--images");
+    in.images = std::move(set.images);
+    in.labels = std::move(set.labels);
+    in.count = set.count;
+    in.source = images;
+    return in;
+  } catch (const Error&) {
+  }
+  in.count = std::max(min_count, 16);
+  std::mt19937 rng(42);
+  std::uniform_real_distribution<float> u(0.0f, 255.0f);
+  in.images.resize(static_cast<size_t>(in.count) * m.input.size());
+  for (float& x : in.images) x = u(rng);
+  in.source = "synthetic uniform [0, 255) images, seed 42";
+  return in;
+}
+
+void fill_from_pool(const ImagePool& pool, const Model& m, int n, int offset, float* dst) {
+  const int64_t sz = m.input.size();
+  for (int i = 0; i < n; ++i)
+    std::copy_n(pool.images.data() + ((offset + i) % pool.count) * sz, sz, dst + i * sz);
 }
 
 }  // namespace bs

@@ -23,4 +23,16 @@ void pick_shipped_dataset(const Shape& input, std::string& images, std::string& 
 LabelledImages load_labelled(const std::string& images, const std::string& labels, int count,
                              const std::string& count_flag);
 
+// Images to draw batches from: the shipped test set matching the model's input (with its labels), else
+// deterministic random images (uniform [0, 255), seed 42), at least `min_count` of them.
+struct ImagePool {
+  std::vector<float> images;  // (count, C, H, W)
+  std::vector<int> labels;    // empty for synthetic images
+  int count = 0;
+  std::string source;
+};
+ImagePool make_image_pool(const Model& m, int min_count);
+// Copies n images starting at `offset` (wrapping around the pool) to dst.
+void fill_from_pool(const ImagePool& pool, const Model& m, int n, int offset, float* dst);
+
 }  // namespace bs

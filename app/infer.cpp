@@ -8,6 +8,8 @@
 
 #include "app/datasets.hpp"
 #include "app/runner.hpp"
+#include "app/world.hpp"
+#include "kernels/device_info.hpp"
 #include "kernels/cpu/ref_ops.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/npy.hpp"
@@ -70,45 +72,93 @@ int run_tensor(const InferOptions& o, const Model& m, Backend& b) {
 }  // namespace
 
 int run_infer(const InferOptions& o) {
+  World& world = World::get();
   o.validate();
-  Model m = load_model(o.model_dir);
-  std::unique_ptr<Backend> b = open_backend(m, o.backend, o.flags.options());
-  if (!o.input.empty()) return run_tensor(o, m, *b);
-
+  if (world.parallel() && !o.input.empty())
+    fail("--input", "runs as one process; under mpirun infer splits a labelled test set across the ranks");
+  Model m;
+  std::unique_ptr<Backend> b;
+  LabelledImages set;
   std::string images = o.data, labels = o.labels;
-  if (images.empty()) pick_shipped_dataset(m.input, images, labels);
-  LabelledImages set = load_labelled(images, labels, o.images, "--images");
-  if (set.shape != m.input)
-    fail(images, "images of shape " + to_string(set.shape) + " do not fit the model's input " + to_string(m.input));
-  std::cerr << "Loaded " << set.count << " images from " << images << "; model " << m.name << " (" << m.weights_note
-            << " weights), backend " << b->name() << "\n";
+  int first = 0, count = 0;  // this rank's shard of the test set
+  world.step([&] {
+    const bool gpu = o.backend == "cuda" || o.backend == "cudnn";
+    if (gpu) place_rank_on_gpu(world);
+    m = load_model(o.model_dir);
+    BackendOptions opts = o.flags.options();
+    if (!gpu) share_cores(world, opts);
+    world.fault_point("load");
+    b = open_backend(m, o.backend, opts);
+    if (!o.input.empty()) return;
+    if (images.empty()) pick_shipped_dataset(m.input, images, labels);
+    set = load_labelled(images, labels, o.images, "--images");
+    if (set.shape != m.input)
+      fail(images, "images of shape " + to_string(set.shape) + " do not fit the model's input " + to_string(m.input));
+    if (set.count < world.size())
+      fail("--images", std::to_string(set.count) + " images for " + std::to_string(world.size()) + " ranks");
+    const std::vector<int> shares = split_evenly(set.count, world.size());
+    for (int r = 0; r < world.rank(); ++r) first += shares[r];
+    count = shares[world.rank()];
+  });
+  if (!o.input.empty()) return run_tensor(o, m, *b);
+  if (world.root()) {
+    std::cerr << "Loaded " << set.count << " images from " << images << "; model " << m.name << " (" << m.weights_note
+              << " weights), backend " << b->name();
+    if (world.parallel()) std::cerr << "; " << world.size() << " ranks, " << describe_split(split_evenly(set.count, world.size())) << " images";
+    std::cerr << "\n";
+  }
 
   const size_t layers = m.logits_layers();
-  for (int w = 0; w < o.warmup; ++w) run_batches(*b, m, set.images.data(), set.count, o.batch, layers, nullptr);
+  const float* shard = set.images.data() + static_cast<size_t>(first) * m.input.size();
   std::vector<RunStats> runs(o.reps);
   std::vector<double> totals;
   std::vector<float> logits;
-  for (int r = 0; r < o.reps; ++r) {
-    auto t0 = std::chrono::steady_clock::now();
-    logits = run_batches(*b, m, set.images.data(), set.count, o.batch, layers, &runs[r]);
+  world.step([&] {
+    for (int w = 0; w < o.warmup; ++w) run_batches(*b, m, shard, count, o.batch, layers, nullptr);
+  });
+  for (int r = 0; r < o.reps; ++r) {  // under mpirun every repetition starts and ends together on every rank
+    const auto t0 = std::chrono::steady_clock::now();
+    world.step([&] {
+      if (r == 0) world.fault_point("infer");
+      logits = run_batches(*b, m, shard, count, o.batch, layers, &runs[r]);
+    });
     totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
-    if (o.reps > 1) std::cerr << "\rrepetition " << r + 1 << "/" << o.reps << std::flush;
+    if (o.reps > 1 && world.root()) std::cerr << "\rrepetition " << r + 1 << "/" << o.reps << std::flush;
   }
-  if (o.reps > 1) std::cerr << "\n";
-  auto stat = [&](auto get) {  // median, min, max over the repetitions
+  if (o.reps > 1 && world.root()) std::cerr << "\n";
+  auto stat = [&](auto get) {  // median, min, max over the repetitions; under mpirun the slowest rank's
     std::vector<double> v;
     for (const RunStats& s : runs) v.push_back(get(s));
     std::sort(v.begin(), v.end());
-    return std::array<double, 3>{v[v.size() / 2], v.front(), v.back()};
+    return std::array<double, 3>{world.max(v[v.size() / 2]), world.max(v.front()), world.max(v.back())};
   };
+  std::vector<std::array<double, 3>> layer_t(layers);
+  for (size_t i = 0; i < layers; ++i) layer_t[i] = stat([&](const RunStats& s) { return s.layer_seconds[i]; });
+  const int64_t classes = m.layers[layers - 1].out.size();
+  long long correct = 0;
+  std::string nan_error;
+  for (int i = 0; i < count && nan_error.empty(); ++i) {
+    const float* row = logits.data() + int64_t{i} * classes;
+    int best = 0;
+    for (int c = 1; c < classes; ++c)
+      if (row[c] > row[best]) best = c;
+    if (std::isnan(row[best])) nan_error = "produced NaN outputs for image " + std::to_string(first + i);
+    correct += best == set.labels[first + i];
+  }
+  world.step([&] {
+    if (!nan_error.empty()) fail(b->name(), nan_error);
+  });
+  correct = world.sum(correct);
+  std::sort(totals.begin(), totals.end());
+  const double total = world.max(totals[totals.size() / 2]);
+  if (!world.root()) return 0;
   for (size_t i = 0; i < layers; ++i)
-    if (m.layers[i].kind() == LayerKind::conv)
-      std::cout << "Op Time: " << fmt_num(stat([&](const RunStats& s) { return s.layer_seconds[i]; })[0]) << "\n";
+    if (m.layers[i].kind() == LayerKind::conv) std::cout << "Op Time: " << fmt_num(layer_t[i][0]) << "\n";
   if (o.layer_times) {
     std::cout << "# layer, type, implementation, median s, min s, max s, GFLOP/s, GB/s (activations in+out, weights)\n";
     for (size_t i = 0; i < layers; ++i) {
       const Layer& l = m.layers[i];
-      auto t = stat([&](const RunStats& s) { return s.layer_seconds[i]; });
+      const auto& t = layer_t[i];
       const double flops = l.flops_per_image() * set.count;
       const double bytes = 4.0 * ((l.in.size() + l.out.size()) * static_cast<double>(set.count) + l.weight_count());
       char buf[256];
@@ -117,20 +167,9 @@ int run_infer(const InferOptions& o) {
       std::cout << buf;
     }
   }
-  std::sort(totals.begin(), totals.end());
-  const double total = totals[totals.size() / 2];
-  const int64_t classes = m.layers[layers - 1].out.size();
-  int correct = 0;
-  for (int i = 0; i < set.count; ++i) {
-    const float* row = logits.data() + int64_t{i} * classes;
-    int best = 0;
-    for (int c = 1; c < classes; ++c)
-      if (row[c] > row[best]) best = c;
-    if (std::isnan(row[best])) fail(b->name(), "produced NaN outputs for image " + std::to_string(i));
-    correct += best == set.labels[i];
-  }
   std::cout << "Total Time: " << fmt_num(total) << " (" << set.count
-            << " images, batch " << (o.batch ? o.batch : set.count) << ", backend " << b->name() << ")\n";
+            << " images, batch " << (o.batch ? o.batch : count) << ", backend " << b->name()
+            << (world.parallel() ? ", " + std::to_string(world.size()) + " ranks" : std::string()) << ")\n";
   // The course scripts' line; a reduced precision says so after it (fp32 keeps the line as it always was).
   std::cout << "Correctness: " << fmt_num(static_cast<double>(correct) / set.count) << " Model: " << m.name
             << (o.flags.precision != "fp32" ? " Precision: " + o.flags.precision : std::string()) << "\n";

@@ -6,12 +6,31 @@
 #include "app/infer.hpp"
 #include "app/report.hpp"
 #include "app/sweep.hpp"
+#include "app/throughput.hpp"
 #include "app/tune.hpp"
 #include "app/variants.hpp"
+#include "app/world.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/limits.hpp"
 
+namespace {
+
+// Under mpirun every rank runs main; one line of error, from rank 0, is enough.
+int report_error(bs::World& world, const std::string& line, int code) {
+  if (world.root()) std::cerr << line << "\n";
+  world.finalize();
+  return code;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
+  bs::World* world = nullptr;
+  try {
+    world = &bs::World::init(&argc, &argv);
+  } catch (const bs::Error& e) {
+    return report_error(bs::World::get(), "batchscope: error: " + std::string(e.what()), 1);
+  }
   CLI::App app{"batchscope: batch inference of CNNs on CPU and GPU, with an execution-time breakdown"};
   app.require_subcommand(1);
   std::string max_tensor;
@@ -38,6 +57,11 @@ int main(int argc, char** argv) {
   CLI::App* report_cmd = app.add_subcommand("report", "figures and a Markdown + HTML report from sweep CSVs");
   report.add_to(*report_cmd);
 
+  bs::ThroughputOptions throughput;
+  CLI::App* throughput_cmd = app.add_subcommand("throughput", "stream N images through in batches (offline scenario): "
+                                                              "images/s and the latency distribution per batch size");
+  throughput.add_to(*throughput_cmd);
+
   bs::TuneOptions tune;
   CLI::App* tune_cmd = app.add_subcommand("tune", "time every conv and fc version per layer and batch size; write the table auto reads");
   tune.add_to(*tune_cmd);
@@ -47,28 +71,40 @@ int main(int argc, char** argv) {
 
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
-  sweep.command_line = profile.command_line = tune.command_line = command_line;
+  sweep.command_line = profile.command_line = tune.command_line = throughput.command_line = command_line;
 
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
-    return app.exit(e);
+    if (!world->root()) {  // rank 0 prints the help or the error
+      world->finalize();
+      return e.get_exit_code();
+    }
+    const int code = app.exit(e);
+    world->finalize();
+    return code;
   }
+  int rc = 0;
   try {
+    if (world->parallel() && !*infer_cmd && !*sweep_cmd && !*throughput_cmd)
+      bs::fail("mpirun", std::string(app.get_subcommands().front()->get_name()) +
+                             " runs as one process; under mpirun only infer, sweep and throughput run (one rank per GPU)");
     if (!max_tensor.empty()) bs::set_max_tensor_bytes(bs::parse_byte_size(max_tensor, "--max-tensor-bytes"));
-    if (*infer_cmd) return bs::run_infer(infer);
-    if (*sweep_cmd) return bs::run_sweep(sweep);
-    if (*profile_cmd) return bs::run_profile(profile);
-    if (*classify_cmd) return bs::run_classify(classify);
-    if (*report_cmd) return bs::run_report(report);
-    if (*tune_cmd) return bs::run_tune(tune);
-    if (*variants_cmd) return bs::run_variants();
+    if (*infer_cmd) rc = bs::run_infer(infer);
+    if (*sweep_cmd) rc = bs::run_sweep(sweep);
+    if (*throughput_cmd) rc = bs::run_throughput(throughput);
+    if (*profile_cmd) rc = bs::run_profile(profile);
+    if (*classify_cmd) rc = bs::run_classify(classify);
+    if (*report_cmd) rc = bs::run_report(report);
+    if (*tune_cmd) rc = bs::run_tune(tune);
+    if (*variants_cmd) rc = bs::run_variants();
+  } catch (const bs::RankFailure& e) {  // every rank agreed that one failed; the message names it
+    return report_error(*world, "batchscope: error: " + std::string(e.what()), 1);
   } catch (const bs::Error& e) {
-    std::cerr << "batchscope: error: " << e.what() << "\n";
-    return 1;
+    return report_error(*world, "batchscope: error: " + std::string(e.what()), 1);
   } catch (const std::exception& e) {
-    std::cerr << "batchscope: internal error: " << e.what() << "\n";
-    return 2;
+    return report_error(*world, "batchscope: internal error: " + std::string(e.what()), 2);
   }
-  return 0;
+  world->finalize();
+  return rc;
 }

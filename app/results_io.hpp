@@ -21,13 +21,23 @@ struct SweepRow {
   double check_rel_l2 = 0;
   int check_images = 0;
   double check_top1 = 0;  // fraction of the checked images whose top-1 class agrees with the reference
+  // Under mpirun: whose row this is ("0", "1", ... or "all" for the aggregate), on which host and device,
+  // the rank's share of the batch, and (aggregate rows) one rank's images/s and the scaling efficiency.
+  std::string rank, host, device;
+  int rank_batch = 0;
+  double images_per_s_one_rank = -1, scaling_efficiency = -1;
 };
+nlohmann::json to_json(const SweepRow& r);
+SweepRow sweep_row_from_json(const nlohmann::json& j);
 
 struct LayerRow {
   int batch = 0;
   std::string run, layer, type, implementation;
   double median = 0, min = 0, max = 0, gflop_per_s = 0, gb_per_s = 0;
+  std::string rank;  // under mpirun
 };
+nlohmann::json to_json(const LayerRow& r);
+LayerRow layer_row_from_json(const nlohmann::json& j);
 
 // Columns shared by every row: model, weights, backend, variant, fc_variant, precision, transfers,
 // host_memory, profiler.
@@ -35,9 +45,16 @@ struct SweepIdentity {
   std::string model, weights, backend, variant, fc_variant, precision = "fp32", transfers, host_memory, profiler;
 };
 
-std::vector<std::string> sweep_csv_header();
-std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows);
-std::string layers_csv(const SweepIdentity& id, const std::vector<LayerRow>& rows);
+// The identity columns' header and one row's cells, shared by every CSV the tool writes.
+std::string identity_csv_header();
+std::string identity_csv_cells(const SweepIdentity& id);
+std::string csv_quote(const std::string& s);
+std::string csv_num(double v);  // %.6g
+// `ranks` > 1 (mpirun): the rank columns join (ranks, rank, host, device, rank_batch,
+// images_per_s_one_rank, scaling_efficiency in the sweep CSV; rank in the layers CSV).
+std::vector<std::string> sweep_csv_header(int ranks = 1);
+std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows, int ranks = 1);
+std::string layers_csv(const SweepIdentity& id, const std::vector<LayerRow>& rows, int ranks = 1);
 // FILE.csv -> FILE.layers.csv / FILE.json
 std::string sibling(const std::string& csv_path, const std::string& suffix);
 void write_text_atomic(const std::string& path, const std::string& text);

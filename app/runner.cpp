@@ -1,7 +1,11 @@
 #include "app/runner.hpp"
 
+#include <algorithm>
 #include <cstdio>
+#include <thread>
 
+#include "app/world.hpp"
+#include "kernels/device_info.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -27,6 +31,21 @@ std::vector<float> run_batches(Backend& b, const Model& m, const float* images, 
     b.forward(images + start * in_size, n, n_layers, out.data() + start * out_size, stats);
   }
   return out;
+}
+
+void place_rank_on_gpu(World& world) {
+  if (!world.parallel()) return;
+  const int gpus = gpu_count();
+  if (world.local_size() > gpus)
+    fail("mpirun", std::to_string(world.local_size()) + " ranks on host " + world.host() + ", but it has " +
+                       std::to_string(gpus) + " GPU" + (gpus == 1 ? "" : "s") + ": one rank per GPU");
+  select_gpu(world.local_rank());
+}
+
+void share_cores(const World& world, BackendOptions& opts) {
+  if (!world.parallel() || opts.threads > 0) return;
+  const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
+  opts.threads = std::max(1, static_cast<int>(cores) / world.local_size());
 }
 
 std::string fmt_num(double v) {

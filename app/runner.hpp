@@ -17,6 +17,13 @@ std::unique_ptr<Backend> open_backend(const Model& m, const std::string& name, c
 std::vector<float> run_batches(Backend& b, const Model& m, const float* images, int count, int batch,
                                size_t n_layers, RunStats* stats);
 
-std::string fmt_num(double v);  // shortest of %.10g: 0.8397, 0.852, 0.84
+std::string fmt_num(double v);
+
+class World;
+// Under mpirun with a GPU backend: gives each rank the GPU of its node-local rank; more ranks on a host than
+// it has GPUs is an error naming both numbers.
+void place_rank_on_gpu(World& world);
+// Under mpirun with a CPU backend and no --threads: the ranks on a host share its cores evenly.
+void share_cores(const World& world, BackendOptions& opts);  // shortest of %.10g: 0.8397, 0.852, 0.84
 
 }  // namespace bs

@@ -5,13 +5,13 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
-#include <random>
 #include <unistd.h>
 
 #include "app/datasets.hpp"
 #include "app/latency_stats.hpp"
 #include "app/metadata.hpp"
 #include "app/results_io.hpp"
+#include "app/world.hpp"
 #include "app/runner.hpp"
 #include "kernels/backend.hpp"
 #include "kernels/device_info.hpp"
@@ -41,6 +41,9 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
     app.add_flag("--no-profile", no_profile, "time without the profiler (to measure its overhead)");
     app.add_option("--check-images", check_images, "images per batch point checked against the reference (0: none)")
         ->capture_default_str();
+    app.add_flag("--global-batch", global_batch, "mpirun: each batch size is split across the ranks (strong scaling)");
+    app.add_flag("--per-rank-batch", per_rank_batch, "mpirun: every rank runs each batch size whole (weak scaling)");
+    app.add_flag("--no-baseline", no_baseline, "mpirun: skip the one-rank run that scaling efficiency is measured against");
     app.add_option("--check-backend", check_backend, "the reference for those checks: cpu-ref (the oracle) | cpu "
                                                      "(tested equal to cpu-ref; for AlexNet-sized sweeps)")
         ->capture_default_str();
@@ -59,7 +62,18 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
                    "  batchscope sweep --model data/models/ece408 --backend cpu --batches 1,2,4 --reps 3 --out cpu.csv");
 }
 
-void SweepOptions::validate() const {
+void SweepOptions::validate(int ranks) const {
+  if (global_batch && per_rank_batch) fail("--global-batch", "cannot be combined with --per-rank-batch");
+  if (ranks == 1 && (global_batch || per_rank_batch || no_baseline))
+    fail(global_batch ? "--global-batch" : per_rank_batch ? "--per-rank-batch" : "--no-baseline",
+         "applies under mpirun with more than one rank");
+  if (ranks > 1 && !global_batch && !per_rank_batch)
+    fail("mpirun", std::to_string(ranks) + " ranks: say how they share each batch size, --global-batch (split across "
+                   "the ranks) or --per-rank-batch (every rank runs it whole)");
+  if (global_batch)
+    for (int b : batches)
+      if (b < ranks) fail("--batches", "--global-batch: batch " + std::to_string(b) + " is smaller than the " +
+                                           std::to_string(ranks) + " ranks");
   if (batches.empty()) fail("--batches", "needs at least one batch size");
   for (int b : batches)
     if (b <= 0) fail(batches.size() == 1 && out.empty() ? "--batch" : "--batches", "batch sizes must be positive, found " + std::to_string(b));
@@ -78,40 +92,8 @@ void SweepOptions::validate() const {
 
 namespace {
 
-struct Inputs {
-  std::vector<float> pool;  // images to draw batches from, (P, C, H, W)
-  int count = 0;
-  std::string source;
-};
-
-// The shipped test set matching the model's input, else deterministic random images (seed 42).
-Inputs make_inputs(const Model& m, int max_batch) {
-  Inputs in;
-  try {
-    std::string images, labels;
-    pick_shipped_dataset(m.input, images, labels);
-    LabelledImages set = load_labelled(images, labels, 0, "--batches");
-    in.pool = std::move(set.images);
-    in.count = set.count;
-    in.source = images;
-    return in;
-  } catch (const Error&) {
-  }
-  in.count = std::max(2 * max_batch, 16);
-  std::mt19937 rng(42);
-  std::uniform_real_distribution<float> u(0.0f, 255.0f);
-  in.pool.resize(static_cast<size_t>(in.count) * m.input.size());
-  for (float& x : in.pool) x = u(rng);
-  in.source = "synthetic uniform [0, 255) images, seed 42";
-  return in;
-}
-
-// Fills `dst` with n images starting at `offset` in the pool, wrapping around; rotating the offset between
-// repetitions keeps caches from flattering the copies.
-void fill_batch(const Inputs& in, const Model& m, int n, int offset, float* dst) {
-  const int64_t sz = m.input.size();
-  for (int i = 0; i < n; ++i)
-    std::copy_n(in.pool.data() + ((offset + i) % in.count) * sz, sz, dst + i * sz);
+double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
 }
 
 std::string fmt_eta(double s) {
@@ -133,21 +115,31 @@ class SweepDriver {
   SweepDriver(SweepOptions o) : o_(std::move(o)) {}
 
   void prepare() {
-    o_.validate();
+    o_.validate(world_.size());
     if (o_.backend == "auto") o_.backend = gpu_available() ? "cuda" : "cpu";
     o_.flags.validate(o_.backend);
     gpu_ = o_.backend == "cuda" || o_.backend == "cudnn";
     if (!gpu_ && (o_.transfers == "per-layer" || o_.host_memory == "pinned"))
       fail(o_.transfers == "per-layer" ? "--transfers" : "--host-memory", "applies to GPU backends only");
+    world_.step([&] { prepare_rank(); });
+  }
+
+  // What each rank prepares for itself (under mpirun a failure here on one rank stops them all).
+  void prepare_rank() {
+    if (gpu_) place_rank_on_gpu(world_);
     model_ = load_model(o_.model_dir);
     opts_ = o_.flags.options();
     opts_.per_layer_transfers = o_.transfers == "per-layer";
     opts_.pinned_host = o_.host_memory == "pinned";
+    if (!gpu_) share_cores(world_, opts_);
+    world_.fault_point("load");
     if (gpu_) init_gpu();
+    device_ = gpu_ ? gpu_info() : nlohmann::json{{"cpu", host_info().value("cpu", "")}};
     probe_ = open_backend(model_, o_.backend, opts_);  // fails early on an unknown variant or unsupported layer
-    for (int b : o_.batches) check_memory(b);
+    for (int b : o_.batches) check_memory(my_share(b));
     if (!o_.no_profile) profiler_ = gpu_ ? make_cupti_profiler() : make_steady_profiler();
-    inputs_ = make_inputs(model_, *std::max_element(o_.batches.begin(), o_.batches.end()));
+    inputs_ = make_image_pool(model_, 2 * *std::max_element(o_.batches.begin(), o_.batches.end()));
+    if (o_.global_batch) inputs_.count = std::max(inputs_.count, 1);
     if (o_.check_images > 0) {
       ref_ = make_backend(o_.check_backend);
       ref_->load(model_);
@@ -315,51 +307,203 @@ class SweepDriver {
               << reps << ", elapsed " << fmt_eta(elapsed) << ", ETA " << fmt_eta(eta) << "   " << std::flush;
   }
 
+  // The share of batch `b` this rank runs, and where its images start in the pool.
+  int my_share(int b, int* first = nullptr) const {
+    if (!o_.global_batch) {
+      if (first) *first = 0;
+      return b;
+    }
+    const std::vector<int> s = split_evenly(b, world_.size());
+    if (first) {
+      *first = 0;
+      for (int r = 0; r < world_.rank(); ++r) *first += s[r];
+    }
+    return s[world_.rank()];
+  }
+
   void run_all(bool quiet_progress) {
-    start_ = std::chrono::steady_clock::now();
-    for (size_t bi = 0; bi < o_.batches.size(); ++bi) {
-      const int n = o_.batches[bi];
-      const size_t in_floats = static_cast<size_t>(n) * model_.input.size();
-      const size_t out_floats = static_cast<size_t>(n) * model_.layers[model_.logits_layers() - 1].out.size();
-      auto in = host_buffer(in_floats, opts_.pinned_host);
-      auto out = host_buffer(out_floats, opts_.pinned_host);
-      int offset = 0;
-      fill_batch(inputs_, model_, n, offset, in.get());
-      if (!quiet_progress) progress(static_cast<int>(bi), n, 0, o_.reps);
-      // Cold: a fresh backend (allocation, weight upload, cuDNN's algorithm search) and its first pass.
-      std::unique_ptr<Backend> backend;
-      std::vector<Run> cold = {run_once(backend, n, in.get(), out.get())};
-      attach_records(cold);
-      SweepRow cold_row = aggregate(n, "cold", cold);
-      check(cold_row, in.get(), out.get());
-      rows_.push_back(cold_row);
-      layer_rows(n, "cold", cold, *backend);
-      backend->set_tracer(nullptr);
-      for (int w = 0; w < o_.warmup; ++w) backend->forward(in.get(), n, model_.logits_layers(), out.get(), nullptr);
-      backend->set_tracer(profiler_.get());
-      std::vector<Run> warm;
-      // At least --reps repetitions, and more until --min-time seconds of them have passed (p99 needs ~100).
-      const auto warm_start = std::chrono::steady_clock::now();
-      for (int r = 0; r < o_.reps || (std::chrono::duration<double>(std::chrono::steady_clock::now() - warm_start).count() <
-                                          o_.min_time && r < o_.max_reps);
-           ++r) {
-        offset = (offset + n) % inputs_.count;
-        fill_batch(inputs_, model_, n, offset, in.get());
-        warm.push_back(run_once(backend, n, in.get(), out.get()));
-        if (!quiet_progress) progress(static_cast<int>(bi), n, std::min(r + 1, o_.reps), o_.reps);
-      }
-      attach_records(warm);
-      for (Run& w : warm) {
-        for (ProfileRecord& rec : w.records) all_warm_records_.push_back(std::move(rec));
-        w.records.clear();
-      }
-      SweepRow warm_row = aggregate(n, "warm", warm);
-      check(warm_row, in.get(), out.get());
-      rows_.push_back(warm_row);
-      layer_rows(n, "warm", warm, *backend);
-      notes_ = backend->notes();
+    quiet_progress |= !world_.root();
+    try {
+      run_points(quiet_progress);
+    } catch (...) {
+      if (!quiet_progress) std::cerr << "\n";  // the error's line starts on a line of its own, not after the progress
+      throw;
     }
     if (!quiet_progress) std::cerr << "\n";
+    if (world_.parallel()) gather_ranks();
+  }
+
+  void run_points(bool quiet_progress) {
+    start_ = std::chrono::steady_clock::now();
+    for (size_t bi = 0; bi < o_.batches.size(); ++bi) {
+      const int global = o_.batches[bi];
+      int offset = 0;
+      const int n = my_share(global, &offset);
+      if (world_.root() && o_.global_batch && !quiet_progress)
+        std::cerr << "\rsweep: batch " << global << " over " << world_.size() << " ranks: "
+                  << describe_split(split_evenly(global, world_.size())) << "\n";
+      const size_t in_floats = static_cast<size_t>(n) * model_.input.size();
+      const size_t out_floats = static_cast<size_t>(n) * model_.layers[model_.logits_layers() - 1].out.size();
+      std::shared_ptr<float> in, out;
+      std::unique_ptr<Backend> backend;
+      std::vector<double> cold_step, warm_steps;
+      // Cold: a fresh backend (allocation, weight upload, cuDNN's algorithm search) and its first pass.
+      auto t0 = std::chrono::steady_clock::now();
+      world_.step([&] {
+        in = host_buffer(in_floats, opts_.pinned_host);
+        out = host_buffer(out_floats, opts_.pinned_host);
+        fill_from_pool(inputs_, model_, n, offset, in.get());
+        if (!quiet_progress) progress(static_cast<int>(bi), global, 0, o_.reps);
+        world_.fault_point("cold");
+        std::vector<Run> cold = {run_once(backend, n, in.get(), out.get())};
+        cold_step.push_back(since(t0));
+        attach_records(cold);
+        SweepRow cold_row = aggregate(n, "cold", cold);
+        check(cold_row, in.get(), out.get());
+        rows_.push_back(cold_row);
+        layer_rows(n, "cold", cold, *backend);
+        backend->set_tracer(nullptr);
+        for (int w = 0; w < o_.warmup; ++w) backend->forward(in.get(), n, model_.logits_layers(), out.get(), nullptr);
+        backend->set_tracer(profiler_.get());
+      });
+      // At least --reps repetitions, and more until --min-time seconds of them have passed (p99 needs ~100).
+      // Under mpirun each repetition ends in an agreement of every rank (world.hpp), so the ranks run the same
+      // number of them and each one's step time spans the same interval: the slowest rank's pass.
+      std::vector<Run> warm;
+      const auto warm_start = std::chrono::steady_clock::now();
+      for (bool more = true; more;) {
+        const int r = static_cast<int>(warm.size());
+        t0 = std::chrono::steady_clock::now();
+        more = r + 1 < o_.reps || (since(warm_start) < o_.min_time && r + 1 < o_.max_reps);
+        world_.step([&] {
+          offset = (offset + global) % inputs_.count;
+          fill_from_pool(inputs_, model_, n, offset, in.get());
+          if (r == 0) world_.fault_point("warm");
+          warm.push_back(run_once(backend, n, in.get(), out.get()));
+        }, &more);
+        warm_steps.push_back(since(t0));
+        if (!quiet_progress) progress(static_cast<int>(bi), global, std::min(r + 1, o_.reps), o_.reps);
+      }
+      world_.step([&] {
+        attach_records(warm);
+        for (Run& w : warm) {
+          for (ProfileRecord& rec : w.records) all_warm_records_.push_back(std::move(rec));
+          w.records.clear();
+        }
+        SweepRow warm_row = aggregate(n, "warm", warm);
+        check(warm_row, in.get(), out.get());
+        rows_.push_back(warm_row);
+        layer_rows(n, "warm", warm, *backend);
+        notes_ = backend->notes();
+      });
+      if (world_.parallel()) {
+        steps_.push_back({global, "cold", cold_step});
+        steps_.push_back({global, "warm", warm_steps});
+        double solo = -1;
+        if (!o_.no_baseline) world_.step([&] { if (world_.root()) solo = solo_median(*backend, global); });
+        solo_.push_back(solo);
+      }
+    }
+  }
+
+  // The one-rank baseline: rank 0 alone runs what one rank would run for the whole job (the whole batch,
+  // under either split), untraced, --reps times after --warmup; the median pass in seconds.
+  double solo_median(Backend& b, int batch) {
+    auto in = host_buffer(static_cast<size_t>(batch) * model_.input.size(), opts_.pinned_host);
+    auto out = host_buffer(static_cast<size_t>(batch) * model_.layers[model_.logits_layers() - 1].out.size(), opts_.pinned_host);
+    fill_from_pool(inputs_, model_, batch, 0, in.get());
+    b.set_tracer(nullptr);
+    std::vector<double> t;
+    for (int r = -1 - o_.warmup; r < o_.reps; ++r) {
+      const auto t0 = std::chrono::steady_clock::now();
+      b.forward(in.get(), batch, model_.logits_layers(), out.get(), nullptr);
+      if (r >= 0) t.push_back(since(t0));
+    }
+    return median_of(t);
+  }
+
+  // Rank 0 collects every rank's rows and step times, and builds per-rank rows plus an aggregate row per
+  // point: the step time of a repetition is the slowest rank's.
+  void gather_ranks() {
+    nlohmann::json mine;
+    mine["host"] = world_.host();
+    mine["device"] = device_;
+    mine["rows"] = nlohmann::json::array();
+    for (const SweepRow& r : rows_) mine["rows"].push_back(to_json(r));
+    mine["layers"] = nlohmann::json::array();
+    for (const LayerRow& r : layers_) mine["layers"].push_back(to_json(r));
+    mine["steps"] = nlohmann::json::array();
+    for (const Steps& s : steps_) mine["steps"].push_back(s.seconds);
+    std::vector<std::string> all = world_.gather(mine.dump());
+    if (!world_.root()) return;
+    std::vector<nlohmann::json> ranks;
+    for (const std::string& s : all) ranks.push_back(nlohmann::json::parse(s));
+    std::vector<SweepRow> rows;
+    std::vector<LayerRow> layers;
+    rank_devices_ = nlohmann::json::array();
+    for (size_t k = 0; k < ranks.size(); ++k) {
+      rank_devices_.push_back({{"rank", k}, {"host", ranks[k]["host"]}, {"device", ranks[k]["device"]}});
+      for (const auto& j : ranks[k]["layers"]) {
+        LayerRow l = layer_row_from_json(j);
+        l.rank = std::to_string(k);
+        layers.push_back(l);
+      }
+    }
+    const int R = world_.size();
+    for (size_t p = 0; p < steps_.size(); ++p) {  // (batch, cold|warm) in order, as rows_ on every rank
+      SweepRow agg;
+      agg.batch = steps_[p].batch;
+      agg.run = steps_[p].run;
+      agg.rank = "all";
+      agg.host = std::to_string(R) + " ranks";
+      agg.check = "skipped";
+      double top1 = 0;
+      for (int k = 0; k < R; ++k) {
+        SweepRow r = sweep_row_from_json(ranks[k]["rows"][p]);
+        r.rank = std::to_string(k);
+        r.host = ranks[k]["host"];
+        r.device = device_label(ranks[k]["device"]);
+        r.rank_batch = r.batch;
+        r.batch = agg.batch;
+        rows.push_back(r);
+        agg.rank_batch = std::max(agg.rank_batch, r.rank_batch);
+        if (r.check == "FAIL" || (r.check == "ok" && agg.check != "FAIL")) agg.check = r.check;
+        agg.check_rel_l2 = std::max(agg.check_rel_l2, r.check_rel_l2);
+        agg.check_images += r.check_images;
+        top1 += r.check_top1 * r.check_images;
+      }
+      agg.check_top1 = agg.check_images ? top1 / agg.check_images : 0;
+      std::vector<double> slowest;  // per repetition, the slowest rank's step
+      for (int k = 0; k < R; ++k) {
+        const std::vector<double> s = ranks[k]["steps"][p].get<std::vector<double>>();
+        if (slowest.size() < s.size()) slowest.resize(s.size(), 0.0);
+        for (size_t i = 0; i < s.size(); ++i) slowest[i] = std::max(slowest[i], s[i]);
+      }
+      const LatencySummary lat = summarize_latencies(slowest);
+      agg.reps = lat.count;
+      agg.total_median = lat.p50;
+      agg.total_min = lat.min;
+      agg.total_max = lat.max;
+      agg.total_p90 = lat.p90;
+      agg.total_p99 = lat.p99;
+      int images = 0;  // per step, over every rank: the batch under --global-batch, R times it under --per-rank-batch
+      for (size_t k = rows.size() - R; k < rows.size(); ++k) images += rows[k].rank_batch;
+      agg.images_per_s = images / lat.p50;
+      agg.gflop_per_s = model_.flops_per_image() * images / lat.p50 * 1e-9;
+      const double solo = solo_[p / 2];
+      if (solo > 0 && agg.run == "warm") {
+        agg.images_per_s_one_rank = agg.batch / solo;  // one rank alone ran the user's batch size
+        agg.scaling_efficiency = agg.images_per_s / (R * agg.images_per_s_one_rank);
+      }
+      rows.push_back(agg);
+    }
+    rows_ = std::move(rows);
+    layers_ = std::move(layers);
+  }
+
+  static std::string device_label(const nlohmann::json& d) {
+    if (d.contains("name")) return d["name"].get<std::string>() + (d.contains("pci_bus_id") ? " " + d["pci_bus_id"].get<std::string>() : "");
+    return "CPU";
   }
 
   nlohmann::json metadata() const {
@@ -387,6 +531,15 @@ class SweepDriver {
     j["warmup"] = o_.warmup;
     j["check"] = {{"reference", o_.check_backend}, {"images", o_.check_images}, {"tolerance_rel_l2", precision_tolerance(opts_.precision)}};
     j["backend_notes"] = notes_;
+    j["ranks"] = world_.size();
+    if (world_.parallel()) {
+      j["split"] = o_.global_batch ? "global-batch" : "per-rank-batch";
+      j["rank_devices"] = rank_devices_;
+      j["step_time"] = "per repetition: every rank starts after an agreement of all ranks and ends at the next; the "
+                       "aggregate ('all') row's times are the slowest rank's step; its images/s the whole batch over it";
+      j["baseline"] = o_.no_baseline ? "none" : "rank 0 alone, the whole batch, --reps passes after --warmup, untraced";
+      j["summary_of_rank"] = 0;
+    }
     j["device"] = gpu_info();
     j["host"] = host_info();
     j["categories"] = breakdown_categories();
@@ -410,12 +563,18 @@ class SweepDriver {
   void print_summary(std::ostream& os) const {
     os << "== " << model_.name << " on " << o_.backend << (id_.variant.empty() ? "" : " (conv " + id_.variant + ")") << ", "
        << id_.transfers << ", " << o_.host_memory << " host memory; " << model_.weights_note << " weights\n";
-    os << "  batch  run   reps  total ms (median [min, max])         p90 ms      p99 ms     images/s     GFLOP/s  check\n";
+    const bool ranks = world_.parallel();
+    if (ranks)
+      os << "  " << world_.size() << " ranks, " << (o_.global_batch ? "each batch split across them" : "each running the whole batch")
+         << "; rank rows time each rank's own pass, 'all' rows the slowest rank's step between agreements\n";
+    os << "  batch  run  " << (ranks ? "rank " : "") << " reps  total ms (median [min, max])         p90 ms      p99 ms     images/s     GFLOP/s  check"
+       << (ranks ? "   efficiency" : "") << "\n";
     for (const SweepRow& r : rows_) {
-      char buf[260];
-      std::snprintf(buf, sizeof buf, "  %5d  %-4s %5d  %10.4f [%10.4f, %10.4f]  %10.4f  %10.4f  %11.1f  %10.2f  %s%s\n", r.batch,
-                    r.run.c_str(), r.reps, r.total_median * 1e3, r.total_min * 1e3, r.total_max * 1e3, r.total_p90 * 1e3,
+      char buf[300];
+      std::snprintf(buf, sizeof buf, "  %5d  %-4s %s%5d  %10.4f [%10.4f, %10.4f]  %10.4f  %10.4f  %11.1f  %10.2f  %s%s%s\n", r.batch,
+                    r.run.c_str(), ranks ? (r.rank + std::string(5 - std::min<size_t>(5, r.rank.size()), ' ')).c_str() : "", r.reps, r.total_median * 1e3, r.total_min * 1e3, r.total_max * 1e3, r.total_p90 * 1e3,
                     r.total_p99 * 1e3, r.images_per_s, r.gflop_per_s, r.check.c_str(),
+                    r.scaling_efficiency >= 0 ? ("   " + fmt_num(std::round(r.scaling_efficiency * 1000) / 1000)).c_str() : "",
                     r.check == "FAIL" ? " <-- outputs differ from cpu-ref" : "");
       os << buf;
     }
@@ -439,25 +598,39 @@ class SweepDriver {
   BackendOptions opts_;
   std::unique_ptr<Backend> probe_, ref_;
   std::unique_ptr<Profiler> profiler_;
-  Inputs inputs_;
+  ImagePool inputs_;
   SweepIdentity id_;
   std::vector<SweepRow> rows_;
   std::vector<LayerRow> layers_;
   std::vector<ProfileRecord> all_warm_records_;
   std::vector<std::string> notes_;
   std::chrono::steady_clock::time_point start_;
+  World& world_ = World::get();
+  nlohmann::json device_, rank_devices_;
+  struct Steps {
+    int batch;
+    std::string run;
+    std::vector<double> seconds;
+  };
+  std::vector<Steps> steps_;  // under mpirun: this rank's step time of every repetition, per point
+  std::vector<double> solo_;  // per batch size: rank 0's one-rank median pass (seconds), -1 when not measured
 };
 
 }  // namespace
 
 int run_sweep(SweepOptions o) {
-  check_writable(o.out, "--out");
+  World& world = World::get();
+  world.step([&] {
+    if (world.root()) check_writable(o.out, "--out");
+  });
   SweepDriver d(o);
   d.prepare();
   d.run_all(false);
-  write_text_atomic(sibling(o.out, ".layers.csv"), layers_csv(d.identity(), d.layers()));
+  if (!world.root()) return 0;  // rank 0 writes everything
+  const int R = world.size();
+  write_text_atomic(sibling(o.out, ".layers.csv"), layers_csv(d.identity(), d.layers(), R));
   write_text_atomic(sibling(o.out, ".json"), d.metadata().dump(2) + "\n");
-  write_text_atomic(o.out, sweep_csv(d.identity(), d.rows()));  // last: its presence means the set is complete
+  write_text_atomic(o.out, sweep_csv(d.identity(), d.rows(), R));  // last: its presence means the set is complete
   d.print_summary(std::cout);
   std::cout << "\nwrote " << o.out << ", " << sibling(o.out, ".layers.csv") << ", " << sibling(o.out, ".json") << "\n";
   bool failed = false;

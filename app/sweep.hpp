@@ -21,10 +21,11 @@ struct SweepOptions {
   std::string check_backend = "cpu-ref";
   std::string out;
   bool no_profile = false;
+  bool global_batch = false, per_rank_batch = false, no_baseline = false;  // under mpirun
   std::string command_line;  // recorded in the metadata
 
   void add_to(CLI::App& app, bool profile_command);
-  void validate() const;
+  void validate(int ranks = 1) const;
 };
 
 int run_sweep(SweepOptions o);

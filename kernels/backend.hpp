@@ -60,6 +60,10 @@ class Backend {
   // Device memory a forward of n images needs (0 for CPU backends), and what the device has free.
   virtual size_t device_bytes_needed(int n) const { (void)n; return 0; }
   virtual size_t device_bytes_free() const { return 0; }
+  // Why two instances of this backend must not run batches of n images at the same time on one device
+  // (process-wide device state, such as a __constant__ weight bank that two layers take turns in); empty
+  // when they may.
+  virtual std::string concurrency_hazard(int n) const { (void)n; return ""; }
   // Extra facts for the results' metadata, e.g. the cuDNN algorithm chosen per convolution.
   virtual std::vector<std::string> notes() const { return {}; }
   // Records, per layer, what the backend does (a profiler listens). Null: nobody listens.

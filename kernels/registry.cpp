@@ -17,6 +17,12 @@ std::unique_ptr<Profiler> make_cupti_profiler() { fail("profiler", "this build h
 nlohmann::json gpu_info() { return nlohmann::json{{"gpu", nullptr}}; }
 void init_gpu() {}
 bool gpu_available() { return false; }
+int gpu_count() { return 0; }
+void select_gpu(int index) {
+  fail("GPU", "GPU " + std::to_string(index) + " requested, but this build has no CUDA");
+}
+int selected_gpu() { return 0; }
+void use_selected_gpu() {}
 std::shared_ptr<float> host_buffer(size_t floats, bool pinned) {
   if (pinned) fail("--host-memory", "pinned memory needs a build with CUDA");
   return std::shared_ptr<float>(new float[floats], std::default_delete<float[]>());

@@ -247,3 +247,53 @@ def precisions(sweeps, out):
     ax2.legend(fontsize=7, loc="lower right")
     fig.suptitle(context(sweeps), fontsize=10)
     return _save(fig, out, "precisions")
+
+
+def latency_throughput(tputs, out):
+    """Latency (p50 and p99 of the batches) against images/s, one point per batch size: where the curve
+    turns up is the knee, past which a larger batch buys little throughput for much latency."""
+    if not tputs:
+        return None
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for i, t in enumerate(tputs):
+        color = plt.cm.tab10(i % 10)
+        x = [r["images_per_s"] for r in t.rows]
+        ax.plot(x, [r["latency_ms_p50"] for r in t.rows], "o-", color=color, label=f"{t.label()}: p50")
+        ax.plot(x, [r["latency_ms_p99"] for r in t.rows], "^--", color=color, alpha=0.7, label=f"{t.label()}: p99")
+        for r in t.rows:
+            ax.annotate(f"b{int(r['batch'])}", (r["images_per_s"], r["latency_ms_p50"]), textcoords="offset points",
+                        xytext=(4, -10), fontsize=8, color=color)
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("throughput (images/s)")
+    ax.set_ylabel("batch latency (ms): gather, copy in, compute, copy out")
+    ax.set_title("Latency against throughput over batch sizes (offline scenario)", fontsize=10)
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, out, "latency_throughput")
+
+
+def scaling(items, out):
+    """Aggregate images/s against the number of ranks (GPUs), from runs under mpirun that measured their
+    one-rank baseline: each series is (1, one rank) and (N, all ranks), with the ideal N x one rank."""
+    series = []
+    for label, rows in items:
+        for r in rows:
+            one = r.get("images_per_s_one_rank")
+            if one and int(r.get("ranks", 1) or 1) > 1:
+                series.append((f"{label}, batch {int(r['batch'])}", int(r["ranks"]), one, r["images_per_s"]))
+    if not series:
+        return None
+    fig, ax = plt.subplots(figsize=(8, 5))
+    top = max(n for _, n, _, _ in series)
+    for i, (label, n, one, agg) in enumerate(series[:10]):
+        color = plt.cm.tab10(i % 10)
+        ax.plot([1, n], [one, agg], "o-", color=color, label=f"{label}: {agg / (n * one):.0%} efficiency")
+        ax.plot([1, n], [one, n * one], ":", color=color, alpha=0.5)
+    ax.set_xticks(range(1, top + 1))
+    ax.set_xlabel("ranks (one GPU each)")
+    ax.set_ylabel("images/s, all ranks")
+    ax.set_title("Throughput against GPU count (dotted: ideal scaling)", fontsize=10)
+    ax.grid(True, alpha=0.3)
+    ax.legend(fontsize=8)
+    return _save(fig, out, "scaling")

@@ -13,7 +13,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import figures  # noqa: E402
-from sweepdata import CATEGORIES, SweepDataError, load_all  # noqa: E402
+from sweepdata import CATEGORIES, SweepDataError, Throughput, is_throughput_csv, load_all  # noqa: E402
 
 
 def fmt(v, digits=4):
@@ -73,7 +73,11 @@ def main():
     a = ap.parse_args()
     t0 = time.time()
     try:
-        sweeps = load_all(a.csv)
+        for p in a.csv:
+            if not os.path.exists(p):
+                raise SweepDataError(f"{p}: no such file")
+        tputs = [Throughput(p) for p in a.csv if is_throughput_csv(p)]
+        sweeps = load_all([p for p in a.csv if not is_throughput_csv(p)])
     except SweepDataError as e:
         print(f"batchscope report: error: {e}", file=sys.stderr)
         return 1
@@ -81,18 +85,22 @@ def main():
         print(f"batchscope report: error: --out: {a.out} exists and is not a folder", file=sys.stderr)
         return 1
     os.makedirs(a.out, exist_ok=True)
-    figs = [("Total execution time against batch size", figures.total_time(sweeps, a.out))]
+    figs = [("Total execution time against batch size", figures.total_time(sweeps, a.out) if sweeps else None)]
     for i, s in enumerate(sweeps):
         figs.append((f"Breakdown per batch size: {s.label()}", figures.breakdown(s, a.out, f"breakdown_{i + 1}")))
         figs.append((f"Per-layer time: {s.label()}", figures.layer_times(s, a.out, f"layers_{i + 1}")))
-    figs.append(("Throughput and the roofline", figures.throughput_roofline(sweeps, a.out)))
-    figs.append(("Precisions compared: time and accuracy lost", figures.precisions(sweeps, a.out)))
-    vp, vb = figures.variants_per_layer(sweeps, a.out, a.batch)
-    figs.append((f"Variants compared per layer at batch {vb}", vp))
+    if sweeps:
+        figs.append(("Throughput and the roofline", figures.throughput_roofline(sweeps, a.out)))
+        figs.append(("Precisions compared: time and accuracy lost", figures.precisions(sweeps, a.out)))
+        vp, vb = figures.variants_per_layer(sweeps, a.out, a.batch)
+        figs.append((f"Variants compared per layer at batch {vb}", vp))
+    figs.append(("Latency against throughput", figures.latency_throughput(tputs, a.out)))
+    figs.append(("Throughput against GPU count", figures.scaling(
+        [(s.label(), s.warm()) for s in sweeps] + [(t.label(), t.rows) for t in tputs], a.out)))
     figs = [(t, p) for t, p in figs if p]
 
-    title = f"batchscope report: {figures.context(sweeps)}"
-    md = [f"# {title}", "", f"{len(sweeps)} sweep(s). Figures are PNG (and SVG beside them).", ""]
+    title = f"batchscope report: {figures.context(sweeps) if sweeps else tputs[0].model}"
+    md = [f"# {title}", "", f"{len(sweeps)} sweep(s), {len(tputs)} throughput run(s). Figures are PNG (and SVG beside them).", ""]
     if any(s.synthetic for s in sweeps):
         md += ["> **Synthetic weights.** Some results ran on synthesized weights: their times are real, their outputs are not.", ""]
     md += ["## Figures", ""]
@@ -102,6 +110,13 @@ def main():
     for t, p in figs:
         data = base64.b64encode(open(p, "rb").read()).decode()
         body.append(f"<h3>{html.escape(t)}</h3><img alt='{html.escape(t)}' src='data:image/png;base64,{data}'>")
+    for t in tputs:
+        head = ["batch", "images", "wall s", "images/s", "p50 ms", "p90 ms", "p99 ms", "max ms", "correctness", "efficiency"]
+        rows = [[str(int(r["batch"])), str(int(r["images"])), fmt(r["wall_s"]), fmt(r["images_per_s"], 5), fmt(r["latency_ms_p50"]),
+                 fmt(r["latency_ms_p90"]), fmt(r["latency_ms_p99"]), fmt(r["latency_ms_max"]), r.get("correctness", ""),
+                 fmt(r["scaling_efficiency"], 3)] for r in t.rows]
+        md += [f"## Throughput: {t.label()} ({os.path.basename(t.path)})", "", md_table(head, rows), ""]
+        body.append(f"<h2>Throughput: {html.escape(t.label())}</h2>" + html_table(head, rows))
     for s in sweeps:
         md += [f"## {s.label()} ({os.path.basename(s.path)})", "", md_table(["", ""], meta_rows(s)), ""]
         body.append(f"<h2>{html.escape(s.label())}</h2>" + html_table(["", ""], meta_rows(s)))

@@ -12,7 +12,8 @@ REQUIRED = ["model", "weights", "backend", "variant", "transfers", "host_memory"
             "total_ms_median", "total_ms_min", "total_ms_max", "images_per_s", "gflop_per_s", "check"] + \
            [c + "_ms" for c in CATEGORIES]
 NUMERIC = ["batch", "reps", "total_ms_median", "total_ms_min", "total_ms_max", "images_per_s", "gflop_per_s"]
-OPTIONAL_NUMERIC = ["total_ms_p50", "total_ms_p90", "total_ms_p99"]  # since the percentiles; absent in older sweeps
+OPTIONAL_NUMERIC = ["total_ms_p50", "total_ms_p90", "total_ms_p99",  # since the percentiles; absent in older sweeps
+                    "ranks", "images_per_s_one_rank", "scaling_efficiency"]  # under mpirun only
 LAYER_REQUIRED = ["batch", "run", "layer", "type", "implementation", "median_ms", "min_ms", "max_ms", "gflop_per_s", "gb_per_s"]
 
 
@@ -67,6 +68,15 @@ class Sweep:
                 raise SweepDataError(f"{path}: line {i}, column 'run': '{r['run']}' is neither cold nor warm")
             row["batch"] = int(row["batch"])
             self.rows.append(row)
+        # Under mpirun: per-rank rows and an aggregate ("all") row per point. The figures read the aggregate,
+        # whose breakdown (not measured for the job as a whole) is rank 0's.
+        self.rank_rows = [r for r in self.rows if r.get("rank") not in (None, "", "all")]
+        if self.rank_rows:
+            rank0 = {(r["batch"], r["run"]): r for r in self.rank_rows if r["rank"] == "0"}
+            self.rows = [r for r in self.rows if r.get("rank") == "all"]
+            for r in self.rows:
+                for c in CATEGORIES:
+                    r[c] = rank0.get((r["batch"], r["run"]), {}).get(c)
         first = self.rows[0]
         self.model, self.backend, self.variant = first["model"], first["backend"], first["variant"]
         self.transfers, self.host_memory, self.weights = first["transfers"], first["host_memory"], first["weights"]
@@ -129,6 +139,57 @@ class Sweep:
         gflops = d["sm_count"] * 128 * 2 * d["sm_clock_mhz"] * 1e-3 if d.get("sm_clock_mhz", -1) > 0 else None
         gbps = d["memory_clock_mhz"] * 2 * d["memory_bus_bits"] / 8 * 1e-3 if d.get("memory_clock_mhz", -1) > 0 and d.get("memory_bus_bits", -1) > 0 else None
         return gflops, gbps
+
+
+THROUGHPUT_REQUIRED = ["model", "backend", "ranks", "rank", "batch", "streams", "images", "wall_s", "images_per_s",
+                       "latency_ms_p50", "latency_ms_p90", "latency_ms_p99", "latency_ms_max"]
+
+
+class Throughput:
+    """One `batchscope throughput` result: its aggregate rows (rank 'all'), one per batch size."""
+
+    def __init__(self, path):
+        self.path = path
+        raw = _read_csv(path, THROUGHPUT_REQUIRED)
+        self.rows = []
+        for i, r in enumerate(raw, start=2):
+            row = dict(r)
+            for c in THROUGHPUT_REQUIRED[2:]:
+                if c != "rank":
+                    row[c] = _number(path, i, c, r[c])
+            for c in ("images_per_s_one_rank", "scaling_efficiency"):
+                row[c] = _number(path, i, c, r.get(c) or "", allow_empty=True)
+            if row["rank"] == "all":
+                self.rows.append(row)
+        if not self.rows:
+            raise SweepDataError(f"{path}: no aggregate (rank 'all') rows")
+        self.rows.sort(key=lambda r: r["batch"])
+        first = self.rows[0]
+        self.model, self.backend, self.precision = first["model"], first["backend"], first.get("precision", "fp32")
+        self.ranks = int(first["ranks"])
+        self.meta = {}
+        jp = (path[:-4] if path.endswith(".csv") else path) + ".json"
+        if os.path.exists(jp):
+            try:
+                self.meta = json.load(open(jp))
+            except json.JSONDecodeError as e:
+                raise SweepDataError(f"{jp}: invalid JSON ({e})")
+
+    def label(self):
+        v = f" {first}" if (first := self.rows[0].get("variant", "")) else ""
+        streams = int(self.rows[0]["streams"])
+        return (f"{self.backend}{v} {self.precision}, {streams} stream{'s' if streams > 1 else ''}"
+                + (f", {self.ranks} ranks" if self.ranks > 1 else ""))
+
+
+def is_throughput_csv(path):
+    """Whether the CSV was written by `batchscope throughput` (it has latency columns and streams)."""
+    try:
+        with open(path, newline="") as f:
+            head = next(csv.reader(f), [])
+    except OSError:
+        return False
+    return "latency_ms_p99" in head and "streams" in head
 
 
 def load_all(paths):

@@ -7,6 +7,7 @@ packages=(
   libopenblas-dev          # SGEMM for the cpu backend
   nlohmann-json3-dev       # model.json, MXNet symbol files, sweep metadata
   libcli11-dev             # command-line parsing
+  libopenmpi-dev openmpi-bin  # data-parallel runs over MPI (mpirun -np N batchscope ...)
   libzip-dev zlib1g-dev    # .npz (zip) and gzipped IDX files
   libgtest-dev             # the test suites
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev  # classify: JPEG/PNG decode and resize

@@ -104,6 +104,29 @@ class CudaBackend : public GpuPipelineBackend {
     return "cuda";
   }
 
+  // conv v3, v7 and v8 copy each layer's weights into one __constant__ bank (c_weights) before its kernel,
+  // v9-v11 conv1's (one input channel) into another (c_tiled_w). A bank only one layer uses holds the same
+  // bytes in every instance of the same model, so concurrent instances rewrite it with what it holds; two
+  // layers taking turns in it (or v3's chunks of a layer over 64 KiB) would swap weights under a running
+  // kernel of another stream.
+  std::string concurrency_hazard(int n) const override {
+    if (half_ || !model_) return "";
+    const std::vector<Step>& plan = plan_for(n);
+    std::vector<std::string> bank, tiled;
+    for (size_t i = 0; i < model_->layers.size(); ++i) {
+      const Layer& l = model_->layers[i];
+      const int v = plan[i].version;
+      if (l.kind() != LayerKind::conv || !plan[i].fused_into.empty()) continue;
+      const std::string who = "'" + l.name + "' (conv v" + std::to_string(v) + ")";
+      if (v == 3 && l.weight_count() > 16384) return "layer " + who + " copies its weights in chunks through the one __constant__ bank every instance shares";
+      if (v == 3 || v == 7 || v == 8) bank.push_back(who);
+      if ((v == 9 || v == 10 || v == 11) && l.in.c == 1) tiled.push_back(who);
+    }
+    for (const auto* users : {&bank, &tiled})
+      if (users->size() >= 2) return "layers " + (*users)[0] + " and " + (*users)[1] + " take turns in one __constant__ weight bank that every instance shares";
+    return "";
+  }
+
   std::vector<std::string> notes() const override {
     if (tuning_source_.empty()) return {"auto: no tuning table, heuristic choices"};
     return {"auto: tuning table " + tuning_source_ + " (measured " + tuning_->date + ", commit " + tuning_->commit + ")"};

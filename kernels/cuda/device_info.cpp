@@ -6,14 +6,40 @@
 #include <cupti.h>
 
 #include <algorithm>
+#include <atomic>
+#include <string>
 
 #include "kernels/cuda/check.hpp"
+#include "weights_tools/error.hpp"
 
 namespace bs {
 
 bool gpu_available() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+int gpu_count() {
+  int count = 0;
+  return cudaGetDeviceCount(&count) == cudaSuccess ? count : 0;
+}
+
+namespace {
+std::atomic<int> g_selected{0};
+}
+
+void select_gpu(int index) {
+  const int count = gpu_count();
+  if (index < 0 || index >= count)
+    fail("GPU", "GPU " + std::to_string(index) + " requested, but this machine has " + std::to_string(count));
+  CUDA_CHECK(cudaSetDevice(index));
+  g_selected = index;
+}
+
+int selected_gpu() { return g_selected; }
+
+void use_selected_gpu() {
+  if (gpu_count() > 0) CUDA_CHECK(cudaSetDevice(g_selected));
 }
 
 std::shared_ptr<float> host_buffer(size_t floats, bool pinned) {
@@ -48,7 +74,11 @@ nlohmann::json gpu_info() {
   }
   uint32_t cupti = 0;
   cuptiGetVersion(&cupti);
+  char pci[32] = "";
+  if (cudaDeviceGetPCIBusId(pci, sizeof pci, dev) != cudaSuccess) pci[0] = 0;
   return {{"name", p.name},
+          {"index", dev},
+          {"pci_bus_id", pci},
           {"sm_count", p.multiProcessorCount},
           {"compute_capability", std::to_string(p.major) + "." + std::to_string(p.minor)},
           {"memory_bytes", p.totalGlobalMem},

@@ -66,6 +66,21 @@ def main():
         svg = open(os.path.join(pout, "precisions.svg")).read()
         check("fp16 tolerance" in svg and "fp32 tolerance" in svg, "the precision figure draws both tolerances")
 
+        # Throughput runs (this machine's CPU, one process and two MPI ranks): the latency-against-throughput
+        # curve and the scaling figure join; a sweep-only report has neither.
+        check(not os.path.exists(os.path.join(out, "scaling.png")), "no MPI run: no scaling figure")
+        tcsvs = [os.path.join(fx, f) for f in ("cpu-ece408-throughput.csv", "cpu-ece408-throughput-2ranks.csv")]
+        tout = os.path.join(tmp, "throughput-report")
+        r = subprocess.run([batchscope, "report", *tcsvs, "--out", tout], capture_output=True, text=True)
+        check(r.returncode == 0, f"throughput report exit {r.returncode}: {r.stderr}")
+        for n in ("latency_throughput", "scaling"):
+            p = os.path.join(tout, f"{n}.png")
+            check(os.path.exists(p) and os.path.getsize(p) > 2000, f"figure {p}")
+        tmd = open(os.path.join(tout, "report.md")).read()
+        check("## Throughput: cpu fp32, 1 stream, 2 ranks" in tmd and "p99 ms" in tmd, "report.md holds the throughput tables")
+        svg = open(os.path.join(tout, "scaling.svg")).read()
+        check("efficiency" in svg and "batch 256" in svg, "the scaling figure labels batch and efficiency")
+
         # Bad inputs: a missing column, a bad value, a missing file; each one clear line, nothing written.
         bad = os.path.join(tmp, "bad.csv")
         lines = open(csvs[0]).read().splitlines()

@@ -7,9 +7,11 @@
 
 #include <cmath>
 
+#include "app/backend_flags.hpp"
 #include "app/runner.hpp"
 #include "app/tune.hpp"
 #include "gpu_util.hpp"
+#include "test_util.hpp"
 #include "kernels/menus.hpp"
 #include "kernels/tuning.hpp"
 #include "weights_tools/npy.hpp"
@@ -471,6 +473,24 @@ TEST(GpuEngine, TuneWritesATableThatAutoReads) {
   test::write_text(d / "corrupt.json", "{\"format\": \"batchscope-tuning\", \"version\": 1, \"device\": {}}");
   o.tuning_file = d / "corrupt.json";
   test::expect_error_at([&] { make_backend("cuda", o); }, d / "corrupt.json", "corrupt tuning table");
+}
+
+// Two instances of the cuda backend may run at once (throughput --streams) unless two layers take turns in
+// one __constant__ weight bank: ECE 408 on conv v3 (both convolutions through c_weights) is refused, on v12
+// (global memory) and v10 (only conv1 in the tiled bank) it is not.
+TEST(GpuEngine, ConcurrencyHazardNamesSharedConstantBanks) {
+  if (std::string why = gpu_missing(); !why.empty()) GTEST_SKIP() << why;
+  Model m = load_model(test::data_file("models/ece408"));
+  for (const char* v : {"3", "7", "10", "12"}) {
+    BackendFlags f;
+    f.conv_variant = v;
+    auto b = open_backend(m, "cuda", f.options());
+    const std::string why = b->concurrency_hazard(64);
+    if (std::string(v) == "3" || std::string(v) == "7")
+      EXPECT_NE(why.find("take turns in one __constant__ weight bank"), std::string::npos) << v << ": " << why;
+    else
+      EXPECT_EQ(why, "") << v;
+  }
 }
 
 }  // namespace

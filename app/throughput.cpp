@@ -105,8 +105,8 @@ struct Worker {
 
 class Streamer {
  public:
-  Streamer(const ThroughputOptions& o, const Model& m, const ImagePool& pool, const BackendOptions& opts, bool gpu)
-      : o_(o), m_(m), pool_(pool), opts_(opts), gpu_(gpu) {}
+  Streamer(const ThroughputOptions& o, const Model& m, const ImagePool& pool, const BackendOptions& opts)
+      : o_(o), m_(m), pool_(pool), opts_(opts) {}
 
   void open() {
     for (int s = 0; s < o_.streams; ++s) workers_.push_back({open_backend(m_, o_.backend, opts_), nullptr, nullptr, 0});
@@ -223,7 +223,6 @@ class Streamer {
   const Model& m_;
   const ImagePool& pool_;
   BackendOptions opts_;
-  bool gpu_;
   std::vector<Worker> workers_;
   std::shared_ptr<float> staged_;
 };
@@ -290,7 +289,7 @@ int run_throughput(ThroughputOptions o) {
     init_gpu();
     m = load_model(o.model_dir);
     pool = make_image_pool(m, 2 * *std::max_element(o.batches.begin(), o.batches.end()));
-    streamer = std::make_unique<Streamer>(o, m, pool, opts, gpu);
+    streamer = std::make_unique<Streamer>(o, m, pool, opts);
     world.fault_point("load");
     streamer->open();
     me.device = gpu ? gpu_info() : nlohmann::json{{"cpu", host_info().value("cpu", "")}};

@@ -51,4 +51,13 @@ BackendOptions BackendFlags::options() const {
   return o;
 }
 
+std::string BackendFlags::conv_label(const std::string& backend) const {
+  if (backend == "cuda") return conv_variant.empty() ? "auto" : conv_variant;
+  return backend == "cudnn" ? "cudnn-" + options().cudnn_algos : "";
+}
+
+std::string BackendFlags::fc_label(const std::string& backend) const {
+  return backend == "cuda" ? (fc_variant.empty() ? "auto" : fc_variant) : "";
+}
+
 }  // namespace bs

@@ -22,6 +22,10 @@ struct BackendFlags {
   // its menu.
   void validate(const std::string& backend) const;
   BackendOptions options() const;
+  // What the results' variant and fc_variant columns say for `backend` (resolved): the cuda version or
+  // "auto", "cudnn-fastest|exact", or empty where the backend has no menu.
+  std::string conv_label(const std::string& backend) const;
+  std::string fc_label(const std::string& backend) const;
 };
 
 }  // namespace bs

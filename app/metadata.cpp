@@ -10,6 +10,8 @@
 #include <filesystem>
 #include <fstream>
 
+#include "kernels/device_info.hpp"
+
 namespace bs {
 
 nlohmann::json host_info() {
@@ -75,6 +77,31 @@ nlohmann::json weights_info(const Model& m) {
     if (mj.contains("provenance")) j["provenance"] = mj["provenance"];
   } catch (const std::exception&) {
   }
+  return j;
+}
+
+nlohmann::json rank_device(bool gpu_backend) {
+  return gpu_backend ? gpu_info() : nlohmann::json{{"cpu", host_info().value("cpu", "")}};
+}
+
+std::string device_label(const nlohmann::json& d) {
+  if (!d.contains("name")) return "CPU";
+  return d["name"].get<std::string>() + (d.contains("pci_bus_id") ? " " + d["pci_bus_id"].get<std::string>() : "");
+}
+
+nlohmann::json run_metadata(const std::string& tool, const std::string& command, const Model& m, const std::string& inputs,
+                            const std::string& backend, const std::string& conv_variant, const std::string& fc_variant) {
+  nlohmann::json j;
+  j["tool"] = tool;
+  j["command"] = command;
+  j["date"] = utc_now();
+  j["git_commit"] = git_commit();
+  j["model"] = {{"name", m.name}, {"dir", m.dir}, {"flops_per_image", m.flops_per_image()}};
+  j["weights"] = weights_info(m);
+  j["inputs"] = inputs;
+  j["backend"] = backend;
+  j["conv_variant"] = conv_variant;
+  j["fc_variant"] = fc_variant;
   return j;
 }
 

@@ -63,17 +63,8 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
 }
 
 void SweepOptions::validate(int ranks) const {
-  if (global_batch && per_rank_batch) fail("--global-batch", "cannot be combined with --per-rank-batch");
-  if (ranks == 1 && (global_batch || per_rank_batch || no_baseline))
-    fail(global_batch ? "--global-batch" : per_rank_batch ? "--per-rank-batch" : "--no-baseline",
-         "applies under mpirun with more than one rank");
-  if (ranks > 1 && !global_batch && !per_rank_batch)
-    fail("mpirun", std::to_string(ranks) + " ranks: say how they share each batch size, --global-batch (split across "
-                   "the ranks) or --per-rank-batch (every rank runs it whole)");
-  if (global_batch)
-    for (int b : batches)
-      if (b < ranks) fail("--batches", "--global-batch: batch " + std::to_string(b) + " is smaller than the " +
-                                           std::to_string(ranks) + " ranks");
+  check_rank_split(ranks, global_batch, per_rank_batch, no_baseline, batches, "--batches",
+                   "each batch size, --global-batch (split across the ranks) or --per-rank-batch (every rank runs it whole)");
   if (batches.empty()) fail("--batches", "needs at least one batch size");
   for (int b : batches)
     if (b <= 0) fail(batches.size() == 1 && out.empty() ? "--batch" : "--batches", "batch sizes must be positive, found " + std::to_string(b));
@@ -134,7 +125,7 @@ class SweepDriver {
     if (!gpu_) share_cores(world_, opts_);
     world_.fault_point("load");
     if (gpu_) init_gpu();
-    device_ = gpu_ ? gpu_info() : nlohmann::json{{"cpu", host_info().value("cpu", "")}};
+    device_ = rank_device(gpu_);
     probe_ = open_backend(model_, o_.backend, opts_);  // fails early on an unknown variant or unsupported layer
     for (int b : o_.batches) check_memory(my_share(b));
     if (!o_.no_profile) profiler_ = gpu_ ? make_cupti_profiler() : make_steady_profiler();
@@ -147,9 +138,8 @@ class SweepDriver {
     id_.model = model_.name;
     id_.weights = model_.weights_note;
     id_.backend = o_.backend;
-    id_.variant = o_.backend == "cuda" ? (o_.flags.conv_variant.empty() ? "auto" : o_.flags.conv_variant)
-                  : o_.backend == "cudnn" ? "cudnn-" + opts_.cudnn_algos : "";
-    id_.fc_variant = o_.backend == "cuda" ? (o_.flags.fc_variant.empty() ? "auto" : o_.flags.fc_variant) : "";
+    id_.variant = o_.flags.conv_label(o_.backend);
+    id_.fc_variant = o_.flags.fc_label(o_.backend);
     id_.transfers = gpu_ ? o_.transfers : "host";
     id_.host_memory = o_.host_memory;
     id_.precision = opts_.precision;
@@ -218,21 +208,26 @@ class SweepDriver {
     }
   }
 
-  SweepRow aggregate(int n, const std::string& kind, const std::vector<Run>& runs) {
-    SweepRow row;
-    row.batch = n;
-    row.run = kind;
-    row.reps = static_cast<int>(runs.size());
-    std::vector<double> totals;
-    for (const Run& r : runs) totals.push_back(r.total);
-    const LatencySummary lat = summarize_latencies(totals);
+  // A point's repetitions (seconds per pass of `images` images): reps, median, min, max, p90, p99, images/s, GFLOP/s.
+  void set_times(SweepRow& row, const std::vector<double>& seconds, int images) const {
+    const LatencySummary lat = summarize_latencies(seconds);
+    row.reps = lat.count;
     row.total_median = lat.p50;
     row.total_min = lat.min;
     row.total_max = lat.max;
     row.total_p90 = lat.p90;
     row.total_p99 = lat.p99;
-    row.images_per_s = n / row.total_median;
-    row.gflop_per_s = model_.flops_per_image() * n / row.total_median * 1e-9;
+    row.images_per_s = images / lat.p50;
+    row.gflop_per_s = model_.flops_per_image() * images / lat.p50 * 1e-9;
+  }
+
+  SweepRow aggregate(int n, const std::string& kind, const std::vector<Run>& runs) {
+    SweepRow row;
+    row.batch = n;
+    row.run = kind;
+    std::vector<double> totals;
+    for (const Run& r : runs) totals.push_back(r.total);
+    set_times(row, totals, n);
     if (profiler_)
       for (const std::string& c : breakdown_categories()) {
         std::vector<double> v;
@@ -314,10 +309,7 @@ class SweepDriver {
       return b;
     }
     const std::vector<int> s = split_evenly(b, world_.size());
-    if (first) {
-      *first = 0;
-      for (int r = 0; r < world_.rank(); ++r) *first += s[r];
-    }
+    if (first) *first = split_offset(s, world_.rank());
     return s[world_.rank()];
   }
 
@@ -484,17 +476,9 @@ class SweepDriver {
         if (slowest.size() < s.size()) slowest.resize(s.size(), 0.0);
         for (size_t i = 0; i < s.size(); ++i) slowest[i] = std::max(slowest[i], s[i]);
       }
-      const LatencySummary lat = summarize_latencies(slowest);
-      agg.reps = lat.count;
-      agg.total_median = lat.p50;
-      agg.total_min = lat.min;
-      agg.total_max = lat.max;
-      agg.total_p90 = lat.p90;
-      agg.total_p99 = lat.p99;
       int images = 0;  // per step, over every rank: the batch under --global-batch, R times it under --per-rank-batch
       for (size_t k = rows.size() - R; k < rows.size(); ++k) images += rows[k].rank_batch;
-      agg.images_per_s = images / lat.p50;
-      agg.gflop_per_s = model_.flops_per_image() * images / lat.p50 * 1e-9;
+      set_times(agg, slowest, images);
       const double solo = solo_[p / 2];
       if (solo > 0 && agg.run == "warm") {
         agg.images_per_s_one_rank = agg.batch / solo;  // one rank alone ran the user's batch size
@@ -506,23 +490,8 @@ class SweepDriver {
     layers_ = std::move(layers);
   }
 
-  static std::string device_label(const nlohmann::json& d) {
-    if (d.contains("name")) return d["name"].get<std::string>() + (d.contains("pci_bus_id") ? " " + d["pci_bus_id"].get<std::string>() : "");
-    return "CPU";
-  }
-
   nlohmann::json metadata() const {
-    nlohmann::json j;
-    j["tool"] = "batchscope sweep";
-    j["command"] = o_.command_line;
-    j["date"] = utc_now();
-    j["git_commit"] = git_commit();
-    j["model"] = {{"name", model_.name}, {"dir", model_.dir}, {"flops_per_image", model_.flops_per_image()}};
-    j["weights"] = weights_info(model_);
-    j["inputs"] = inputs_.source;
-    j["backend"] = o_.backend;
-    j["conv_variant"] = id_.variant;
-    j["fc_variant"] = id_.fc_variant;
+    nlohmann::json j = run_metadata("batchscope sweep", o_.command_line, model_, inputs_.source, o_.backend, id_.variant, id_.fc_variant);
     if (o_.backend == "cudnn") j["cudnn_algos"] = opts_.cudnn_algos;
     j["precision"] = opts_.precision;
     j["transfers"] = id_.transfers;

@@ -52,19 +52,11 @@ void ThroughputOptions::validate(int ranks) const {
   if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
   if (host_memory != "pageable" && host_memory != "pinned")
     fail("--host-memory", "expected pageable or pinned, found '" + host_memory + "'");
-  if (global_batch && per_rank_batch) fail("--global-batch", "cannot be combined with --per-rank-batch");
-  if (ranks == 1 && (global_batch || per_rank_batch || no_baseline))
-    fail(global_batch ? "--global-batch" : per_rank_batch ? "--per-rank-batch" : "--no-baseline",
-         "applies under mpirun with more than one rank");
-  if (ranks > 1 && !global_batch && !per_rank_batch)
-    fail("mpirun", std::to_string(ranks) + " ranks: say how they share the work, --global-batch (--images and --batch "
-                   "split across the ranks) or --per-rank-batch (every rank runs them whole)");
-  if (global_batch) {
-    for (int b : batches)
-      if (b < ranks) fail("--batch", "--global-batch: batch " + std::to_string(b) + " is smaller than the " +
-                                         std::to_string(ranks) + " ranks");
-    if (images < ranks) fail("--images", "--global-batch: " + std::to_string(images) + " images for " + std::to_string(ranks) + " ranks");
-  }
+  check_rank_split(ranks, global_batch, per_rank_batch, no_baseline, batches, "--batch",
+                   "the work, --global-batch (--images and --batch split across the ranks) or --per-rank-batch (every "
+                   "rank runs them whole)");
+  if (global_batch && images < ranks)
+    fail("--images", "--global-batch: " + std::to_string(images) + " images for " + std::to_string(ranks) + " ranks");
 }
 
 namespace {
@@ -233,11 +225,6 @@ struct RankInfo {
   nlohmann::json device;
 };
 
-std::string device_name(const nlohmann::json& d) {
-  if (d.contains("name")) return d["name"].get<std::string>() + (d.contains("pci_bus_id") ? " " + d["pci_bus_id"].get<std::string>() : "");
-  return "CPU";
-}
-
 struct Row {  // one CSV row: a rank's, or the aggregate ("all")
   std::string rank, host, device;
   int batch = 0, rank_batch = 0, images = 0, batches = 0;
@@ -292,7 +279,7 @@ int run_throughput(ThroughputOptions o) {
     streamer = std::make_unique<Streamer>(o, m, pool, opts);
     world.fault_point("load");
     streamer->open();
-    me.device = gpu ? gpu_info() : nlohmann::json{{"cpu", host_info().value("cpu", "")}};
+    me.device = rank_device(gpu);
   });
   const int R = world.size();
   std::vector<RankInfo> ranks;
@@ -304,9 +291,7 @@ int run_throughput(ThroughputOptions o) {
     const int B = o.batches[bi];
     const std::vector<int> img_share = o.global_batch ? split_evenly(o.images, R) : std::vector<int>(R, o.images);
     const std::vector<int> b_share = o.global_batch ? split_evenly(B, R) : std::vector<int>(R, B);
-    int first = 0;
-    if (o.global_batch)
-      for (int r = 0; r < world.rank(); ++r) first += img_share[r];
+    const int first = o.global_batch ? split_offset(img_share, world.rank()) : 0;
     const int my_b = b_share[world.rank()], my_images = img_share[world.rank()];
     if (world.root() && o.global_batch)
       std::cerr << "throughput: batch " << B << " over " << R << " ranks: " << describe_split(b_share) << " images per batch, "
@@ -345,7 +330,7 @@ int run_throughput(ThroughputOptions o) {
     Row all;
     all.rank = "all";
     all.host = R > 1 ? std::to_string(R) + " ranks" : me.host;
-    all.device = R > 1 ? "" : device_name(me.device);
+    all.device = R > 1 ? "" : device_label(me.device);
     all.batch = B;
     all.rank_batch = b_share[0];
     std::vector<double> lat;
@@ -363,7 +348,7 @@ int run_throughput(ThroughputOptions o) {
         Row rr;
         rr.rank = std::to_string(r);
         rr.host = ranks[r].host;
-        rr.device = device_name(ranks[r].device);
+        rr.device = device_label(ranks[r].device);
         rr.batch = B;
         rr.rank_batch = q.batch;
         rr.images = q.images;
@@ -392,9 +377,8 @@ int run_throughput(ThroughputOptions o) {
   id.model = m.name;
   id.weights = m.weights_note;
   id.backend = o.backend;
-  id.variant = o.backend == "cuda" ? (o.flags.conv_variant.empty() ? "auto" : o.flags.conv_variant)
-               : o.backend == "cudnn" ? "cudnn-" + opts.cudnn_algos : "";
-  id.fc_variant = o.backend == "cuda" ? (o.flags.fc_variant.empty() ? "auto" : o.flags.fc_variant) : "";
+  id.variant = o.flags.conv_label(o.backend);
+  id.fc_variant = o.flags.fc_label(o.backend);
   id.precision = opts.precision;
   id.transfers = gpu ? "resident" : "host";
   id.host_memory = o.host_memory;
@@ -414,17 +398,7 @@ int run_throughput(ThroughputOptions o) {
     std::printf("\n");
   }
   if (!o.out.empty()) {
-    nlohmann::json j;
-    j["tool"] = "batchscope throughput";
-    j["command"] = o.command_line;
-    j["date"] = utc_now();
-    j["git_commit"] = git_commit();
-    j["model"] = {{"name", m.name}, {"dir", m.dir}, {"flops_per_image", m.flops_per_image()}};
-    j["weights"] = weights_info(m);
-    j["inputs"] = pool.source;
-    j["backend"] = o.backend;
-    j["conv_variant"] = id.variant;
-    j["fc_variant"] = id.fc_variant;
+    nlohmann::json j = run_metadata("batchscope throughput", o.command_line, m, pool.source, o.backend, id.variant, id.fc_variant);
     j["precision"] = opts.precision;
     j["host_memory"] = o.host_memory;
     j["streams"] = o.streams;

@@ -137,35 +137,27 @@ void World::step(const std::function<void()>& work, bool* more) {
 #endif
 }
 
+#ifdef BATCHSCOPE_HAVE_MPI
+namespace {
+template <typename T>
+T allreduce(T v, MPI_Datatype type, MPI_Op op) {
+  T r{};
+  MPI_Allreduce(&v, &r, 1, type, op, MPI_COMM_WORLD);
+  return r;
+}
+}  // namespace
+#endif
+
 double World::max(double v) {
 #ifdef BATCHSCOPE_HAVE_MPI
-  if (mpi_) {
-    double r = 0;
-    MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    return r;
-  }
-#endif
-  return v;
-}
-
-double World::sum(double v) {
-#ifdef BATCHSCOPE_HAVE_MPI
-  if (mpi_) {
-    double r = 0;
-    MPI_Allreduce(&v, &r, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
-    return r;
-  }
+  if (mpi_) return allreduce(v, MPI_DOUBLE, MPI_MAX);
 #endif
   return v;
 }
 
 long long World::sum(long long v) {
 #ifdef BATCHSCOPE_HAVE_MPI
-  if (mpi_) {
-    long long r = 0;
-    MPI_Allreduce(&v, &r, 1, MPI_LONG_LONG, MPI_SUM, MPI_COMM_WORLD);
-    return r;
-  }
+  if (mpi_) return allreduce(v, MPI_LONG_LONG, MPI_SUM);
 #endif
   return v;
 }
@@ -221,6 +213,26 @@ std::vector<int> split_evenly(int total, int parts) {
   std::vector<int> s(parts, total / parts);
   for (int i = 0; i < total % parts; ++i) ++s[i];
   return s;
+}
+
+int split_offset(const std::vector<int>& shares, int rank) {
+  int first = 0;
+  for (int r = 0; r < rank; ++r) first += shares[r];
+  return first;
+}
+
+void check_rank_split(int ranks, bool global_batch, bool per_rank_batch, bool no_baseline, const std::vector<int>& batches,
+                      const std::string& batch_flag, const std::string& how) {
+  if (global_batch && per_rank_batch) fail("--global-batch", "cannot be combined with --per-rank-batch");
+  if (ranks == 1 && (global_batch || per_rank_batch || no_baseline))
+    fail(global_batch ? "--global-batch" : per_rank_batch ? "--per-rank-batch" : "--no-baseline",
+         "applies under mpirun with more than one rank");
+  if (ranks > 1 && !global_batch && !per_rank_batch)
+    fail("mpirun", std::to_string(ranks) + " ranks: say how they share " + how);
+  if (global_batch)
+    for (int b : batches)
+      if (b < ranks) fail(batch_flag, "--global-batch: batch " + std::to_string(b) + " is smaller than the " +
+                                          std::to_string(ranks) + " ranks");
 }
 
 std::string describe_split(const std::vector<int>& shares) {

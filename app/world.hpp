@@ -41,7 +41,6 @@ class World {
   // The agreement is one small allreduce, so it doubles as the barrier that ends a timed interval.
   void step(const std::function<void()>& work, bool* more = nullptr);
   double max(double v);
-  double sum(double v);
   long long sum(long long v);
   // Every rank's string, on rank 0 (others get an empty vector); in rank order.
   std::vector<std::string> gather(const std::string& s);
@@ -63,5 +62,12 @@ class World {
 // 3, 3, 2, 2.
 std::vector<int> split_evenly(int total, int parts);
 std::string describe_split(const std::vector<int>& shares);  // "3+3+2+2"
+int split_offset(const std::vector<int>& shares, int rank);  // the sum of the shares before `rank`'s
+
+// The flags that say how `ranks` ranks share the work: --global-batch or --per-rank-batch (one of them needed
+// under mpirun, neither without), --no-baseline; every batch of `batch_flag` must reach one per rank under
+// --global-batch. `how` completes "N ranks: say how they share ..." in the error.
+void check_rank_split(int ranks, bool global_batch, bool per_rank_batch, bool no_baseline, const std::vector<int>& batches,
+                      const std::string& batch_flag, const std::string& how);
 
 }  // namespace bs

@@ -44,7 +44,7 @@ std::string csv_num(double v) { return num(v); }
 nlohmann::json to_json(const SweepRow& r) {
   return {{"batch", r.batch}, {"run", r.run}, {"reps", r.reps}, {"median", r.total_median}, {"min", r.total_min},
           {"max", r.total_max}, {"p90", r.total_p90}, {"p99", r.total_p99}, {"ips", r.images_per_s},
-          {"gflops", r.gflop_per_s}, {"categories", r.categories}, {"check", r.check}, {"l2", r.check_rel_l2},
+          {"gflops", r.gflop_per_s}, {"categories", r.categories}, {"copy_hidden", r.copy_hidden}, {"check", r.check}, {"l2", r.check_rel_l2},
           {"check_images", r.check_images}, {"top1", r.check_top1}, {"rank", r.rank}, {"host", r.host},
           {"device", r.device}, {"rank_batch", r.rank_batch}};
 }
@@ -62,6 +62,7 @@ SweepRow sweep_row_from_json(const nlohmann::json& j) {
   r.images_per_s = j.at("ips");
   r.gflop_per_s = j.at("gflops");
   r.categories = j.at("categories").get<std::map<std::string, double>>();
+  r.copy_hidden = j.at("copy_hidden");
   r.check = j.at("check");
   r.check_rel_l2 = j.at("l2");
   r.check_images = j.at("check_images");
@@ -102,6 +103,7 @@ std::vector<std::string> sweep_csv_header(int ranks) {
                         "total_ms_p50", "total_ms_p90", "total_ms_p99", "images_per_s", "gflop_per_s"})
     h.push_back(c);
   for (const std::string& c : breakdown_categories()) h.push_back(c + "_ms");
+  h.push_back("copy_hidden_ms");
   for (const char* c : {"check", "check_rel_l2", "check_images", "check_top1"}) h.push_back(c);
   if (ranks > 1)
     for (const char* c : {"ranks", "rank", "host", "device", "rank_batch", "images_per_s_one_rank", "scaling_efficiency"})
@@ -122,6 +124,7 @@ std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows
       auto it = r.categories.find(c);
       out += "," + (it == r.categories.end() ? std::string() : num(it->second * 1e3));
     }
+    out += "," + (r.copy_hidden < 0 ? std::string() : num(r.copy_hidden * 1e3));
     out += "," + r.check + "," + num(r.check_rel_l2) + "," + std::to_string(r.check_images) + "," +
            (r.check_images > 0 ? num(r.check_top1) : std::string());
     if (ranks > 1)

@@ -17,6 +17,7 @@ struct SweepRow {
   double total_p90 = 0, total_p99 = 0;                     // seconds (p50 is the median)
   double images_per_s = 0, gflop_per_s = 0;
   std::map<std::string, double> categories;  // seconds (medians over the reps); empty without a profiler
+  double copy_hidden = -1;  // seconds of copies under kernels (median over the reps; profile.hpp); -1 without a profiler
   std::string check;                         // "ok", "FAIL" or "skipped"
   double check_rel_l2 = 0;
   int check_images = 0;

@@ -11,6 +11,7 @@
 #include "app/latency_stats.hpp"
 #include "app/metadata.hpp"
 #include "app/results_io.hpp"
+#include "app/trace_export.hpp"
 #include "app/world.hpp"
 #include "app/runner.hpp"
 #include "kernels/backend.hpp"
@@ -51,8 +52,14 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
   app.add_option("--warmup", warmup, "unprofiled warm-up runs per batch size")->capture_default_str();
   app.add_option("--host-memory", host_memory, "pageable | pinned host buffers for input and output")->capture_default_str();
   app.add_option("--transfers", transfers, "resident (weights and activations stay on the GPU) | per-layer "
-                                           "(allocate, copy in, run, copy out, free around every layer)")
+                                           "(allocate, copy in, run, copy out, free around every layer) | overlapped "
+                                           "(resident, the batch in chunks whose copies overlap the compute of others)")
       ->capture_default_str();
+  app.add_option("--chunk", chunk, "--transfers overlapped: images per chunk (default: a quarter of the batch, at least 32)");
+  app.add_flag("--cuda-graph", cuda_graph, "GPU backends: capture each batch size's layers once into a CUDA graph and replay "
+                                           "it (the cold run holds an eager pass, the capture and the instantiation)");
+  app.add_option("--trace", trace, "write one warm run per batch size as Chrome trace-event JSON (Perfetto, chrome://tracing): "
+                                   "kernels, copies, memsets and API calls on their streams and threads, or CPU phases");
   app.footer(profile_command
                  ? "Examples:\n  batchscope profile --model data/models/ece408 --backend cuda --batch 256\n"
                    "  batchscope profile --model data/models/ece408 --backend cuda --batch 64 --transfers per-layer"
@@ -77,8 +84,13 @@ void SweepOptions::validate(int ranks) const {
     fail("--check-backend", "expected cpu-ref or cpu, found '" + check_backend + "'");
   if (host_memory != "pageable" && host_memory != "pinned")
     fail("--host-memory", "expected pageable or pinned, found '" + host_memory + "'");
-  if (transfers != "resident" && transfers != "per-layer")
-    fail("--transfers", "expected resident or per-layer, found '" + transfers + "'");
+  if (transfers != "resident" && transfers != "per-layer" && transfers != "overlapped")
+    fail("--transfers", "expected resident, per-layer or overlapped, found '" + transfers + "'");
+  if (!trace.empty() && no_profile) fail("--trace", "needs the profiler's records (drop --no-profile)");
+  if (chunk < 0) fail("--chunk", "must be positive, found " + std::to_string(chunk));
+  if (chunk > 0 && transfers != "overlapped") fail("--chunk", "applies to --transfers overlapped only");
+  if (cuda_graph && transfers == "per-layer")
+    fail("--cuda-graph", "needs --transfers resident or overlapped (per-layer allocates and copies synchronously around every layer)");
 }
 
 namespace {
@@ -97,6 +109,8 @@ std::string fmt_eta(double s) {
 struct Run {
   double total = 0;
   std::map<std::string, double> categories;
+  double copy_hidden = 0;  // seconds of copies under kernels
+  double t0 = 0, t1 = 0;   // the run's window on the profiler's clock
   RunStats stats;
   std::vector<ProfileRecord> records;
 };
@@ -110,8 +124,8 @@ class SweepDriver {
     if (o_.backend == "auto") o_.backend = gpu_available() ? "cuda" : "cpu";
     o_.flags.validate(o_.backend);
     gpu_ = o_.backend == "cuda" || o_.backend == "cudnn";
-    if (!gpu_ && (o_.transfers == "per-layer" || o_.host_memory == "pinned"))
-      fail(o_.transfers == "per-layer" ? "--transfers" : "--host-memory", "applies to GPU backends only");
+    if (!gpu_ && (o_.transfers != "resident" || o_.host_memory == "pinned" || o_.cuda_graph))
+      fail(o_.cuda_graph ? "--cuda-graph" : o_.transfers != "resident" ? "--transfers" : "--host-memory", "applies to GPU backends only");
     world_.step([&] { prepare_rank(); });
   }
 
@@ -121,6 +135,9 @@ class SweepDriver {
     model_ = load_model(o_.model_dir);
     opts_ = o_.flags.options();
     opts_.per_layer_transfers = o_.transfers == "per-layer";
+    opts_.overlapped_transfers = o_.transfers == "overlapped";
+    opts_.chunk = o_.chunk;
+    opts_.cuda_graph = o_.cuda_graph;
     opts_.pinned_host = o_.host_memory == "pinned";
     if (!gpu_) share_cores(world_, opts_);
     world_.fault_point("load");
@@ -140,7 +157,7 @@ class SweepDriver {
     id_.backend = o_.backend;
     id_.variant = o_.flags.conv_label(o_.backend);
     id_.fc_variant = o_.flags.fc_label(o_.backend);
-    id_.transfers = gpu_ ? o_.transfers : "host";
+    id_.transfers = gpu_ ? o_.transfers + (o_.cuda_graph ? "+graph" : "") : "host";
     id_.host_memory = o_.host_memory;
     id_.precision = opts_.precision;
     id_.profiler = profiler_ ? profiler_->kind() : "off";
@@ -198,13 +215,16 @@ class SweepDriver {
     std::vector<Profiler::Run> got = profiler_->collect();
     for (size_t i = 0; i < runs.size() && i < got.size(); ++i) {
       runs[i].records = std::move(got[i].records);
+      runs[i].t0 = got[i].t0;
+      runs[i].t1 = got[i].t1;
       runs[i].categories = breakdown(runs[i].records, model_, got[i].t0, got[i].t1);
-      if (gpu_) {  // a layer's time: its GPU activities (kernels, and copies in per-layer mode)
-        runs[i].stats.layer_seconds.assign(model_.layers.size(), 0.0);
-        for (const ProfileRecord& r : runs[i].records)
-          if (r.layer >= 0 && r.type != RecordType::api && r.type != RecordType::cpu)
-            runs[i].stats.layer_seconds[r.layer] += r.end - r.start;
-      }
+      runs[i].copy_hidden = hidden_copy_seconds(runs[i].records, got[i].t0, got[i].t1);
+      // A layer's time: its GPU activities (kernels, and copies in per-layer mode), or on the CPU its phase: the
+      // records the breakdown and the trace (--trace) are made of, so that all three agree.
+      runs[i].stats.layer_seconds.assign(model_.layers.size(), 0.0);
+      for (const ProfileRecord& r : runs[i].records)
+        if (r.layer >= 0 && r.type != RecordType::api && (r.type == RecordType::cpu) != gpu_)
+          runs[i].stats.layer_seconds[r.layer] += r.end - r.start;
     }
   }
 
@@ -228,12 +248,16 @@ class SweepDriver {
     std::vector<double> totals;
     for (const Run& r : runs) totals.push_back(r.total);
     set_times(row, totals, n);
-    if (profiler_)
+    if (profiler_) {
       for (const std::string& c : breakdown_categories()) {
         std::vector<double> v;
         for (const Run& r : runs) v.push_back(r.categories.at(c));
         row.categories[c] = median_of(v);
       }
+      std::vector<double> v;
+      for (const Run& r : runs) v.push_back(r.copy_hidden);
+      row.copy_hidden = median_of(v);
+    }
     return row;
   }
 
@@ -383,6 +407,9 @@ class SweepDriver {
       }
       world_.step([&] {
         attach_records(warm);
+        if (!o_.trace.empty() && !warm.empty())
+          trace_runs_.push_back({"batch " + std::to_string(n) + ", warm run 1 of " + std::to_string(warm.size()), warm[0].t0,
+                                 warm[0].t1, warm[0].records});
         for (Run& w : warm) {
           for (ProfileRecord& rec : w.records) all_warm_records_.push_back(std::move(rec));
           w.records.clear();
@@ -495,6 +522,12 @@ class SweepDriver {
     if (o_.backend == "cudnn") j["cudnn_algos"] = opts_.cudnn_algos;
     j["precision"] = opts_.precision;
     j["transfers"] = id_.transfers;
+    if (o_.transfers == "overlapped") {
+      j["chunk"] = o_.chunk > 0 ? o_.chunk : 0;
+      j["chunk_note"] = o_.chunk > 0 ? "images per chunk, as given" : "0: per batch, a quarter of it, at least 32 (and at most the batch)";
+      j["copy_hidden"] = "copy_hidden_ms: time a copy runs while a kernel runs; the breakdown gives that time to the kernel";
+    }
+    j["cuda_graph"] = o_.cuda_graph;
     j["host_memory"] = o_.host_memory;
     j["profiler"] = id_.profiler;
     j["batches"] = o_.batches;
@@ -562,6 +595,16 @@ class SweepDriver {
   const std::vector<LayerRow>& layers() const { return layers_; }
   const SweepIdentity& identity() const { return id_; }
   const std::vector<ProfileRecord>& warm_records() const { return all_warm_records_; }
+  // --trace: the first warm run of every batch size, as Chrome trace-event JSON.
+  void write_trace() const {
+    if (o_.trace.empty()) return;
+    nlohmann::json meta = {{"tool", "batchscope"}, {"command", o_.command_line}, {"model", model_.name}, {"backend", o_.backend},
+                           {"transfers", id_.transfers}, {"precision", opts_.precision}, {"profiler", id_.profiler},
+                           {"device", gpu_ ? device_label(device_) : std::string("cpu")}, {"commit", git_commit()},
+                           {"time_unit", "microseconds from the start of each run"}};
+    if (world_.parallel()) meta["ranks"] = "rank 0's runs only";
+    write_text_atomic(o_.trace, chrome_trace(trace_runs_, model_, meta).dump() + "\n");
+  }
   const Model& model() const { return model_; }
 
 
@@ -577,6 +620,7 @@ class SweepDriver {
   std::vector<SweepRow> rows_;
   std::vector<LayerRow> layers_;
   std::vector<ProfileRecord> all_warm_records_;
+  std::vector<TraceRun> trace_runs_;
   std::vector<std::string> notes_;
   std::chrono::steady_clock::time_point start_;
   World& world_ = World::get();
@@ -596,6 +640,7 @@ int run_sweep(SweepOptions o) {
   World& world = World::get();
   world.step([&] {
     if (world.root()) check_writable(o.out, "--out");
+    if (world.root() && !o.trace.empty()) check_writable(o.trace, "--trace");
   });
   SweepDriver d(o);
   d.prepare();
@@ -604,6 +649,7 @@ int run_sweep(SweepOptions o) {
   const int R = world.size();
   write_text_atomic(sibling(o.out, ".layers.csv"), layers_csv(d.identity(), d.layers(), R));
   write_text_atomic(sibling(o.out, ".json"), d.metadata().dump(2) + "\n");
+  d.write_trace();
   write_text_atomic(o.out, sweep_csv(d.identity(), d.rows(), R));  // last: its presence means the set is complete
   d.print_summary(std::cout);
   std::cout << "\nwrote " << o.out << ", " << sibling(o.out, ".layers.csv") << ", " << sibling(o.out, ".json") << "\n";
@@ -616,9 +662,11 @@ int run_sweep(SweepOptions o) {
 int run_profile(SweepOptions o) {
   o.reps = 1;
   o.check_images = 0;
+  if (!o.trace.empty()) check_writable(o.trace, "--trace");
   SweepDriver d(o);
   d.prepare();
   d.run_all(true);
+  d.write_trace();
   const SweepRow& warm = d.rows().back();
   std::cout << "== " << d.model().name << ", backend " << d.identity().backend << ", batch " << warm.batch << ", "
             << d.identity().transfers << ", " << d.identity().host_memory << " host memory; total "

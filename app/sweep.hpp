@@ -18,6 +18,9 @@ struct SweepOptions {
   double min_time = 0;    // seconds of warm repetitions per batch size, at least (beyond --reps)
   int max_reps = 100000;  // a cap for --min-time
   std::string host_memory = "pageable", transfers = "resident";
+  int chunk = 0;            // --transfers overlapped: images per chunk (0: gpu_pipeline.hpp's default)
+  bool cuda_graph = false;  // replay each batch size's forward pass from a captured CUDA graph
+  std::string trace;        // Chrome trace-event JSON of one warm run per batch size (trace_export.hpp)
   std::string check_backend = "cpu-ref";
   std::string out;
   bool no_profile = false;

@@ -33,6 +33,15 @@ struct BackendOptions {
   // activations go back to the host), instead of keeping weights and activations resident on the device.
   bool per_layer_transfers = false;
   bool pinned_host = false;  // per-layer: host intermediates in pinned memory (cudaMallocHost / cudaFreeHost)
+  // GPU, resident weights: the batch split into chunks of `chunk` images (0: a quarter of the batch, at least 32), whose
+  // host-to-device copies run on one stream, compute on another and device-to-host copies on a third, so that chunk
+  // i+1's copy in and chunk i-1's copy out overlap chunk i's compute. Host buffers that are not pinned are staged
+  // through pinned ones (gpu_pipeline.hpp).
+  bool overlapped_transfers = false;
+  int chunk = 0;
+  // GPU, not per-layer: each batch (or chunk) size's layers captured once into a CUDA graph and replayed; the first
+  // forward of a size runs eagerly (first-use work: algorithm searches, weight preparation) and then captures.
+  bool cuda_graph = false;
   // cudnn: "fastest" takes cuDNN's fastest FP32 (FMA-math) algorithm, FFT and Winograd included, whose
   // rounding differs from a direct sum (seen: 8e-4 relative on AlexNet conv2); "exact" keeps to the GEMM
   // and direct algorithms, which agree with cpu-ref to FP32 rounding.

@@ -53,7 +53,7 @@ std::map<std::string, double> breakdown(const std::vector<ProfileRecord>& record
   for (const std::string& c : breakdown_categories()) out[c] = 0.0;
   if (t1 <= t0) return out;
   // Sweep over every boundary; in each elementary segment the highest-priority active record wins:
-  // GPU activity (kernel, copy, memset) or CPU phase, then API call, else "host".
+  // kernel or CPU phase, then copy or memset, then API call, else "host".
   struct Edge {
     double t;
     int idx;
@@ -66,7 +66,7 @@ std::map<std::string, double> breakdown(const std::vector<ProfileRecord>& record
     const ProfileRecord& r = records[i];
     const double s = std::max(r.start, t0), e = std::min(r.end, t1);
     if (e <= s) continue;
-    prio[i] = r.type == RecordType::api ? 1 : 2;
+    prio[i] = r.type == RecordType::api ? 1 : (r.type == RecordType::memcpy || r.type == RecordType::memset) ? 2 : 3;
     cat[i] = category_of(r, m);
     edges.push_back({s, static_cast<int>(i), true});
     edges.push_back({e, static_cast<int>(i), false});
@@ -89,6 +89,27 @@ std::map<std::string, double> breakdown(const std::vector<ProfileRecord>& record
   }
   credit(t1);
   return out;
+}
+
+double hidden_copy_seconds(const std::vector<ProfileRecord>& records, double t0, double t1) {
+  std::vector<std::pair<double, int>> edges;  // (time, +1/-1 kernels or +2/-2 copies)
+  for (const ProfileRecord& r : records) {
+    const bool kernel = r.type == RecordType::kernel, copy = r.type == RecordType::memcpy;
+    const double s = std::max(r.start, t0), e = std::min(r.end, t1);
+    if ((!kernel && !copy) || e <= s) continue;
+    edges.push_back({s, kernel ? 1 : 2});
+    edges.push_back({e, kernel ? -1 : -2});
+  }
+  std::sort(edges.begin(), edges.end());
+  int kernels = 0, copies = 0;
+  double hidden = 0, t = t0;
+  for (const auto& [at, d] : edges) {
+    if (kernels > 0 && copies > 0) hidden += at - t;
+    t = at;
+    if (d == 1 || d == -1) kernels += d;
+    else copies += d / 2;
+  }
+  return hidden;
 }
 
 std::vector<SummaryRow> summarize(const std::vector<ProfileRecord>& records) {

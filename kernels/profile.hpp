@@ -27,6 +27,9 @@ struct ProfileRecord {
   uint64_t bytes = 0;  // copies and memsets
   std::string copy_kind;  // memcpy: "HtoD", "DtoH", "DtoD", "HtoH"
   uint32_t correlation = 0;  // CUPTI: ties a GPU activity to the API call that caused it
+  uint32_t stream = 0;       // GPU activities: the CUDA stream (CUPTI's stream id); 0 for the rest
+  uint32_t thread = 0;       // API calls and CPU phases: the host thread (CUPTI's thread id); 0 when unknown
+  uint64_t graph_node = 0;   // GPU activities replayed from a CUDA graph: CUPTI's id of the node; 0 otherwise
 };
 
 // A CPU-side phase record (Tracer::cpu_phase).
@@ -39,8 +42,13 @@ const std::vector<std::string>& breakdown_categories();
 // "dtod"), "memset", and API calls by family ("alloc", "free", "memcpy_api", "sync", "launch", "other_api").
 std::string category_of(const ProfileRecord& r, const Model& m);
 
-// Time (seconds) per category over [t0, t1]; the categories partition the interval ("host" is the rest).
+// Time (seconds) per category over [t0, t1]; the categories partition the interval ("host" is the rest). Where
+// records overlap, a kernel (or CPU phase) wins over a copy or memset, which wins over an API call: with copies
+// overlapped on other streams, the time a copy runs under a kernel counts as the kernel's (see hidden_copy_seconds).
 std::map<std::string, double> breakdown(const std::vector<ProfileRecord>& records, const Model& m, double t0, double t1);
+// Time (seconds) in [t0, t1] during which a copy runs while a kernel runs: copy time hidden under compute, which the
+// partition above gives to the kernels. 0 when every copy is serial with the kernels.
+double hidden_copy_seconds(const std::vector<ProfileRecord>& records, double t0, double t1);
 
 struct SummaryRow {
   std::string section;  // "GPU activities" or "API calls"

@@ -12,6 +12,7 @@ packages=(
   libgtest-dev             # the test suites
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev  # classify: JPEG/PNG decode and resize
   python3 python3-numpy python3-matplotlib  # fixtures, golden values and plots
+  python3-jsonschema       # the timeline export (--trace) checked against the trace-event schema
   clang libclang-rt-14-dev libomp-14-dev    # scripts/check.sh: ASan + UBSan build, libFuzzer harnesses
 )
 missing=()

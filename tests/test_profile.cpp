@@ -9,6 +9,7 @@
 #include "app/latency_stats.hpp"
 #include "app/results_io.hpp"
 #include "app/sweep.hpp"
+#include "app/trace_export.hpp"
 #include "kernels/profile.hpp"
 #include "test_util.hpp"
 #include "weights_tools/error.hpp"
@@ -95,6 +96,61 @@ TEST(Profile, BreakdownPartitionsTheRunGpuFirstThenApiThenHost) {
   std::map<std::string, double> w = breakdown(r, m, 2.4, 5.5);
   EXPECT_NEAR(w["conv"], 2.6, 1e-12);
   EXPECT_NEAR(w["fc"], 0.5, 1e-12);
+}
+
+// Copies overlapped with compute on other streams (--transfers overlapped), t = 0..6:
+//   conv kernel (layer 0) [0, 4]; HtoD copy [1, 3] under it; DtoH copy [3.5, 5], half under it; fc kernel [5.5, 6].
+// Partition: conv 4 (the copies under it are the kernel's), dtoh 1 (4-5), fc 0.5, host 0.5 (5-5.5). Hidden: 2 + 0.5.
+TEST(Profile, OverlappedCopiesCountUnderTheKernelAndAsHiddenCopyTime) {
+  Model m = two_layer_model();
+  std::vector<ProfileRecord> r = {rec(RecordType::kernel, "conv_kernel", 0, 4, 0), rec(RecordType::memcpy, "h", 1, 3, -1, "HtoD"),
+                                  rec(RecordType::memcpy, "d", 3.5, 5, -1, "DtoH"), rec(RecordType::kernel, "fc_kernel", 5.5, 6, 2)};
+  std::map<std::string, double> b = breakdown(r, m, 0, 6);
+  EXPECT_NEAR(b["conv"], 4.0, 1e-12);
+  EXPECT_NEAR(b["htod"], 0.0, 1e-12);
+  EXPECT_NEAR(b["dtoh"], 1.0, 1e-12);
+  EXPECT_NEAR(b["fc"], 0.5, 1e-12);
+  EXPECT_NEAR(b["host"], 0.5, 1e-12);
+  EXPECT_NEAR(hidden_copy_seconds(r, 0, 6), 2.5, 1e-12);
+  EXPECT_NEAR(hidden_copy_seconds(r, 2, 6), 1.5, 1e-12);  // clipped to the window
+  // Serial copies hide nothing.
+  std::vector<ProfileRecord> serial = {rec(RecordType::memcpy, "h", 0, 1, -1, "HtoD"), rec(RecordType::kernel, "k", 1, 2, 0),
+                                       rec(RecordType::memcpy, "d", 2, 3, -1, "DtoH")};
+  EXPECT_EQ(hidden_copy_seconds(serial, 0, 3), 0.0);
+}
+
+// --trace: GPU records become complete events on one track per host thread and per stream, times in microseconds
+// from the run's start, each naming its layer.
+TEST(Trace, GpuRecordsGoOnThreadAndStreamTracksInMicroseconds) {
+  Model m = two_layer_model();
+  ProfileRecord launch = rec(RecordType::api, "cudaLaunchKernel", 10.000002, 10.000004, 0);
+  launch.thread = 77;
+  ProfileRecord kernel = rec(RecordType::kernel, "conv_kernel", 10.000005, 10.000015, 0);
+  kernel.stream = 7;
+  ProfileRecord copy = rec(RecordType::memcpy, "[CUDA memcpy HtoD]", 10.000001, 10.000003, -1, "HtoD");
+  copy.stream = 9;
+  copy.bytes = 4096;
+  TraceRun run{"batch 4, warm run 1 of 1", 10.0, 10.00002, {launch, kernel, copy}};
+  nlohmann::json j = chrome_trace({run}, m, {{"tool", "batchscope"}});
+  std::map<int, std::string> tracks;
+  std::map<std::string, nlohmann::json> by_name;
+  for (const auto& e : j["traceEvents"]) {
+    if (e["ph"] == "M" && e["name"] == "thread_name") tracks[e["tid"].get<int>()] = e["args"]["name"];
+    if (e["ph"] == "X") by_name[e["name"]] = e;
+  }
+  EXPECT_EQ(tracks, (std::map<int, std::string>{{0, "run (the measured interval)"}, {1, "CUDA API, host thread 77"},
+                                                {2, "GPU stream 7"}, {3, "GPU stream 9"}}));
+  EXPECT_EQ(by_name["cudaLaunchKernel"]["tid"], 1);
+  EXPECT_EQ(by_name["conv_kernel"]["tid"], 2);
+  EXPECT_EQ(by_name["[CUDA memcpy HtoD]"]["tid"], 3);
+  EXPECT_NEAR(by_name["conv_kernel"]["ts"].get<double>(), 5.0, 1e-6);
+  EXPECT_NEAR(by_name["conv_kernel"]["dur"].get<double>(), 10.0, 1e-6);
+  EXPECT_EQ(by_name["conv_kernel"]["args"]["layer"], "c");
+  EXPECT_EQ(by_name["conv_kernel"]["cat"], "conv");
+  EXPECT_EQ(by_name["[CUDA memcpy HtoD]"]["args"]["bytes"], 4096);
+  EXPECT_FALSE(by_name["[CUDA memcpy HtoD]"]["args"].contains("layer"));
+  EXPECT_NEAR(by_name["run"]["dur"].get<double>(), 20.0, 1e-6);
+  EXPECT_EQ(j["displayTimeUnit"], "ms");
 }
 
 TEST(Profile, SummaryCountsCallsMinMaxAndPercentages) {

@@ -2,12 +2,21 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstddef>
+#include <cstdint>
 #include <utility>
 
 #include "kernels/cuda/check.hpp"
 
 namespace bs {
+
+// Counts device allocations made through DeviceBuffer: a captured CUDA graph holds device pointers, and is stale once
+// any buffer it might read moved (gpu_pipeline.cpp drops its graphs when this changed since their capture).
+inline std::atomic<uint64_t>& device_alloc_epoch() {
+  static std::atomic<uint64_t> epoch{0};
+  return epoch;
+}
 
 template <class T>
 class DeviceBuffer {
@@ -29,6 +38,7 @@ class DeviceBuffer {
     release();
     if (n) CUDA_CHECK(cudaMalloc(&p_, n * sizeof(T)));
     n_ = n;
+    ++device_alloc_epoch();
   }
   void upload(const T* host, size_t n, cudaStream_t s = nullptr) {
     resize(n);

@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <mutex>
 
@@ -125,6 +126,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         r.name = demangle(k->name);
         r.start = k->start * 1e-9;
         r.end = k->end * 1e-9;
+        r.stream = k->streamId;
+        r.graph_node = k->graphNodeId;
         corr = k->correlationId;
         break;
       }
@@ -136,6 +139,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         r.bytes = m->bytes;
         r.start = m->start * 1e-9;
         r.end = m->end * 1e-9;
+        r.stream = m->streamId;
+        r.graph_node = m->graphNodeId;
         corr = m->correlationId;
         break;
       }
@@ -146,6 +151,8 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         r.bytes = m->bytes;
         r.start = m->start * 1e-9;
         r.end = m->end * 1e-9;
+        r.stream = m->streamId;
+        r.graph_node = m->graphNodeId;
         corr = m->correlationId;
         break;
       }
@@ -161,6 +168,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         r.name = runtime_name(a->cbid);
         r.start = a->start * 1e-9;
         r.end = a->end * 1e-9;
+        r.thread = a->threadId;
         corr = a->correlationId;
         break;
       }
@@ -209,12 +217,23 @@ class CuptiProfiler : public Profiler {
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
                                 CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})
       CUPTI_CHECK(cuptiActivityEnableRuntimeApi(id, 0));
+    // CUDA graphs (--cuda-graph): a replayed kernel's correlation id is the graph launch's, outside every layer, so
+    // the layer comes from the graph node that ran it instead: nodes created while a layer's window is open (during
+    // stream capture) belong to that layer, and so do their clones in the instantiated graph. Without the callback
+    // subscription (another tool holds CUPTI's one subscriber) replayed kernels stay outside layers.
+    if (cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&CuptiProfiler::on_resource), this) == CUPTI_SUCCESS) {
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+    } else {
+      subscriber_ = nullptr;
+    }
     c.active = true;
     uint32_t v = 0;
     cuptiGetVersion(&v);
     version_ = v;
   }
   ~CuptiProfiler() override {
+    if (subscriber_) cuptiUnsubscribe(subscriber_);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
     for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);  // disabling a kind never enabled is harmless
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
@@ -226,8 +245,14 @@ class CuptiProfiler : public Profiler {
     c.rezero = false;
   }
 
-  void layer_begin(int layer) override { windows_.push_back({layer, now(), 0.0}); }
-  void layer_end(int) override { windows_.back().end = now(); }
+  void layer_begin(int layer) override {
+    windows_.push_back({layer, now(), 0.0});
+    open_layer_ = layer;
+  }
+  void layer_end(int) override {
+    windows_.back().end = now();
+    open_layer_ = -1;
+  }
   void cpu_phase(const std::string& name, int layer, double start, double end) override {
     std::lock_guard<std::mutex> lock(collector().mu);
     collector().records.push_back(cpu_record(name, layer, start, end));
@@ -302,6 +327,23 @@ class CuptiProfiler : public Profiler {
     double start, end;
   };
 
+  static void CUPTIAPI on_resource(void* self, CUpti_CallbackDomain domain, CUpti_CallbackId cbid, const void* cbdata) {
+    if (domain != CUPTI_CB_DOMAIN_RESOURCE) return;
+    auto* p = static_cast<CuptiProfiler*>(self);
+    const auto* g = static_cast<const CUpti_GraphData*>(static_cast<const CUpti_ResourceData*>(cbdata)->resourceDescriptor);
+    if (!g) return;
+    uint64_t id = 0;
+    if (cuptiGetGraphNodeId(g->node, &id) != CUPTI_SUCCESS) return;
+    std::lock_guard<std::mutex> lock(p->graph_mu_);
+    if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED && p->open_layer_ >= 0) {
+      p->node_layer_[id] = p->open_layer_;
+    } else if (cbid == CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED && g->originalNode) {
+      uint64_t orig = 0;
+      if (cuptiGetGraphNodeId(g->originalNode, &orig) != CUPTI_SUCCESS) return;
+      if (auto it = p->node_layer_.find(orig); it != p->node_layer_.end()) p->node_layer_[id] = it->second;
+    }
+  }
+
   // API calls inside a layer's window name that layer; GPU activities inherit it by correlation id.
   void attribute_layers(std::vector<ProfileRecord>& records, const std::vector<std::pair<double, uint32_t>>& driver) const {
     std::map<uint32_t, int> by_corr;
@@ -318,12 +360,22 @@ class CuptiProfiler : public Profiler {
         by_corr[r.correlation] = l;
       }
     }
-    for (ProfileRecord& r : records)
-      if (r.type != RecordType::api && r.type != RecordType::cpu)
-        if (auto it = by_corr.find(r.correlation); it != by_corr.end()) r.layer = it->second;
+    std::lock_guard<std::mutex> lock(graph_mu_);
+    for (ProfileRecord& r : records) {
+      if (r.type == RecordType::api || r.type == RecordType::cpu) continue;
+      if (r.graph_node) {
+        if (auto it = node_layer_.find(r.graph_node); it != node_layer_.end()) r.layer = it->second;
+      } else if (auto it = by_corr.find(r.correlation); it != by_corr.end()) {
+        r.layer = it->second;
+      }
+    }
   }
 
   std::vector<Run> runs_;
+  CUpti_SubscriberHandle subscriber_ = nullptr;
+  std::atomic<int> open_layer_{-1};      // the layer whose window is open, -1 between layers
+  mutable std::mutex graph_mu_;
+  std::map<uint64_t, int> node_layer_;  // graph node id (captured, or cloned into an instantiated graph) -> layer
   std::vector<Window> windows_;  // in time order
   uint32_t version_ = 0;
 };

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <omp.h>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/const_bank.hpp"
@@ -33,7 +34,34 @@ void host_weights(const Layer& l, const std::vector<float>*& w, const std::vecto
   if (auto* f = std::get_if<FcParams>(&l.op)) { w = &f->weight; b = &f->bias; }
 }
 
+// Whether the runtime knows host memory as pinned (page-locked, allocated or registered through CUDA).
+bool host_pinned(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+// memcpy, over up to 8 OpenMP threads for large copies (one core moves ~10 GB/s into pinned memory; a chunk of
+// AlexNet at batch 256 is 158 MB).
+void host_copy(void* dst, const void* src, size_t bytes) {
+  const int threads = bytes >= (8u << 20) ? std::max(1, std::min(8, omp_get_max_threads())) : 1;
+  const size_t slice = (bytes + threads - 1) / threads;
+#pragma omp parallel for num_threads(threads) schedule(static)
+  for (int t = 0; t < threads; ++t) {
+    const size_t at = std::min(bytes, slice * t), len = std::min(bytes - at, slice);
+    std::memcpy(static_cast<char*>(dst) + at, static_cast<const char*>(src) + at, len);
+  }
+}
+
 }  // namespace
+
+int overlapped_chunk(int n, int chunk) {
+  if (chunk > 0) return std::min(chunk, n);
+  return std::min(n, std::max(32, (n + 3) / 4));
+}
 
 void require_cuda_device(const std::string& backend) {
   int count = 0;
@@ -54,15 +82,34 @@ std::vector<Shape> stored_input_shapes(const Model& m) {
 }
 
 GpuPipelineBackend::GpuPipelineBackend(const BackendOptions& o, const std::string& name) : opts_(o), name_(name) {
+  if (o.per_layer_transfers && o.overlapped_transfers) fail("--transfers", "per-layer and overlapped exclude each other");
+  if (o.per_layer_transfers && o.cuda_graph)
+    fail("--cuda-graph", "needs --transfers resident or overlapped (per-layer allocates and copies synchronously around every layer)");
+  if (o.chunk < 0) fail("--chunk", "must be 0 (the default) or more, found " + std::to_string(o.chunk));
   require_cuda_device(name);
   CUDA_CHECK(cudaStreamCreate(&stream_));
+  if (o.overlapped_transfers) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_in_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_out_, cudaStreamNonBlocking));
+  }
 }
 
 GpuPipelineBackend::~GpuPipelineBackend() {
+  drop_graphs();
   for (auto& d : dev_)
     if (d.tex) cudaDestroyTextureObject(d.tex);
   for (auto& e : events_) cudaEventDestroy(e);
-  if (stream_) cudaStreamDestroy(stream_);
+  for (auto& e : chunk_events_) cudaEventDestroy(e);
+  for (auto& dir : stage_)
+    for (float* p : dir)
+      if (p) cudaFreeHost(p);
+  for (cudaStream_t s : {copy_in_, copy_out_, stream_})
+    if (s) cudaStreamDestroy(s);
+}
+
+void GpuPipelineBackend::drop_graphs() {
+  for (auto& [key, g] : graphs_) cudaGraphExecDestroy(g.exec);
+  graphs_.clear();
 }
 
 void GpuPipelineBackend::load(const Model& m) {
@@ -124,44 +171,73 @@ void GpuPipelineBackend::ensure_events(size_t n_layers) {
 void GpuPipelineBackend::forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) {
   if (!model_) fail(name_, "forward() before load()");
   n_layers = std::min(n_layers, model_->layers.size());
-  plan_batch(n);
   timed_ = stats != nullptr;  // no per-layer events unless someone reads them
-  ensure_events(n_layers);
-  if (opts_.per_layer_transfers) forward_per_layer(in, n, n_layers, out);
-  else forward_resident(in, n, n_layers, out);
-  for (size_t i = 0; stats && i < n_layers; ++i) {
-    float ms = 0.0f;
-    if (!fused_away(i)) CUDA_CHECK(cudaEventElapsedTime(&ms, events_[2 * i], events_[2 * i + 1]));
-    stats->add(i, ms * 1e-3);
+  recorded_.clear();
+  size_t passes = 1;          // layer passes whose events hold times: one, or one per chunk
+  if (opts_.per_layer_transfers) {
+    plan_batch(n);
+    ensure_events(n_layers);
+    forward_per_layer(in, n, n_layers, out);
+  } else if (opts_.overlapped_transfers && n_layers > 0) {
+    const int chunk = overlapped_chunk(n, opts_.chunk);
+    passes = static_cast<size_t>((n + chunk - 1) / chunk);
+    ensure_events(n_layers * passes);
+    forward_overlapped(in, n, n_layers, out);
+  } else {
+    plan_batch(n);
+    ensure_events(n_layers);
+    forward_resident(in, n, n_layers, out);
+  }
+  if (!stats) return;
+  std::vector<char> was(events_.size(), 0);
+  for (size_t e : recorded_) was[e] = 1;
+  for (size_t i = 0; i < n_layers; ++i) {
+    double s = 0;
+    for (size_t p = 0; p < passes; ++p) {
+      const size_t e = 2 * (p * n_layers + i);
+      if (!was[e] || !was[e + 1]) continue;  // fused into another layer's kernel in this pass
+      float ms = 0.0f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[e], events_[e + 1]));
+      s += ms * 1e-3;
+    }
+    stats->add(i, s);
   }
 }
 
-void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layers, float* out) {
+void GpuPipelineBackend::size_buffers(int n, size_t n_layers, int in_images) {
   const Model& m = *model_;
   size_t max_act = 0, ws = 0;
   for (size_t i = 0; i < m.layers.size(); ++i) max_act = std::max<size_t>(max_act, m.layers[i].out.size());
   for (size_t i = 0; i < n_layers; ++i) ws = std::max(ws, workspace_floats(i, n));
-  const size_t in_floats = static_cast<size_t>(m.input.size()) * n, act_floats = max_act * n;
+  in_floats_ = static_cast<size_t>(m.input.size()) * in_images;
+  act_floats_ = max_act * n;
   const size_t guard = opts_.guard_check ? kGuardFloats : 0;
-  in_.resize(in_floats + guard);
-  act_[0].resize(act_floats + guard);
-  act_[1].resize(act_floats + guard);
+  in_.resize(in_floats_ + guard);
+  act_[0].resize(act_floats_ + guard);
+  act_[1].resize(act_floats_ + guard);
   workspace_.resize(ws);
   ws_ptr_ = workspace_.get();
   ws_floats_ = workspace_.size();
-  if (opts_.guard_check) poison(in_floats, act_floats);
+  if (opts_.guard_check) poison(in_floats_, act_floats_);
+}
 
-  CUDA_CHECK(cudaMemcpyAsync(in_.get(), in, in_floats * sizeof(float), cudaMemcpyHostToDevice, stream_));
-  const float* src = in_.get();
+void GpuPipelineBackend::record(size_t ev) {
+  recorded_.push_back(ev);
+  if (capturing_) CUDA_CHECK(cudaEventRecordWithFlags(events_[ev], stream_, cudaEventRecordExternal));
+  else CUDA_CHECK(cudaEventRecord(events_[ev], stream_));
+}
+
+const float* GpuPipelineBackend::run_layers(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to) {
+  const Model& m = *model_;
   int which = 0;  // act_[which] is never src
-  Shape cur = m.input;
+  cur = m.input;
   size_t last_run = 0;  // the last layer that runs its own kernel
   for (size_t i = 0; i < n_layers; ++i)
     if (!fused_away(i)) last_run = i;
   for (size_t i = 0; i < n_layers; ++i) {
     if (fused_away(i)) continue;
     if (tracer_) tracer_->layer_begin(static_cast<int>(i));
-    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
+    if (timed_) record(ev + 2 * i);
     float* dst = act_[which].get();
     const DevLayer& d = dev_[i];
     const float* next = run_layer(i, src, n, dst, cur, LayerWeights{d.w.get(), d.b.size() ? d.b.get() : nullptr, d.tex, d.id});
@@ -172,12 +248,140 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
       if (fin == act_[which].get()) which ^= 1;
       src = fin;
     }
-    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
+    if (timed_) record(ev + 2 * i + 1);
     if (tracer_) tracer_->layer_end(static_cast<int>(i));
   }
+  if (!copy_to) return src;
+  CUDA_CHECK(cudaMemcpyAsync(copy_to, src, static_cast<size_t>(cur.size()) * n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+  return copy_to;
+}
+
+const float* GpuPipelineBackend::run_layers_graphed(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to) {
+  if (!opts_.cuda_graph) return run_layers(src, n, n_layers, cur, ev, copy_to);
+  if (device_alloc_epoch() != graphs_epoch_) drop_graphs();  // a buffer some graph reads may have moved
+  const auto key = std::make_tuple(src, n, n_layers, timed_, ev, copy_to);
+  if (auto it = graphs_.find(key); it != graphs_.end()) {
+    CUDA_CHECK(cudaGraphLaunch(it->second.exec, stream_));
+    recorded_.insert(recorded_.end(), it->second.events.begin(), it->second.events.end());
+    cur = it->second.cur;
+    return it->second.result;
+  }
+  // First time: an eager pass does the first-use work (cuDNN's algorithm search, weight preparation, workspace growth,
+  // which synchronise or allocate and cannot be captured) and gives this forward's output; then the same calls are
+  // captured (not run) and instantiated for the next forwards.
+  const float* result = run_layers(src, n, n_layers, cur, ev, copy_to);
+  if (device_alloc_epoch() != graphs_epoch_) {
+    drop_graphs();
+    graphs_epoch_ = device_alloc_epoch();
+  }
+  const size_t recorded_before = recorded_.size();
+  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+  capturing_ = true;
+  Shape captured_cur;
+  const float* captured = nullptr;
+  std::vector<size_t> g_events;
+  try {
+    captured = run_layers(src, n, n_layers, captured_cur, ev, copy_to);
+  } catch (...) {
+    capturing_ = false;
+    cudaGraph_t broken = nullptr;
+    cudaStreamEndCapture(stream_, &broken);
+    if (broken) cudaGraphDestroy(broken);
+    cudaGetLastError();
+    throw;
+  }
+  capturing_ = false;
+  g_events.assign(recorded_.begin() + recorded_before, recorded_.end());  // recorded by the graph when it runs
+  recorded_.resize(recorded_before);                                    // the eager pass recorded them this time
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  if (device_alloc_epoch() != graphs_epoch_) fail(name_, "--cuda-graph: a layer allocated device memory while being captured (internal)");
+  if (captured != result) fail(name_, "--cuda-graph: the captured pass leaves its output elsewhere than the eager pass (internal)");
+  Graph g;
+  g.events = std::move(g_events);
+  g.result = captured;
+  g.cur = captured_cur;
+  const cudaError_t e = cudaGraphInstantiate(&g.exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) fail(name_, std::string("--cuda-graph: cannot instantiate the captured forward pass: ") + cudaGetErrorString(e));
+  graphs_.emplace(key, g);
+  return result;
+}
+
+void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layers, float* out) {
+  size_buffers(n, n_layers, n);
+  CUDA_CHECK(cudaMemcpyAsync(in_.get(), in, in_floats_ * sizeof(float), cudaMemcpyHostToDevice, stream_));
+  Shape cur;
+  const float* src = n_layers ? run_layers_graphed(in_.get(), n, n_layers, cur, 0, nullptr) : in_.get();
+  if (!n_layers) cur = model_->input;
   CUDA_CHECK(cudaMemcpyAsync(out, src, static_cast<size_t>(cur.size()) * n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
-  if (opts_.guard_check) check_guards(in_floats, act_floats);
+  if (opts_.guard_check) check_guards(in_floats_, act_floats_);
+}
+
+void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_layers, float* out) {
+  const Model& m = *model_;
+  const int chunk = overlapped_chunk(n, opts_.chunk), chunks = (n + chunk - 1) / chunk;
+  const size_t in_per = m.input.size(), out_per = m.layers[n_layers - 1].out.size();
+  size_buffers(chunk, n_layers, n);
+  out_.resize(out_per * n);
+  const bool in_pinned = host_pinned(in), out_pinned = host_pinned(out);
+  const size_t stage_need[2] = {in_pinned ? 0 : in_per * chunk, out_pinned ? 0 : out_per * chunk};
+  for (int dir = 0; dir < 2; ++dir)
+    if (stage_need[dir] > stage_floats_[dir]) {
+      for (float*& p : stage_[dir]) {
+        if (p) CUDA_CHECK(cudaFreeHost(p));
+        p = nullptr;
+        CUDA_CHECK(cudaMallocHost(&p, stage_need[dir] * sizeof(float)));
+      }
+      stage_floats_[dir] = stage_need[dir];
+    }
+  while (chunk_events_.size() < 3 * static_cast<size_t>(chunks)) {
+    cudaEvent_t e;
+    CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    chunk_events_.push_back(e);
+  }
+  auto copied_in = [&](int c) { return chunk_events_[3 * c]; };
+  auto computed = [&](int c) { return chunk_events_[3 * c + 1]; };
+  auto copied_out = [&](int c) { return chunk_events_[3 * c + 2]; };
+  auto images = [&](int c) { return std::min(chunk, n - c * chunk); };
+  // Pageable output: chunk c's output waits in staging slot c % 2 until the host moves it to the caller's buffer.
+  auto drain = [&](int c) {
+    CUDA_CHECK(cudaEventSynchronize(copied_out(c)));
+    host_copy(out + static_cast<size_t>(c) * chunk * out_per, stage_[1][c % 2], out_per * images(c) * sizeof(float));
+  };
+  for (int c = 0; c < chunks; ++c) {
+    const size_t first = static_cast<size_t>(c) * chunk;
+    const int k = images(c);
+    float* dev_in = in_.get() + first * in_per;
+    const size_t in_bytes = in_per * k * sizeof(float), out_bytes = out_per * k * sizeof(float);
+    if (in_pinned) {
+      CUDA_CHECK(cudaMemcpyAsync(dev_in, in + first * in_per, in_bytes, cudaMemcpyHostToDevice, copy_in_));
+    } else {
+      if (c >= 2) CUDA_CHECK(cudaEventSynchronize(copied_in(c - 2)));  // the slot's last copy has left it
+      host_copy(stage_[0][c % 2], in + first * in_per, in_bytes);
+      CUDA_CHECK(cudaMemcpyAsync(dev_in, stage_[0][c % 2], in_bytes, cudaMemcpyHostToDevice, copy_in_));
+    }
+    CUDA_CHECK(cudaEventRecord(copied_in(c), copy_in_));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_, copied_in(c), 0));
+    plan_batch(k);
+    Shape cur;
+    run_layers_graphed(dev_in, k, n_layers, cur, 2 * n_layers * c, out_.get() + first * out_per);
+    CUDA_CHECK(cudaEventRecord(computed(c), stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(copy_out_, computed(c), 0));
+    if (out_pinned) {
+      CUDA_CHECK(cudaMemcpyAsync(out + first * out_per, out_.get() + first * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
+    } else {
+      if (c >= 2) drain(c - 2);
+      CUDA_CHECK(cudaMemcpyAsync(stage_[1][c % 2], out_.get() + first * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
+    }
+    CUDA_CHECK(cudaEventRecord(copied_out(c), copy_out_));
+  }
+  if (!out_pinned)
+    for (int c = std::max(0, chunks - 2); c < chunks; ++c) drain(c);
+  CUDA_CHECK(cudaStreamSynchronize(copy_out_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (opts_.guard_check) check_guards(in_floats_, act_floats_);
 }
 
 void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_layers, float* out) {

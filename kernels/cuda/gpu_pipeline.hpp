@@ -4,11 +4,20 @@
 //              the input goes in (cudaMemcpyAsync) and the output comes back.
 //   per-layer  the study's structure: around every layer cudaMalloc the input, output and weights,
 //              cudaMemcpy them in, run, cudaMemcpy the output back to the host, cudaFree everything.
+//   overlapped resident weights; the batch in chunks: chunk c's input copy runs on a copy-in stream, its layers on
+//              the compute stream once that copy is done, its output (copied to a per-batch output buffer at the end
+//              of its compute) goes back on a copy-out stream. Chunk c+1's copy in and chunk c-1's copy out overlap
+//              chunk c's compute. Host buffers that are not pinned go through two pinned staging slots per direction,
+//              filled and drained by the host (OpenMP threads) while the device works on other chunks.
+// With cuda_graph, the layers of each batch or chunk size (and input place) are captured once into a CUDA graph
+// after one eager pass and replayed from then on; the copies stay outside the graph.
 // A derived backend says which layers it runs (supports), how (run_layer), and names them (describe).
 #pragma once
 #include <cuda_runtime.h>
 
+#include <map>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "kernels/backend.hpp"
@@ -17,6 +26,9 @@
 namespace bs {
 
 void require_cuda_device(const std::string& backend);
+
+// --transfers overlapped: images per chunk for a batch of n; `chunk` 0 gives a quarter of the batch, at least 32.
+int overlapped_chunk(int n, int chunk);
 
 // Per layer, the shape its input is stored in on the 16-bit NHWC paths: the layer's own input shape, except after a
 // flatten, which moves nothing (the next layer reads the NHWC tensor before it).
@@ -66,7 +78,16 @@ class GpuPipelineBackend : public Backend {
     uint64_t id = 0;
   };
   void forward_resident(const float* in, int n, size_t n_layers, float* out);
+  void forward_overlapped(const float* in, int n, size_t n_layers, float* out);
   void forward_per_layer(const float* in, int n, size_t n_layers, float* out);
+  // Sizes the resident buffers for batches (or chunks) of n and an input of in_images images; poisons them if asked.
+  void size_buffers(int n, size_t n_layers, int in_images);
+  // Layers [0, n_layers) of n images from the device input src on stream_, with events from events_[ev]; the last
+  // result is copied to copy_to when given (and that is returned). Sets cur to the output shape.
+  const float* run_layers(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to);
+  // run_layers, through a captured CUDA graph when cuda_graph is set.
+  const float* run_layers_graphed(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to);
+  void record(size_t ev);
   void ensure_events(size_t n_layers);
   void poison(size_t in_floats, size_t act_floats);
   void check_guards(size_t in_floats, size_t act_floats);
@@ -74,9 +95,28 @@ class GpuPipelineBackend : public Backend {
   std::string name_;
   std::vector<DevLayer> dev_;
   DeviceBuffer<float> in_, act_[2];  // resident: (N, C, H, W) input; ping-pong activations
+  DeviceBuffer<float> out_;          // overlapped: the whole batch's output, each chunk's copied in at its end
+  size_t in_floats_ = 0, act_floats_ = 0;  // what this forward uses of in_ and act_ (guards follow)
+  // overlapped
+  cudaStream_t copy_in_ = nullptr, copy_out_ = nullptr;
+  std::vector<cudaEvent_t> chunk_events_;  // per chunk: input copied, compute done, output copied
+  float* stage_[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};  // [in|out][slot]: pinned staging, stage_floats_[dir] each
+  size_t stage_floats_[2] = {0, 0};
+  // cuda_graph: instantiated graphs per (src, n, layers, timed, first event, copy_to), with the result and shape
+  struct Graph {
+    cudaGraphExec_t exec = nullptr;
+    const float* result = nullptr;
+    Shape cur;
+    std::vector<size_t> events;  // indices into events_ the graph records
+  };
+  std::map<std::tuple<const float*, int, size_t, bool, size_t, float*>, Graph> graphs_;
+  uint64_t graphs_epoch_ = 0;  // device_alloc_epoch() when the graphs were captured
+  bool capturing_ = false;
+  void drop_graphs();
   DeviceBuffer<float> workspace_;
   std::vector<cudaEvent_t> events_;  // start and end of each layer
   bool timed_ = false;               // record them in this forward
+  std::vector<size_t> recorded_;     // the events recorded in this forward (layers fused away have none)
 };
 
 }  // namespace bs

@@ -60,7 +60,7 @@ void host_copy(void* dst, const void* src, size_t bytes) {
 
 int overlapped_chunk(int n, int chunk) {
   if (chunk > 0) return std::min(chunk, n);
-  return std::min(n, std::max(32, (n + 3) / 4));
+  return std::min(n, std::max(32, (n + 7) / 8));
 }
 
 void require_cuda_device(const std::string& backend) {

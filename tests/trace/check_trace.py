@@ -83,7 +83,10 @@ with tempfile.TemporaryDirectory() as tmp:
             check(-1 <= e["ts"] <= span, "batch %d: %s starts inside its run (%.3f of %.3f us)" % (batch, e["name"], e["ts"], span))
             if a["type"] == ("kernel" if gpu else "cpu") and "layer" in a:
                 work[a["layer"]] += e["dur"]
-        if gpu:
+        if gpu:  # every convolution and fully connected layer ran kernels of its own (also when replayed from a graph)
+            for r in layers:
+                if r["run"] == "warm" and int(r["batch"]) == batch and r["type"] in ("convolution", "fully_connected"):
+                    check(work.get(r["layer"], 0) > 0, "batch %d: layer %s has its kernels in the trace" % (batch, r["layer"]))
             check(kinds["kernel"] > 0 and kinds["memcpy"] >= 2 and kinds["api"] > 0,
                   "batch %d: kernels, copies and API calls traced: %r" % (batch, dict(kinds)))
         want = {r["layer"]: float(r["median_ms"]) * 1e3 for r in layers if r["run"] == "warm" and int(r["batch"]) == batch}

@@ -1,4 +1,5 @@
 #include "app/datasets.hpp"
+#include "app/install_paths.hpp"
 
 #include <algorithm>
 #include <climits>
@@ -17,6 +18,7 @@ namespace bs {
 
 std::string data_dir() {
   if (const char* d = std::getenv("BATCHSCOPE_DATA"); d && *d) return d;
+  if (const std::string share = installed_share_dir(); !share.empty()) return share + "/data";
   return BATCHSCOPE_DATA_DIR;
 }
 

@@ -7,7 +7,7 @@
 
 namespace bs {
 
-std::string data_dir();  // $BATCHSCOPE_DATA, else the source tree's data/
+std::string data_dir();  // $BATCHSCOPE_DATA, else an installed PREFIX/share/batchscope/data, else the source tree's data/ (install_paths.hpp)
 
 struct LabelledImages {
   std::string images_path, labels_path;

@@ -1,4 +1,5 @@
 #include "app/report.hpp"
+#include "app/install_paths.hpp"
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -19,9 +20,9 @@ void ReportOptions::add_to(CLI::App& app) {
 }
 
 int run_report(const ReportOptions& o) {
-  const char* src = std::getenv("BATCHSCOPE_SOURCE_DIR");
-  const std::string script = std::string(src && *src ? src : BATCHSCOPE_SOURCE_DIR) + "/plots/report.py";
-  if (!std::filesystem::exists(script)) fail(script, "not found (set BATCHSCOPE_SOURCE_DIR to the source tree)");
+  const std::string script = plots_dir() + "/report.py";
+  if (!std::filesystem::exists(script))
+    fail(script, "not found (install with cmake --install, or set BATCHSCOPE_SOURCE_DIR to the source tree)");
   for (const std::string& c : o.csvs)
     if (!std::filesystem::exists(c)) fail(c, "no such file");
   // Debian's python3 carries matplotlib (scripts/setup.sh); another python3 on PATH may not.

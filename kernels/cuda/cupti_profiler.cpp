@@ -200,7 +200,7 @@ class CuptiProfiler : public Profiler {
     // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
     // "serial-kernel" traces kernels with CUPTI_ACTIVITY_KIND_KERNEL instead of CONCURRENT_KERNEL.
     const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
-    const std::string sel = only ? only : "kernel,memcpy,memset,runtime,driver";
+    const std::string sel = only ? only : "kernel,memcpy,memset,runtime,driver,graph";
     const char* names[] = {"kernel", "memcpy", "memset", "runtime"};
     for (int i = 0; i < 4; ++i)
       if (sel.find(names[i]) != std::string::npos)
@@ -220,8 +220,10 @@ class CuptiProfiler : public Profiler {
     // CUDA graphs (--cuda-graph): a replayed kernel's correlation id is the graph launch's, outside every layer, so
     // the layer comes from the graph node that ran it instead: nodes created while a layer's window is open (during
     // stream capture) belong to that layer, and so do their clones in the instantiated graph. Without the callback
-    // subscription (another tool holds CUPTI's one subscriber) replayed kernels stay outside layers.
-    if (cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&CuptiProfiler::on_resource), this) == CUPTI_SUCCESS) {
+    // subscription (another tool holds CUPTI's one subscriber; or BATCHSCOPE_CUPTI_KINDS without "graph") replayed
+    // kernels stay outside layers.
+    if (sel.find("graph") != std::string::npos &&
+        cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&CuptiProfiler::on_resource), this) == CUPTI_SUCCESS) {
       cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
       cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
     } else {

@@ -55,7 +55,8 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
                                            "(allocate, copy in, run, copy out, free around every layer) | overlapped "
                                            "(resident, the batch in chunks whose copies overlap the compute of others)")
       ->capture_default_str();
-  app.add_option("--chunk", chunk, "--transfers overlapped: images per chunk (default: an eighth of the batch, at least 32)");
+  app.add_option("--chunk", chunk, "--transfers overlapped: images per chunk (default: quarters of the batch, at least 32, reached by doubling "
+                                      "from a sixteenth)");
   app.add_flag("--cuda-graph", cuda_graph, "GPU backends: capture each batch size's layers once into a CUDA graph and replay "
                                            "it (the cold run holds an eager pass, the capture and the instantiation)");
   app.add_option("--trace", trace, "write one warm run per batch size as Chrome trace-event JSON (Perfetto, chrome://tracing): "
@@ -524,7 +525,7 @@ class SweepDriver {
     j["transfers"] = id_.transfers;
     if (o_.transfers == "overlapped") {
       j["chunk"] = o_.chunk > 0 ? o_.chunk : 0;
-      j["chunk_note"] = o_.chunk > 0 ? "images per chunk, as given" : "0: per batch, an eighth of it, at least 32 (and at most the batch)";
+      j["chunk_note"] = o_.chunk > 0 ? "images per chunk, as given" : "0: quarters of the batch (at least 32), reached by doubling from a quarter of that (at least 16)";
       j["copy_hidden"] = "copy_hidden_ms: time a copy runs while a kernel runs; the breakdown gives that time to the kernel";
     }
     j["cuda_graph"] = o_.cuda_graph;

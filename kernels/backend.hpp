@@ -33,7 +33,7 @@ struct BackendOptions {
   // activations go back to the host), instead of keeping weights and activations resident on the device.
   bool per_layer_transfers = false;
   bool pinned_host = false;  // per-layer: host intermediates in pinned memory (cudaMallocHost / cudaFreeHost)
-  // GPU, resident weights: the batch split into chunks of `chunk` images (0: an eighth of the batch, at least 32), whose
+  // GPU, resident weights: the batch split into chunks of `chunk` images (0: quarters of the batch reached by doubling from a sixteenth), whose
   // host-to-device copies run on one stream, compute on another and device-to-host copies on a third, so that chunk
   // i+1's copy in and chunk i-1's copy out overlap chunk i's compute. Host buffers that are not pinned are staged
   // through pinned ones (gpu_pipeline.hpp).

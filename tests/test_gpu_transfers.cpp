@@ -11,6 +11,7 @@
 #include "app/runner.hpp"
 #include "app/sweep.hpp"
 #include "gpu_util.hpp"
+#include "kernels/menus.hpp"
 #include "kernels/profile.hpp"
 #include "test_util.hpp"
 
@@ -73,6 +74,30 @@ TEST(GpuTransfers, OverlappedAndGraphedPassesMatchCpuRef) {
         double layers = 0;
         for (double s : stats.layer_seconds) layers += s;
         EXPECT_GT(layers, 0.0) << "per-layer event times, " << md.backend << (md.graph ? " graph" : "");
+      }
+    }
+}
+
+// The 16-bit paths convert the input at the start of the first layer and the output at the end of the last: per
+// chunk, and inside the graph.
+TEST(GpuTransfers, HalfPrecisionOverlappedAndGraphedWithinTolerance) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = load_model(test::data_file("models/ece408"));
+  for (const char* backend : {"cuda", "cudnn"})
+    for (const char* precision : {"fp16", "bf16", "tf32"}) {
+      BackendOptions o;
+      o.precision = precision;
+      o.overlapped_transfers = true;
+      o.cuda_graph = true;
+      o.chunk = 24;
+      o.guard_check = true;
+      auto gpu = open_backend(m, backend, o);
+      for (int n : {60, 60, 7}) {
+        std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+        const double err = test::rel_l2(forward(*gpu, m, in, n, n == 7), test::cpu_ref_output(m, in, n));
+        EXPECT_LE(err, precision_tolerance(precision)) << backend << " " << precision << " batch " << n << " seed " << seed;
       }
     }
 }

@@ -58,9 +58,19 @@ void host_copy(void* dst, const void* src, size_t bytes) {
 
 }  // namespace
 
-int overlapped_chunk(int n, int chunk) {
-  if (chunk > 0) return std::min(chunk, n);
-  return std::min(n, std::max(32, (n + 7) / 8));
+std::vector<int> overlapped_chunks(int n, int chunk) {
+  std::vector<int> sizes;
+  int left = n;
+  int next = chunk;
+  if (chunk <= 0) {  // default: quarters of the batch, reached by doubling from a sixteenth (the first chunk's copy
+    chunk = std::max(32, (n + 3) / 4);  // in has nothing to hide under; each copy must fit under the compute before it)
+    next = std::max(16, chunk / 4);
+  }
+  for (; left > 0; left -= sizes.back()) {
+    sizes.push_back(std::min(next, left));
+    next = std::min(chunk, 2 * next);
+  }
+  return sizes;
 }
 
 void require_cuda_device(const std::string& backend) {
@@ -179,8 +189,7 @@ void GpuPipelineBackend::forward(const float* in, int n, size_t n_layers, float*
     ensure_events(n_layers);
     forward_per_layer(in, n, n_layers, out);
   } else if (opts_.overlapped_transfers && n_layers > 0) {
-    const int chunk = overlapped_chunk(n, opts_.chunk);
-    passes = static_cast<size_t>((n + chunk - 1) / chunk);
+    passes = overlapped_chunks(n, opts_.chunk).size();
     ensure_events(n_layers * passes);
     forward_overlapped(in, n, n_layers, out);
   } else {
@@ -321,7 +330,10 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
 
 void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_layers, float* out) {
   const Model& m = *model_;
-  const int chunk = overlapped_chunk(n, opts_.chunk), chunks = (n + chunk - 1) / chunk;
+  const std::vector<int> count = overlapped_chunks(n, opts_.chunk);
+  const int chunks = static_cast<int>(count.size()), chunk = *std::max_element(count.begin(), count.end());
+  std::vector<size_t> first(chunks, 0);  // each chunk's first image
+  for (int c = 1; c < chunks; ++c) first[c] = first[c - 1] + count[c - 1];
   const size_t in_per = m.input.size(), out_per = m.layers[n_layers - 1].out.size();
   size_buffers(chunk, n_layers, n);
   out_.resize(out_per * n);
@@ -344,36 +356,35 @@ void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_lay
   auto copied_in = [&](int c) { return chunk_events_[3 * c]; };
   auto computed = [&](int c) { return chunk_events_[3 * c + 1]; };
   auto copied_out = [&](int c) { return chunk_events_[3 * c + 2]; };
-  auto images = [&](int c) { return std::min(chunk, n - c * chunk); };
   // Pageable output: chunk c's output waits in staging slot c % 2 until the host moves it to the caller's buffer.
   auto drain = [&](int c) {
     CUDA_CHECK(cudaEventSynchronize(copied_out(c)));
-    host_copy(out + static_cast<size_t>(c) * chunk * out_per, stage_[1][c % 2], out_per * images(c) * sizeof(float));
+    host_copy(out + first[c] * out_per, stage_[1][c % 2], out_per * count[c] * sizeof(float));
   };
   for (int c = 0; c < chunks; ++c) {
-    const size_t first = static_cast<size_t>(c) * chunk;
-    const int k = images(c);
-    float* dev_in = in_.get() + first * in_per;
+    const size_t at = first[c];
+    const int k = count[c];
+    float* dev_in = in_.get() + at * in_per;
     const size_t in_bytes = in_per * k * sizeof(float), out_bytes = out_per * k * sizeof(float);
     if (in_pinned) {
-      CUDA_CHECK(cudaMemcpyAsync(dev_in, in + first * in_per, in_bytes, cudaMemcpyHostToDevice, copy_in_));
+      CUDA_CHECK(cudaMemcpyAsync(dev_in, in + at * in_per, in_bytes, cudaMemcpyHostToDevice, copy_in_));
     } else {
       if (c >= 2) CUDA_CHECK(cudaEventSynchronize(copied_in(c - 2)));  // the slot's last copy has left it
-      host_copy(stage_[0][c % 2], in + first * in_per, in_bytes);
+      host_copy(stage_[0][c % 2], in + at * in_per, in_bytes);
       CUDA_CHECK(cudaMemcpyAsync(dev_in, stage_[0][c % 2], in_bytes, cudaMemcpyHostToDevice, copy_in_));
     }
     CUDA_CHECK(cudaEventRecord(copied_in(c), copy_in_));
     CUDA_CHECK(cudaStreamWaitEvent(stream_, copied_in(c), 0));
     plan_batch(k);
     Shape cur;
-    run_layers_graphed(dev_in, k, n_layers, cur, 2 * n_layers * c, out_.get() + first * out_per);
+    run_layers_graphed(dev_in, k, n_layers, cur, 2 * n_layers * c, out_.get() + at * out_per);
     CUDA_CHECK(cudaEventRecord(computed(c), stream_));
     CUDA_CHECK(cudaStreamWaitEvent(copy_out_, computed(c), 0));
     if (out_pinned) {
-      CUDA_CHECK(cudaMemcpyAsync(out + first * out_per, out_.get() + first * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
+      CUDA_CHECK(cudaMemcpyAsync(out + at * out_per, out_.get() + at * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
     } else {
       if (c >= 2) drain(c - 2);
-      CUDA_CHECK(cudaMemcpyAsync(stage_[1][c % 2], out_.get() + first * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
+      CUDA_CHECK(cudaMemcpyAsync(stage_[1][c % 2], out_.get() + at * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
     }
     CUDA_CHECK(cudaEventRecord(copied_out(c), copy_out_));
   }

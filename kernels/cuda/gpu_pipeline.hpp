@@ -27,9 +27,11 @@ namespace bs {
 
 void require_cuda_device(const std::string& backend);
 
-// --transfers overlapped: images per chunk for a batch of n; `chunk` 0 gives an eighth of the batch, at least 32 (measured
-// on an H100, AlexNet batch 1024: experiments/end-to-end.md).
-int overlapped_chunk(int n, int chunk);
+// --transfers overlapped: the chunk sizes for a batch of n. `chunk` > 0: chunks of that many images (the last holds
+// the rest). 0, the default: chunks of a quarter of the batch (at least 32), reached by doubling from a quarter of
+// that (at least 16): the first chunk's copy in has nothing to hide under, and each chunk's copy must fit under the
+// compute of the one before (1024: 64, 128, 256, 256, 256, 64). experiments/end-to-end.md measured the choice.
+std::vector<int> overlapped_chunks(int n, int chunk);
 
 // Per layer, the shape its input is stored in on the 16-bit NHWC paths: the layer's own input shape, except after a
 // flatten, which moves nothing (the next layer reads the NHWC tensor before it).

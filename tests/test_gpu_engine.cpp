@@ -309,7 +309,11 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
       const double err = test::rel_l2(run(*gpu, m, in, n), want);
       std::printf("tf32 %s conv %s batch %d: rel L2 %.3g\n", c.backend, c.conv, n, err);
       EXPECT_LE(err, 5e-3) << c.backend << " conv " << c.conv << " batch " << n << " seed " << seed;
-      EXPECT_GT(err, 1e-6) << "tf32 that agrees to FP32 rounding did not round its operands";
+      // Our TF32 kernels must round; cuDNN's tensor-op math only allows TF32, and at batch 1 it was seen (H100, cuDNN
+      // 9.19) to pick an FP32 algorithm for every layer (rel L2 9.7e-7), which is its right.
+      if (std::string(c.backend) == "cuda") {
+        EXPECT_GT(err, 1e-6) << "tf32 that agrees to FP32 rounding did not round its operands";
+      }
       if (std::string(c.backend) == "cuda" && std::string(c.conv) == "auto") {
         EXPECT_NE(gpu->describe(m.layers[0]).find("gemm-tf32"), std::string::npos) << gpu->describe(m.layers[0]);
         EXPECT_NE(gpu->describe(m.layers[16]).find(n == 1 ? "fc v5 stream" : "gemm-tf32"), std::string::npos) << gpu->describe(m.layers[16]);

@@ -34,6 +34,10 @@ void ThroughputOptions::add_to(CLI::App& app) {
       ->capture_default_str();
   app.add_option("--warmup", warmup, "untimed batches per worker before the clock starts")->capture_default_str();
   app.add_option("--host-memory", host_memory, "pinned | pageable host buffers for input and output")->capture_default_str();
+  app.add_option("--transfers", transfers, "GPU: resident | overlapped (each batch in chunks: copies overlap compute)")
+      ->capture_default_str();
+  app.add_option("--chunk", chunk, "--transfers overlapped: images per chunk (default: as batchscope sweep)");
+  app.add_flag("--cuda-graph", cuda_graph, "GPU: each worker replays its batch size's layers from a captured CUDA graph");
   app.add_option("--out", out, "results CSV (FILE.json beside it); without it, the table on stdout only");
   app.add_flag("--global-batch", global_batch, "mpirun: --images and --batch are totals, split across the ranks");
   app.add_flag("--per-rank-batch", per_rank_batch, "mpirun: every rank streams --images at --batch (weak scaling)");
@@ -52,6 +56,10 @@ void ThroughputOptions::validate(int ranks) const {
   if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
   if (host_memory != "pageable" && host_memory != "pinned")
     fail("--host-memory", "expected pageable or pinned, found '" + host_memory + "'");
+  if (transfers != "resident" && transfers != "overlapped")
+    fail("--transfers", "expected resident or overlapped, found '" + transfers + "'");
+  if (chunk < 0) fail("--chunk", "must be positive, found " + std::to_string(chunk));
+  if (chunk > 0 && transfers != "overlapped") fail("--chunk", "applies to --transfers overlapped only");
   check_rank_split(ranks, global_batch, per_rank_batch, no_baseline, batches, "--batch",
                    "the work, --global-batch (--images and --batch split across the ranks) or --per-rank-batch (every "
                    "rank runs them whole)");
@@ -262,9 +270,14 @@ int run_throughput(ThroughputOptions o) {
   o.flags.validate(o.backend);
   const bool gpu = o.backend == "cuda" || o.backend == "cudnn";
   if (!gpu && o.streams > 1) fail("--streams", "applies to GPU backends (the CPU backends already use every core)");
+  if (!gpu && (o.transfers != "resident" || o.cuda_graph))
+    fail(o.cuda_graph ? "--cuda-graph" : "--transfers", "applies to GPU backends only");
   if (!gpu && o.host_memory == "pinned") o.host_memory = "pageable";  // pinned memory is a CUDA allocation
   BackendOptions opts = o.flags.options();
   opts.pinned_host = o.host_memory == "pinned";
+  opts.overlapped_transfers = o.transfers == "overlapped";
+  opts.chunk = o.chunk;
+  opts.cuda_graph = o.cuda_graph;
   if (!gpu) share_cores(world, opts);
 
   Model m;
@@ -380,7 +393,7 @@ int run_throughput(ThroughputOptions o) {
   id.variant = o.flags.conv_label(o.backend);
   id.fc_variant = o.flags.fc_label(o.backend);
   id.precision = opts.precision;
-  id.transfers = gpu ? "resident" : "host";
+  id.transfers = gpu ? o.transfers + (o.cuda_graph ? "+graph" : "") : "host";
   id.host_memory = o.host_memory;
   id.profiler = "off";
 
@@ -401,6 +414,9 @@ int run_throughput(ThroughputOptions o) {
     nlohmann::json j = run_metadata("batchscope throughput", o.command_line, m, pool.source, o.backend, id.variant, id.fc_variant);
     j["precision"] = opts.precision;
     j["host_memory"] = o.host_memory;
+    j["transfers"] = id.transfers;
+    if (o.transfers == "overlapped") j["chunk"] = o.chunk;
+    j["cuda_graph"] = o.cuda_graph;
     j["streams"] = o.streams;
     j["images"] = o.images;
     j["batches"] = o.batches;

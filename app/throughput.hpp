@@ -21,6 +21,9 @@ struct ThroughputOptions {
   int streams = 1;
   int warmup = 2;  // untimed batches per worker before the clock starts
   std::string host_memory = "pinned";
+  std::string transfers = "resident";  // GPU: resident | overlapped (each batch in chunks whose copies overlap compute)
+  int chunk = 0;                       // overlapped: images per chunk (0: gpu_pipeline.hpp's default)
+  bool cuda_graph = false;             // GPU: replay each batch size's layers from a captured CUDA graph
   std::string out;  // optional CSV (FILE.json beside it)
   bool global_batch = false, per_rank_batch = false, no_baseline = false;  // MPI
   std::string command_line;

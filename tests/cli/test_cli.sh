@@ -85,6 +85,9 @@ expect_fail "--chunk: must be positive, found -3" $bs sweep --model "$model" --b
 expect_fail "--cuda-graph: needs --transfers resident or overlapped" $bs sweep --model "$model" --backend cpu --transfers per-layer --cuda-graph --out "$tmp/s.csv"
 expect_fail "--cuda-graph: applies to GPU backends only" $bs sweep --model "$model" --backend cpu --cuda-graph --out "$tmp/s.csv"
 expect_fail "--transfers: applies to GPU backends only" $bs sweep --model "$model" --backend cpu --transfers overlapped --out "$tmp/s.csv"
+expect_fail "--transfers: expected resident or overlapped, found 'per-layer'" $bs throughput --model "$model" --backend cpu --transfers per-layer
+expect_fail "--cuda-graph: applies to GPU backends only" $bs throughput --model "$model" --backend cpu --cuda-graph
+expect_fail "--chunk: applies to --transfers overlapped only" $bs throughput --model "$model" --backend cpu --chunk 8
 expect_fail "--trace: cannot write $tmp/nodir/t.json" $bs profile --model "$model" --backend cpu --trace "$tmp/nodir/t.json"
 expect_fail "--batches: batch 900000000 needs .* GiB of host memory" $bs sweep --model "$model" --backend cpu --batches 900000000 --out "$tmp/s.csv"
 expect_absent "$tmp/s.csv"

@@ -1,16 +1,26 @@
 #!/usr/bin/env bash
 # Builds the binaries for the GPU machine (build-device/: OpenCV off, since that machine has none) and packs
 # them, with the shared libraries that machine lacks and the commit they were built from, into
-# .device/pack.tar.xz (git-ignored; ~4 MB, where the binaries themselves are ~25 MB and the device tool carries
+# .device/pack.tar.xz (git-ignored; ~9 MB, where the binaries themselves are ~55 MB and the device tool carries
 # at most 64 MiB with the tree). experiments/gpu_check.sh unpacks it into .device/ there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DBATCHSCOPE_WITH_OPENCV=OFF >/dev/null
-cmake --build build-device -j"$(nproc)" --target batchscope batchscope-weights test_gpu >/dev/null
+# PACK: which binaries travel (default all three). The device tool carries at most 64 MiB with the tree, which the
+# three (~9 MB packed) reached late in the sixth session: PACK="batchscope batchscope-weights" packs ~4.8 MB.
+PACK=${PACK:-batchscope batchscope-weights test_gpu}
+cmake --build build-device -j"$(nproc)" --target $PACK >/dev/null
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 mkdir -p "$stage/lib"
-cp build-device/app/batchscope build-device/weights_tools/batchscope-weights build-device/tests/test_gpu "$stage/"
+for t in $PACK; do
+  case $t in
+    batchscope) cp build-device/app/batchscope "$stage/" ;;
+    batchscope-weights) cp build-device/weights_tools/batchscope-weights "$stage/" ;;
+    test_gpu) cp build-device/tests/test_gpu "$stage/" ;;
+    *) echo "pack_device.sh: PACK: unknown binary '$t' (batchscope, batchscope-weights, test_gpu)" >&2; exit 2 ;;
+  esac
+done
 for lib in libzip.so.4; do  # the GPU machine has OpenBLAS, CUDA and cuDNN
   cp -L "$(ldconfig -p | awk -v l=$lib '$1 == l {print $NF; exit}')" "$stage/lib/"
 done

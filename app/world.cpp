@@ -124,11 +124,13 @@ void World::step(const std::function<void()>& work, bool* more) {
   } catch (const std::exception& e) {
     error = std::string("internal error: ") + e.what();
   }
-  if (!mpi_) {
+  if (!mpi_) {  // one process: *more stays this rank's own answer
     if (!error.empty()) throw Error(error);
     return;
   }
-#ifdef BATCHSCOPE_HAVE_MPI
+#ifndef BATCHSCOPE_HAVE_MPI
+  (void)more;  // mpi_ is never set without MPI
+#else
   // One allreduce carries both answers: whether any rank failed, and whether any wants more.
   int mine[2] = {error.empty() ? 0 : 1, more && *more ? 1 : 0}, all[2] = {0, 0};
   MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

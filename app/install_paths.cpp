@@ -5,6 +5,11 @@
 
 namespace bs {
 
+std::string source_dir() {
+  const char* s = std::getenv("BATCHSCOPE_SOURCE_DIR");
+  return s && *s ? s : BATCHSCOPE_SOURCE_DIR;
+}
+
 std::string installed_share_dir() {
   namespace fs = std::filesystem;
   std::error_code ec;
@@ -15,9 +20,9 @@ std::string installed_share_dir() {
 }
 
 std::string plots_dir() {
-  if (const char* s = std::getenv("BATCHSCOPE_SOURCE_DIR"); s && *s) return std::string(s) + "/plots";
-  if (const std::string share = installed_share_dir(); !share.empty()) return share + "/plots";
-  return std::string(BATCHSCOPE_SOURCE_DIR) + "/plots";
+  const char* s = std::getenv("BATCHSCOPE_SOURCE_DIR");
+  const std::string share = s && *s ? "" : installed_share_dir();
+  return share.empty() ? source_dir() + "/plots" : share + "/plots";
 }
 
 }  // namespace bs

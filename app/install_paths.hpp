@@ -7,6 +7,9 @@
 
 namespace bs {
 
+// $BATCHSCOPE_SOURCE_DIR, else the source tree the binaries were built from.
+std::string source_dir();
+
 // PREFIX/share/batchscope when this executable lies in PREFIX/bin and that folder exists; else empty.
 std::string installed_share_dir();
 

@@ -1,4 +1,5 @@
 #include "app/metadata.hpp"
+#include "app/install_paths.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
@@ -29,11 +30,6 @@ nlohmann::json host_info() {
           {"memory_bytes", static_cast<double>(sysconf(_SC_PHYS_PAGES)) * sysconf(_SC_PAGE_SIZE)},
           {"os", std::string(u.sysname) + " " + u.release},
           {"hostname", u.nodename}};
-}
-
-static std::string source_dir() {
-  const char* s = std::getenv("BATCHSCOPE_SOURCE_DIR");
-  return s && *s ? s : BATCHSCOPE_SOURCE_DIR;
 }
 
 // The commit of the binaries: binaries carried to another machine (scripts/pack_device.sh puts them in

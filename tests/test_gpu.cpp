@@ -254,16 +254,6 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
 
 namespace {
 
-std::map<std::string, std::string> warm_row(const std::string& csv, int batch) {
-  const auto rows = test::read_csv(csv);
-  for (size_t r = 1; r < rows.size(); ++r) {
-    std::map<std::string, std::string> row;
-    for (size_t i = 0; i < rows[0].size() && i < rows[r].size(); ++i) row[rows[0][i]] = rows[r][i];
-    if (row["run"] == "warm" && row["batch"] == std::to_string(batch)) return row;
-  }
-  return {};
-}
-
 // A sweep over batches 1 and 2 records HtoD, kernel and DtoH time, and its categories add up to the total
 // measured with the host clock (within 10 %), in both transfer structures.
 TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToTotal) {
@@ -279,7 +269,7 @@ TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToTotal) {
     o.out = d / "r.csv";
     ASSERT_EQ(run_sweep(o), 0);
     for (int b : {1, 2}) {
-      auto row = warm_row(d / "r.csv", b);
+      auto row = test::warm_row(d / "r.csv", b);
       ASSERT_FALSE(row.empty());
       EXPECT_GT(std::stod(row["htod_ms"]), 0.0) << transfers;
       EXPECT_GT(std::stod(row["conv_ms"]) + std::stod(row["fc_ms"]), 0.0) << transfers;

@@ -115,16 +115,6 @@ TEST(GpuTransfers, BadCombinationsAreClearErrors) {
   }
 }
 
-std::map<std::string, std::string> row_of(const std::string& csv, int batch, const std::string& layer = "") {
-  const auto rows = test::read_csv(csv);
-  for (size_t r = 1; r < rows.size(); ++r) {
-    std::map<std::string, std::string> row;
-    for (size_t i = 0; i < rows[0].size() && i < rows[r].size(); ++i) row[rows[0][i]] = rows[r][i];
-    if (row["run"] == "warm" && row["batch"] == std::to_string(batch) && (layer.empty() || row["layer"] == layer)) return row;
-  }
-  return {};
-}
-
 // Overlapped: copies still in the breakdown (what is not under a kernel), the categories still add up to the total,
 // and hidden copy time reported. Graphed: every convolution's kernels still have their layer (CUPTI graph nodes).
 TEST(GpuTransfers, SweepsKeepAnHonestBreakdownAndLayerTimes) {
@@ -141,7 +131,7 @@ TEST(GpuTransfers, SweepsKeepAnHonestBreakdownAndLayerTimes) {
     o.host_memory = "pinned";
     o.out = d / "r.csv";
     ASSERT_EQ(run_sweep(o), 0) << mode;
-    auto row = row_of(d / "r.csv", 256);
+    auto row = test::warm_row(d / "r.csv", 256);
     ASSERT_FALSE(row.empty()) << mode;
     EXPECT_EQ(row["transfers"], o.transfers + (o.cuda_graph ? "+graph" : "")) << mode;
     EXPECT_EQ(row["check"], "ok") << mode;
@@ -154,7 +144,7 @@ TEST(GpuTransfers, SweepsKeepAnHonestBreakdownAndLayerTimes) {
     EXPECT_GE(std::stod(row["copy_hidden_ms"]), 0.0) << mode;
     EXPECT_LE(std::stod(row["copy_hidden_ms"]), total) << mode;
     for (const char* layer : {"new0", "new1", "fullyconnected0"}) {
-      auto l = row_of(d / "r.layers.csv", 256, layer);
+      auto l = test::warm_row(d / "r.layers.csv", 256, layer);
       ASSERT_FALSE(l.empty()) << mode << " " << layer;
       EXPECT_GT(std::stod(l["median_ms"]), 0.0) << mode << " " << layer << ": kernels not attributed to the layer";
     }

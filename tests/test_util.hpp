@@ -7,6 +7,7 @@
 #include <filesystem>
 #include <functional>
 #include <fstream>
+#include <map>
 #include <random>
 #include <string>
 #include <vector>
@@ -77,6 +78,17 @@ inline std::vector<std::vector<std::string>> read_csv(const std::string& path) {
     rows.push_back(cells);
   }
   return rows;
+}
+
+// The warm row of a sweep CSV (or, with `layer`, of its layers CSV) for one batch size, by column name; empty if none.
+inline std::map<std::string, std::string> warm_row(const std::string& csv, int batch, const std::string& layer = "") {
+  const auto rows = read_csv(csv);
+  for (size_t r = 1; r < rows.size(); ++r) {
+    std::map<std::string, std::string> row;
+    for (size_t i = 0; i < rows[0].size() && i < rows[r].size(); ++i) row[rows[0][i]] = rows[r][i];
+    if (row["run"] == "warm" && row["batch"] == std::to_string(batch) && (layer.empty() || row["layer"] == layer)) return row;
+  }
+  return {};
 }
 
 // Fresh random values in [-1, 1) from a seed drawn per call (printed on failure by the caller).

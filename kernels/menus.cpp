@@ -54,6 +54,9 @@ const std::vector<MenuEntry>& conv_menu() {
                         "split-K, bias + activation fused", "any (groups: an even channel count per group)", "fp16/bf16"},
       {20, "gemm-half-128x64", "v19 with 128 pixels x 64 filters per block (two blocks per SM)", "any (as v19)", "fp16/bf16"},
       {21, "gemm-half-64", "v19 with 64x64 tiles: more blocks for small layers and batches", "any (as v19)", "fp16/bf16"},
+      {22, "spec-half", "compile-time shapes on FP16/BF16 tensor cores, m16n8k16 tiles that fit them: conv1 reads the FP32 "
+                        "input itself (first layer) and fuses activation + 2x2 max pool, conv2 fuses the activation",
+       "ECE 408 conv1, conv2", "fp16/bf16"},
   };
   return v;
 }
@@ -103,9 +106,9 @@ const std::vector<Policy>& precision_menu() {
       {"fp16", "FP16 storage between layers (NHWC, converted on the device after the FP32 input copy; weights converted "
                "once), products on the FP16 tensor cores with FP32 accumulation, the other layers computed in FP32 from "
                "FP16; an activation beyond 65504 is reported as an overflow (cuda: naming the layer); cuda (conv "
-               "v19-v21, fc v12-v13) and cudnn (packed NHWC half tensors, tensor-op math, cublasGemmEx with FP32 "
+               "v19-v22, fc v12-v13) and cudnn (packed NHWC half tensors, tensor-op math, cublasGemmEx with FP32 "
                "compute)"},
-      {"bf16", "as fp16 with bfloat16 (8 exponent bits: FP32's range, 8 significant bits); cuda (conv v19-v21, fc "
+      {"bf16", "as fp16 with bfloat16 (8 exponent bits: FP32's range, 8 significant bits); cuda (conv v19-v22, fc "
                "v12-v13) and cudnn"},
   };
   return v;
@@ -168,7 +171,8 @@ const char* fc_auto_heuristic_tf32() {
   return "v5 (stream, memory-bound) up to 4 images, v11 up to 256, else v10";
 }
 const char* conv_auto_heuristic_half() {
-  return "v21 when v20's tiles would give fewer blocks than two waves of the GPU, else v20";
+  return "v22 where it is compiled for the shape (ECE 408); else v21 when v20's tiles would give fewer blocks than two waves "
+         "of the GPU, else v20";
 }
 const char* fc_auto_heuristic_half() { return "v13 up to 256 images, else v12"; }
 
@@ -199,7 +203,7 @@ std::string menus_text() {
   for (const Policy& p : precision_menu()) line("", p.name, p.summary);
   s += "\nOther layers on the cuda backend: one kernel each (pooling, LRN, activation, softmax); LRN followed by "
        "pooling runs as one kernel; an activation after a convolution or fully connected layer runs in its epilogue "
-       "with conv v8, v10-v21 and fc v5-v13. With fp16 or bf16 they read and write the 16-bit NHWC tensors (LRN and "
+       "with conv v8, v10-v22 and fc v5-v13. With fp16 or bf16 they read and write the 16-bit NHWC tensors (LRN and "
        "pooling as two kernels).\n";
   return s;
 }

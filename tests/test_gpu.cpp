@@ -246,6 +246,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                                            Config{"cuda", "auto", ""}, Config{"cudnn", "", "", "exact"},
                                            Config{"cudnn", "", "", "fastest"}, Config{"cuda", "", "", "exact", "tf32"},
                                            Config{"cuda", "", "", "exact", "fp16"}, Config{"cuda", "", "", "exact", "bf16"},
+                                           Config{"cuda", "20", "", "exact", "fp16"}, Config{"cuda", "22", "", "exact", "bf16"},
                                            Config{"cudnn", "", "", "fastest", "tf32"}, Config{"cudnn", "", "", "fastest", "fp16"},
                                            Config{"cudnn", "", "", "fastest", "bf16"}),
                          [](const auto& info) { return info.param.label(); });

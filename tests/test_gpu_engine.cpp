@@ -394,6 +394,76 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   EXPECT_LE(test::rel_l2(run(*b16, m, in, n), run(*ref, m, in, n)), precision_tolerance("bf16")) << "seed " << seed;
 }
 
+// conv v22 (spec-half): ECE 408's two shapes on the 16-bit tensor cores with what it fuses: on conv1's shape the
+// activation and the 2x2 max pool, reading the FP32 input itself as the first layer or, after another layer, the
+// 16-bit NHWC tensor; on conv2's the activation (a pool after it runs alone). fp16 and bf16, odd batch sizes, at the
+// per-layer tolerance of the GPU table (2e-3, bf16 1.6e-2); then fp16's range checks on both shapes (after ReLU: a
+// saturating activation keeps the stored values in range).
+TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
+  SKIP_WITHOUT_GPU();
+  struct Case { Shape in; int filters; bool lead, has_act; Act act; bool pool; int batch; };
+  std::vector<Case> cases;
+  for (bool lead : {false, true})
+    for (Act act : {Act::tanh, Act::relu, Act::sigmoid})
+      for (bool pool : {true, false}) cases.push_back({{1, 48, 48}, 6, lead, true, act, pool, 1 + 6 * static_cast<int>(cases.size()) % 23});
+  cases.push_back({{1, 48, 48}, 6, false, false, Act::relu, true, 5});
+  cases.push_back({{1, 48, 48}, 6, false, false, Act::relu, false, 2});
+  for (Act act : {Act::tanh, Act::relu, Act::sigmoid}) cases.push_back({{6, 22, 22}, 16, false, true, act, false, 3 + 4 * static_cast<int>(act)});
+  cases.push_back({{6, 22, 22}, 16, true, true, Act::tanh, true, 9});
+  cases.push_back({{6, 22, 22}, 16, false, false, Act::relu, false, 1});
+  for (const char* prec : {"fp16", "bf16"})
+    for (const Case& c : cases) {
+      uint32_t seed;
+      std::mt19937 rng = test::fresh_rng(&seed);
+      std::vector<Layer> layers;
+      if (c.lead) layers.push_back(act_layer("lead", Act::relu));
+      layers.push_back(conv_layer("conv", c.filters, 5, 1, 0, 1));
+      if (c.has_act) layers.push_back(act_layer("act", c.act));
+      if (c.pool) layers.push_back(pool_layer("pool", PoolKind::max, 2, 2));
+      const Model m = build("spec", c.in, layers, rng);
+      const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
+      const std::vector<float> want = cpu_ref_output(m, in, c.batch);
+      BackendOptions o;
+      o.conv_variant = "22";
+      o.precision = prec;
+      o.guard_check = true;
+      auto gpu = make_backend("cuda", o);
+      gpu->load(m);
+      const size_t ci = c.lead ? 1 : 0;
+      const std::string what = std::string(prec) + " in.c " + std::to_string(c.in.c) + " lead " + std::to_string(c.lead) + " act " +
+                               (c.has_act ? std::to_string(static_cast<int>(c.act)) : "none") + " pool " + std::to_string(c.pool) +
+                               " batch " + std::to_string(c.batch) + " seed " + std::to_string(seed);
+      EXPECT_NE(gpu->describe(m.layers[ci]).find("v22 spec-half"), std::string::npos) << gpu->describe(m.layers[ci]);
+      if (c.has_act) {
+        EXPECT_EQ(gpu->describe(m.layers[ci + 1]), "fused into conv") << what;
+      }
+      if (c.pool) {
+        EXPECT_EQ(gpu->describe(m.layers.back()), c.in.c == 1 ? "fused into conv" : "pool kernel") << what;
+      }
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, c.batch), want), std::string(prec) == "fp16" ? 2e-3 : 1.6e-2) << what;
+    }
+  // fp16's range: an input beyond 65504 (conv1's shape converts it in the kernel), and outputs beyond it.
+  std::mt19937 rng(7);
+  for (Shape in_shape : {Shape{1, 48, 48}, Shape{6, 22, 22}}) {
+    Model m = build("range", in_shape, {conv_layer("conv", in_shape.c == 1 ? 6 : 16, 5, 1, 0, 1), act_layer("act", Act::relu),
+                                        pool_layer("pool", PoolKind::max, 2, 2)}, rng);
+    BackendOptions o;
+    o.conv_variant = "22";
+    o.precision = "fp16";
+    auto gpu = make_backend("cuda", o);
+    gpu->load(m);
+    const int n = 3;
+    std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 0.5f);
+    EXPECT_NO_THROW(run(*gpu, m, in, n));
+    std::vector<float> huge = in;
+    huge[m.input.size() + 77] = 1e5f;
+    test::expect_error_at([&] { run(*gpu, m, huge, n); }, "layer 'conv'", "exceeds 65504");
+    for (float& w : std::get<ConvParams>(m.layers[0].op).weight) w = 30000.0f;  // 25 or 150 inputs of 0.5: beyond 65504
+    gpu->load(m);
+    test::expect_error_at([&] { run(*gpu, m, in, n); }, "layer 'conv'", "exceeds 65504");
+  }
+}
+
 // The cudnn backend's fp16 path has no per-layer flag inside cuDNN's kernels: an overflow that reaches the output
 // as inf, and an input beyond 65504, stop the run with one line; in range, the run agrees with the CPU.
 TEST(GpuEngine, CudnnFp16OverflowIsReported) {

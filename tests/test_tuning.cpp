@@ -159,7 +159,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("v8"), 8);
   EXPECT_EQ(parse_conv_variant("gemm-tf32"), 16);
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
-  test::expect_error_at([] { parse_conv_variant("22"); }, "--conv-variant", "unknown variant '22' (choose auto or one of: 1 direct");
+  test::expect_error_at([] { parse_conv_variant("23"); }, "--conv-variant", "unknown variant '23' (choose auto or one of: 1 direct");
   test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "11 gemm-tf32-64, 12 gemm-half, 13 gemm-half-64)");
 }
 
@@ -173,8 +173,8 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   EXPECT_DOUBLE_EQ(precision_tolerance("tf32"), 5e-3);
   EXPECT_DOUBLE_EQ(precision_tolerance("fp16"), 1e-2);
   EXPECT_DOUBLE_EQ(precision_tolerance("bf16"), 5e-2);
-  EXPECT_EQ(allowed_variants(true, "fp16"), "v19, v20, v21");
-  EXPECT_EQ(allowed_variants(true, "bf16"), "v19, v20, v21");
+  EXPECT_EQ(allowed_variants(true, "fp16"), "v19, v20, v21, v22");
+  EXPECT_EQ(allowed_variants(true, "bf16"), "v19, v20, v21, v22");
   EXPECT_EQ(allowed_variants(false, "bf16"), "v12, v13");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.
@@ -214,7 +214,7 @@ TEST(Precision, FlagsRefuseTheCpuBackendsAndVersionsOfTheOtherPrecision) {
   f = {};
   f.precision = "fp16";
   f.conv_variant = "17";
-  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "17 computes in tf32; with --precision fp16 choose auto or one of v19, v20, v21");
+  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "17 computes in tf32; with --precision fp16 choose auto or one of v19, v20, v21, v22");
   f.conv_variant = "gemm-half-64";
   f.fc_variant = "12";
   EXPECT_NO_THROW(f.validate("cuda"));

@@ -53,7 +53,7 @@ constexpr int kAutoConvVariant = kAutoVariant;
 // auto without a tuning table (menus.cpp: conv_auto_heuristic()).
 int heuristic_conv_variant(const Layer& layer, int n);
 inline bool conv_is_engine(int version) { return version >= 12 && version <= 18; }
-inline bool conv_is_half(int version) { return version >= 19 && version <= 21; }  // --precision fp16/bf16 (half_ops.hpp)
+inline bool conv_is_half(int version) { return version >= 19 && version <= 22; }  // --precision fp16/bf16 (half_ops.hpp)
 
 // What a fused epilogue does after the convolution (v8).
 struct Epilogue {

@@ -159,10 +159,7 @@ Support conv_supports(int version, const Layer& layer, const Epilogue& epi) {
   if (version == 9 || version == 10) return detail::tiled_supports(version, layer, epi);
   if (version == 11) return detail::tc_supports(layer, epi);
   if (conv_is_engine(version)) return detail::gemm_supports(version, layer, epi);
-  if (conv_is_half(version)) {
-    if (epi.pool2x2) return {false, "v" + std::to_string(version) + " fuses the activation that follows, not pooling"};
-    return half::conv_half_supports(version, layer);
-  }
+  if (conv_is_half(version)) return half::conv_half_supports(version, layer, epi.pool2x2);
   return {false, "unknown version " + std::to_string(version)};
 }
 

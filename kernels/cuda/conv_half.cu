@@ -265,8 +265,10 @@ void with_config(int version, bool bf16, int vec, F&& f) {
 
 }  // namespace
 
-Support conv_half_supports(int version, const Layer& layer) {
+Support conv_half_supports(int version, const Layer& layer, bool pool) {
   const std::string v = "v" + std::to_string(version);
+  if (version == 22) return spec_half_supports(layer, pool);
+  if (pool && version >= 19 && version <= 21) return {false, v + " fuses the activation that follows, not pooling"};
   if (version < 19 || version > 21) return {false, v + " computes in fp32 or tf32, not in a 16-bit type"};
   const ConvParams& c = std::get<ConvParams>(layer.op);
   if (c.groups > 1 && (layer.in.c / c.groups) % 2 != 0)
@@ -280,12 +282,16 @@ Support conv_half_supports(int version, const Layer& layer) {
   return {};
 }
 
-size_t conv_half_prepared_floats(const Layer& layer) {
+bool conv_half_reads_fp32_input(int version, const Layer& layer) { return version == 22 && spec_half_reads_fp32(layer); }
+
+size_t conv_half_prepared_floats(int version, const Layer& layer) {
+  if (version == 22) return spec_half_prepared_floats(layer);
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
   return static_cast<size_t>(g.groups) * g.kw_pad * g.n_pad + 2 * static_cast<size_t>(g.kw_pad);
 }
 
 size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
+  if (version == 22) return 0;
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_config(version, bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() {
@@ -295,7 +301,8 @@ size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool b
   return floats;
 }
 
-void conv_half_prepare(const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
+void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
+  if (version == 22) return spec_half_prepare(w, layer, bf16, prepared, s);
   const ConvParams& c = std::get<ConvParams>(layer.op);
   const Geometry g = geometry(layer.in, c, layer.out, 1);
   const long long words = static_cast<long long>(g.groups) * g.kw_pad * g.n_pad;
@@ -310,6 +317,7 @@ void conv_half_prepare(const float* w, const Layer& layer, bool bf16, float* pre
 }
 
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
+  if (version == 22) return spec_half_forward(a, s);
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the GEMM engine");
   const Geometry g = geometry(a.is, *a.p, a.os, a.n);
   with_config(version, a.bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() { run<T, Math, BF16, VEC>(a, s); });

@@ -66,7 +66,7 @@ class CudaBackend : public GpuPipelineBackend {
   std::string name() const override { return "cuda"; }
 
   Support supports(const Layer& l) const override {
-    if (l.kind() == LayerKind::conv && half_) return cuda::conv_supports(conv_v_ != cuda::kAutoConvVariant ? conv_v_ : 20, l);  // v19-v21 alike
+    if (l.kind() == LayerKind::conv && half_) return cuda::conv_supports(conv_v_ != cuda::kAutoConvVariant ? conv_v_ : 20, l);  // auto: v20 takes any
     if (l.kind() == LayerKind::conv && conv_v_ != cuda::kAutoConvVariant) return cuda::conv_supports(conv_v_, l);
     return {};  // every fc version and every other layer kind's kernel handle every shape
   }
@@ -147,6 +147,7 @@ class CudaBackend : public GpuPipelineBackend {
     prep_.clear();
     prep_.resize(model_->layers.size());
     prepared_.assign(model_->layers.size(), false);
+    prep_layout_.assign(model_->layers.size(), 0);
     if (!half_) return;
     phys_ = stored_input_shapes(*model_);
     if (!bf16_ && !ovf_host_) {  // fp16's overflow flags, one per layer, in mapped host memory: nothing to copy back
@@ -198,7 +199,7 @@ class CudaBackend : public GpuPipelineBackend {
       const Layer& l = model_->layers[i];
       if (half_) {
         if (auto* f = std::get_if<FcParams>(&l.op)) floats += cuda::half::fc_half_prepared_floats(phys_[i], f->outputs);
-        if (l.kind() == LayerKind::conv) floats += cuda::half::conv_half_prepared_floats(l);
+        if (l.kind() == LayerKind::conv) floats += cuda::half::conv_half_prepared_floats(plan[i].version, l);
         continue;
       }
       if (auto* f = std::get_if<FcParams>(&l.op)) floats += cuda::fc_prepared_floats(plan[i].version, static_cast<int>(l.in.size()), f->outputs);
@@ -275,7 +276,9 @@ class CudaBackend : public GpuPipelineBackend {
     const Layer& l = model_->layers[i];
     const Step& st = (*cur_)[i];
     int* ovf = ovf_dev_ ? ovf_dev_ + i : nullptr;
-    if (i == 0) {
+    // v22 on conv1's shape converts the FP32 input as it stages it: no pass of its own.
+    const bool fp32_in = i == 0 && l.kind() == LayerKind::conv && h::conv_half_reads_fp32_input(st.version, l);
+    if (i == 0 && !fp32_in) {
       half_in_.resize(input_words(n));
       h::to_half_nhwc(src, n, model_->input, reinterpret_cast<uint16_t*>(half_in_.get()), bf16_, ovf, stream_);
       src = half_in_.get();
@@ -289,8 +292,12 @@ class CudaBackend : public GpuPipelineBackend {
       a.in = in; a.bias = w.b; a.out = out; a.n = n; a.is = l.in; a.os = l.out; a.p = &std::get<ConvParams>(l.op);
       a.act = st.epi.has_act ? cuda::act_code(st.epi.act) : -1;
       a.workspace = ws_ptr_; a.workspace_floats = ws_floats_; a.ovf = ovf; a.bf16 = bf16_;
-      a.prepared = prepared(i, h::conv_half_prepared_floats(l), [&](float* p) { h::conv_half_prepare(w.w, l, bf16_, p, stream_); });
+      a.in_f32 = fp32_in ? src : nullptr;
+      a.pool = st.epi.pool2x2;
+      a.prepared = prepared(i, h::conv_half_prepared_floats(st.version, l),
+                            [&](float* p) { h::conv_half_prepare(st.version, w.w, l, bf16_, p, stream_); }, st.version == 22 ? 22 : 0);
       h::conv_half_forward(st.version, a, stream_);
+      if (st.epi.pool2x2) cur = model_->layers[i + st.absorbs].out;
     } else if (auto* ap = std::get_if<ActParams>(&l.op)) {
       h::act_half(const_cast<uint16_t*>(in), n, phys_[i], ap->act, bf16_, stream_);
       result = src;  // in place
@@ -323,16 +330,19 @@ class CudaBackend : public GpuPipelineBackend {
 
   // Layer i's weights in the layout its version reads: made once with resident transfers (kept in prep_),
   // made in the head of the workspace for each run with per-layer transfers.
+  // `layout` names the layout: versions that read different ones (v22 against v19-v21) may take turns on a layer
+  // when a tuning table picks them for different batch sizes.
   template <class Make>
-  const float* prepared(size_t i, size_t floats, Make&& make) {
+  const float* prepared(size_t i, size_t floats, Make&& make, int layout = 0) {
     if (opts_.per_layer_transfers) {
       make(ws_ptr_);
       return ws_ptr_;
     }
-    if (!prepared_[i] || prep_[i].size() < floats) {
+    if (!prepared_[i] || prep_[i].size() < floats || prep_layout_[i] != layout) {
       prep_[i].resize(floats);
       make(prep_[i].get());
       prepared_[i] = true;
+      prep_layout_[i] = layout;
     }
     return prep_[i].get();
   }
@@ -351,6 +361,7 @@ class CudaBackend : public GpuPipelineBackend {
     how = "auto (heuristic): ";
     if (half_) {  // menus.cpp: conv_auto_heuristic_half, fc_auto_heuristic_half
       if (!conv) return n <= 256 ? 13 : 12;
+      if (cuda::conv_supports(22, l).ok) return 22;  // ECE 408's shapes
       const ConvParams& c = std::get<ConvParams>(l.op);
       const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
       const long long blocks = (pixels + 127) / 128 * ((c.filters / c.groups + 63) / 64) * c.groups;
@@ -430,6 +441,7 @@ class CudaBackend : public GpuPipelineBackend {
   int last_n_ = 1;
   std::vector<DeviceBuffer<float>> prep_;            // prepared weights (resident transfers)
   std::vector<bool> prepared_;
+  std::vector<int> prep_layout_;
   // fp16 / bf16
   bool half_ = false, bf16_ = false;
   std::vector<Shape> phys_;      // per layer: the NHWC shape its input is stored in

@@ -11,6 +11,9 @@
 //                            weights (N = filters), 128x128x32-word tiles (64 k per stage), 4 stages
 //   conv v20 gemm-half-128x64  v19 with 128 pixels x 64 filters per block (two blocks per SM)
 //   conv v21 gemm-half-64    v19 with 64x64 tiles, for small layers and batches
+//   conv v22 spec-half       ECE 408's two shapes compiled in, m16n8k16 tiles that fit them (conv_spec_half.cu): conv1
+//                            reads the FP32 input itself as the first layer and fuses the activation and 2x2 max pool,
+//                            conv2 fuses the activation
 //   fc v12 gemm-half         the GEMM engine, A = X^T (images), B = W^T, 128x128 tiles
 //   fc v13 gemm-half-64      v12 with 64x64 tiles
 // Each fuses bias and the activation after it; split-K when the tiles alone would not fill the GPU.
@@ -42,14 +45,26 @@ struct HalfConvArgs {
   size_t workspace_floats = 0;
   int* ovf = nullptr;
   bool bf16 = false;
+  const float* in_f32 = nullptr;  // v22 on conv1's shape as the first layer: the FP32 NCHW input (in is then unused)
+  bool pool = false;              // v22 on conv1's shape: the 2x2 max pool fused (out is the pooled tensor)
 };
 
-Support conv_half_supports(int version, const Layer& layer);
-size_t conv_half_prepared_floats(const Layer& layer);  // 32-bit words
+// pool: whether the 2x2 max pool after the layer is to be fused (v22 on conv1's shape only).
+Support conv_half_supports(int version, const Layer& layer, bool pool = false);
+size_t conv_half_prepared_floats(int version, const Layer& layer);  // 32-bit words
 size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16);
 // w: (M, C/groups, KH, KW) FP32 on the device.
-void conv_half_prepare(const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
+void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
+// v22 on a layer whose input it reads as FP32 NCHW when the layer comes first (conv1's shape: one channel).
+bool conv_half_reads_fp32_input(int version, const Layer& layer);
+
+// v22 (conv_spec_half.cu).
+Support spec_half_supports(const Layer& layer, bool pool);
+bool spec_half_reads_fp32(const Layer& layer);
+size_t spec_half_prepared_floats(const Layer& layer);
+void spec_half_prepare(const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
+void spec_half_forward(const HalfConvArgs& a, cudaStream_t s);
 
 struct HalfFcArgs {
   const uint16_t* in = nullptr;  // (N, H, W, Cs) of the layer's input shape, flattened: (N, K) with K = H*W*Cs

@@ -1,0 +1,351 @@
+// Convolution version v22 (spec-half): ECE 408's two convolutions in FP16 / BF16 on the tensor cores.
+//
+// Why: the GEMM engine's 16-bit versions (v19-v21) ran ECE 408's conv1 + conv2 in 3.70 ms at 10,000 images, 7x the
+// FP32 v11 (0.50 ms): their 64-filter tiles compute 6 and 16 filters at 9 % and 25 % use, conv1's one channel
+// (stored as a pair with a zero) halves every gathered word, the input's conversion is a pass of its own, and the
+// 2x2 pooling after conv1 another (experiments/precision-half.md). v22 is to v19-v21 what v10/v11 are to the FP32
+// engine: kernels compiled for the two shapes, m16n8k16 MMAs (FP32 accumulation) whose tiles fit them.
+//
+// conv1 (1x48x48 -> 6x44x44, 5x5, then the activation and the 2x2 max pool fused): an implicit GEMM with the pixels
+// as rows (16 = a 4x4 patch of outputs), k = (ky, kx) with kx padded to 6 so that k pairs are horizontal neighbours
+// (kx = 5 has weight zero; 15 pairs and a pad pair make two k-steps of 16), and 8 filter columns (6 used). A k pair
+// of output pixel x starts at input column x + 2j, which is 32-bit aligned only for even x: each image is held in
+// shared memory twice as 16-bit pairs, once from column 0 (E) and once from column 1 (O), so every A register is one
+// aligned 32-bit load. One warp per image, no block-wide barrier: the warp copies its next image (cp.async, raw
+// 32-bit values) while it computes the current one from the two 16-bit copies it made. As the first layer it reads
+// the FP32 NCHW input itself (the conversion is its first step, with fp16's range check), else the 16-bit NHWC
+// tensor, whose pixels (one channel and the zero pad channel) are 32-bit words as well. The epilogue pools across
+// the 4x4 patch with two shuffles, then adds the bias and activates once per pooled output (v10's order: the
+// activations are non-decreasing), and stores channel pairs of the NHWC output.
+//
+// conv2 (6x22x22 -> 16x18x18, 5x5, an activation fused): pixels as rows again (16 per tile, the tiles running
+// over a set of 4 images staged by cp.async in a ring of three, persistent blocks as in v11), k = (ky, kx, c) with
+// consecutive channels in one 32-bit word of the NHWC input (75 pairs, padded to 80: ten k-steps), and the 16
+// filters as two 8-column MMAs, so that each lane's outputs are channel pairs of one pixel: one 32-bit store each.
+#include <cuda_pipeline.h>
+
+#include <algorithm>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/epilogue.cuh"
+#include "kernels/cuda/gemm_math.cuh"
+#include "kernels/cuda/half_ops.hpp"
+#include "kernels/cuda/half_types.cuh"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda::half {
+namespace {
+
+// ---- conv1's shape
+namespace c1 {
+constexpr int H = 48, W = 48, K = 5, M = 6, OH = H - K + 1, OW = W - K + 1, PH = OH / 2, PW = OW / 2;
+constexpr int RW = W / 2;                   // words per row of a 16-bit copy
+constexpr int kPairs = K * 3;               // (ky, kx pair 0..2), padded to 16 (two k-steps)
+constexpr int KS = 2;
+constexpr int TY = OH / 4, TX = OW / 4;     // 4x4-pixel tiles
+constexpr int kWarps = 4;
+constexpr int kRawWords = H * W;            // one 32-bit word per pixel: an FP32 value or a (channel, pad) pair
+constexpr int kCopyWords = H * RW;
+constexpr int kWarpWords = kRawWords + 2 * kCopyWords;
+constexpr size_t kSmemBytes = sizeof(uint32_t) * kWarps * kWarpWords;
+constexpr int kFragWords = KS * 32 * 2;
+static_assert(OH % 4 == 0 && OW % 4 == 0 && W % 2 == 0 && kRawWords % 4 == 0, "tiles and copies must divide the image");
+}  // namespace c1
+
+// ---- conv2's shape
+namespace c2 {
+constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, OW = W - K + 1, P = OH * OW;
+constexpr int kPairs = K * K * CW, KS = (kPairs + 7) / 8;  // 75 pairs, 10 k-steps of 16
+constexpr int IP = 4;                       // images per set
+constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
+constexpr int kImgWords = H * W * CW;
+constexpr int kStages = 3;
+constexpr int kFragWords = KS * 2 * 32 * 2;  // [KS][2 filter halves][32 lanes][b0, b1]
+constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + 8 * KS + kStages * IP * kImgWords);
+static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWords % 4 == 0, "tiling must divide the set");
+}  // namespace c2
+
+bool is_conv1(Shape in, const ConvParams& p) { return in.c == 1 && in.h == c1::H && in.w == c1::W && p.kh == c1::K && p.kw == c1::K && p.filters == c1::M; }
+bool is_conv2(Shape in, const ConvParams& p) { return in.c == c2::C && in.h == c2::H && in.w == c2::W && p.kh == c2::K && p.kw == c2::K && p.filters == c2::M; }
+
+template <bool BF16>
+__device__ __forceinline__ uint32_t store_pair(float v0, float v1, int* ovf) {
+  check_range<BF16>(v0, ovf);
+  check_range<BF16>(v1, ovf);
+  return pack2<BF16>(v0, v1);
+}
+
+// F32IN: the raw words are FP32 values (the model's input, NCHW with one channel); else (value, 0) pairs of a
+// 16-bit NHWC tensor with its pad channel.
+template <bool BF16, bool F32IN, int ACT, bool POOL>
+__global__ void __launch_bounds__(c1::kWarps * 32)
+    conv1_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ wfrag, const float* __restrict__ bias,
+                 uint32_t* __restrict__ out, int n, int* ovf) {
+  using namespace c1;
+  extern __shared__ __align__(16) uint32_t smem1[];
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  uint32_t* raw = smem1 + warp * kWarpWords;
+  uint32_t* ev = raw + kRawWords;  // word w of a row: columns 2w, 2w + 1
+  uint32_t* od = ev + kCopyWords;  // columns 2w + 1, 2w + 2 (the last: 47 and a zero)
+  // B fragments (the weights) stay in registers: b0 = (pair t, filter g), b1 = (pair t + 4, filter g).
+  uint32_t b[KS][2];
+#pragma unroll
+  for (int s = 0; s < KS; ++s) {
+    b[s][0] = wfrag[(s * 32 + lane) * 2];
+    b[s][1] = wfrag[(s * 32 + lane) * 2 + 1];
+  }
+  const float bv0 = bias && 2 * t < M ? bias[2 * t] : 0.0f, bv1 = bias && 2 * t + 1 < M ? bias[2 * t + 1] : 0.0f;
+  // This lane's rows: pixel g of the 4x4 patch (row dy, column dx) and g + 8 (two rows lower). Its A registers read
+  // pairs 8s + t (a0, a1) and 8s + t + 4 (a2, a3); the pad pair reads pair 14's words (finite) for a zero weight.
+  const int dy = g >> 2, dx = g & 3;
+  const uint32_t* cp = (dx & 1) ? od : ev;
+  int koff[KS][2];
+#pragma unroll
+  for (int s = 0; s < KS; ++s)
+#pragma unroll
+    for (int j = 0; j < 2; ++j) {
+      const int p = min(8 * s + t + 4 * j, kPairs - 1);
+      koff[s][j] = (p / 3) * RW + p % 3 + dy * RW + (dx >> 1);
+    }
+  const int stride = gridDim.x * kWarps;
+  int img = blockIdx.x * kWarps + warp;
+  auto fetch = [&](int b_img) {
+    if (b_img < n) {
+      const uint32_t* src = in + static_cast<long long>(b_img) * kRawWords;
+      for (int i = lane; i < kRawWords / 4; i += 32) __pipeline_memcpy_async(raw + 4 * i, src + 4 * i, 16);
+    }
+    __pipeline_commit();
+  };
+  fetch(img);
+  for (; img < n; img += stride) {
+    __pipeline_wait_prior(0);
+    __syncwarp();
+    for (int i = lane; i < kCopyWords; i += 32) {
+      const int y = i / RW, c = 2 * (i - y * RW);
+      const uint32_t* r = raw + y * W + c;
+      if constexpr (F32IN) {
+        const float x0 = __uint_as_float(r[0]), x1 = __uint_as_float(r[1]), x2 = c + 2 < W ? __uint_as_float(r[2]) : 0.0f;
+        check_range<BF16>(x0, ovf);
+        check_range<BF16>(x1, ovf);
+        ev[i] = pack2<BF16>(x0, x1);
+        od[i] = pack2<BF16>(x1, x2);
+      } else {
+        const uint32_t x2 = c + 2 < W ? (r[2] & 0xffffu) : 0u;
+        ev[i] = (r[0] & 0xffffu) | (r[1] << 16);
+        od[i] = (r[1] & 0xffffu) | (x2 << 16);
+      }
+    }
+    __syncwarp();
+    fetch(img + stride);  // the raw buffer is free: the next image lands while this one is computed
+    uint32_t* o = out + static_cast<long long>(img) * (POOL ? PH * PW * (M / 2) : OH * OW * (M / 2));
+#pragma unroll 1
+    for (int ty = 0; ty < TY; ++ty) {
+#pragma unroll 1
+      for (int tx = 0; tx < TX; ++tx) {
+        const uint32_t* base = cp + 4 * ty * RW + 2 * tx;
+        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+#pragma unroll
+        for (int s = 0; s < KS; ++s) {
+          const uint32_t a[4] = {base[koff[s][0]], base[koff[s][0] + 2 * RW], base[koff[s][1]], base[koff[s][1] + 2 * RW]};
+          gemm::mma_m16n8k16(acc, a, b[s][0], b[s][1], BF16);
+        }
+        // acc: filters 2t, 2t + 1 of pixel (4ty + dy, 4tx + dx) (0, 1) and of the pixel two rows lower (2, 3).
+        if constexpr (POOL) {
+#pragma unroll
+          for (int i = 0; i < 4; ++i) {
+            acc[i] = fmaxf(acc[i], __shfl_xor_sync(0xffffffffu, acc[i], 4));   // column dx ^ 1
+            acc[i] = fmaxf(acc[i], __shfl_xor_sync(0xffffffffu, acc[i], 16));  // row dy ^ 1
+          }
+          if ((g & 5) == 0 && t < M / 2) {  // dy = 0, dx even: pooled column 2tx + dx / 2, rows 2ty and 2ty + 1
+            uint32_t* d = o + ((2 * ty) * PW + 2 * tx + (dx >> 1)) * (M / 2) + t;
+            d[0] = store_pair<BF16>(activate_c<ACT>(acc[0] + bv0), activate_c<ACT>(acc[1] + bv1), ovf);
+            d[PW * (M / 2)] = store_pair<BF16>(activate_c<ACT>(acc[2] + bv0), activate_c<ACT>(acc[3] + bv1), ovf);
+          }
+        } else if (t < M / 2) {
+          uint32_t* d = o + ((4 * ty + dy) * OW + 4 * tx + dx) * (M / 2) + t;
+          d[0] = store_pair<BF16>(activate_c<ACT>(acc[0] + bv0), activate_c<ACT>(acc[1] + bv1), ovf);
+          d[2 * OW * (M / 2)] = store_pair<BF16>(activate_c<ACT>(acc[2] + bv0), activate_c<ACT>(acc[3] + bv1), ovf);
+        }
+      }
+    }
+  }
+  __pipeline_wait_prior(0);
+}
+
+template <bool BF16, int ACT>
+__global__ void __launch_bounds__(c2::kThreads, 2)
+    conv2_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ wfrag, const float* __restrict__ bias,
+                 uint32_t* __restrict__ out, int n, int images_per_block, int* ovf) {
+  using namespace c2;
+  extern __shared__ __align__(16) uint32_t smem2[];
+  uint32_t* frag = smem2;               // [KS][2][32][2]
+  int* koff = reinterpret_cast<int*>(smem2 + kFragWords);  // per pair: word offset from the window's origin
+  uint32_t* xs = smem2 + kFragWords + 8 * KS;              // [kStages][IP][H, W, CW]
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  for (int i = threadIdx.x; i < kFragWords; i += kThreads) frag[i] = wfrag[i];
+  for (int p = threadIdx.x; p < 8 * KS; p += kThreads) {
+    const int kp = p / CW;  // (ky, kx); the pad pairs read word 0 (finite) for zero weights
+    koff[p] = p < kPairs ? ((kp / K) * W + kp % K) * CW + p % CW : 0;
+  }
+  float bv[2][2];
+#pragma unroll
+  for (int j = 0; j < 2; ++j) {
+    bv[j][0] = bias ? bias[8 * j + 2 * t] : 0.0f;
+    bv[j][1] = bias ? bias[8 * j + 2 * t + 1] : 0.0f;
+  }
+  const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
+  auto fetch = [&](int b0, uint32_t* dst) {
+    const int count = max(0, min(IP, last - b0));
+    const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
+    for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
+    __pipeline_commit();  // one group per set, empty past the end, so that the group count stays uniform
+  };
+  // v11's ring: the set fetched at step i lands in the buffer step i - 1 computed from, which every warp has left
+  // once it passes step i's barrier.
+  fetch(first, xs);
+  fetch(first + IP, xs + IP * kImgWords);
+  for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * kImgWords);
+    const uint32_t* xb = xs + (step % kStages) * IP * kImgWords;
+#pragma unroll 1
+    for (int u0 = 0; u0 < NT; u0 += 3) {
+      // This lane's rows in the group's tiles: pixels 16u + g and 16u + g + 8 of the set, as word offsets.
+      int base[3][2];
+#pragma unroll
+      for (int j = 0; j < 3; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, slot = q / P, p = q % P;
+          base[j][h] = slot * kImgWords + ((p / OW) * W + p % OW) * CW;
+        }
+      float acc[3][2][4];
+#pragma unroll
+      for (int j = 0; j < 3; ++j)
+#pragma unroll
+        for (int f = 0; f < 2; ++f) acc[j][f][0] = acc[j][f][1] = acc[j][f][2] = acc[j][f][3] = 0.0f;
+#pragma unroll 2
+      for (int s = 0; s < KS; ++s) {
+        const int k0 = koff[8 * s + t], k1 = koff[8 * s + t + 4];
+        const uint2 w0 = *reinterpret_cast<const uint2*>(frag + ((2 * s) * 32 + lane) * 2);
+        const uint2 w1 = *reinterpret_cast<const uint2*>(frag + ((2 * s + 1) * 32 + lane) * 2);
+#pragma unroll
+        for (int j = 0; j < 3; ++j) {
+          const uint32_t a[4] = {xb[base[j][0] + k0], xb[base[j][1] + k0], xb[base[j][0] + k1], xb[base[j][1] + k1]};
+          gemm::mma_m16n8k16(acc[j][0], a, w0.x, w0.y, BF16);
+          gemm::mma_m16n8k16(acc[j][1], a, w1.x, w1.y, BF16);
+        }
+      }
+      // acc[j][f]: filters 8f + 2t, 8f + 2t + 1 of pixel 16u + g (0, 1) and 16u + g + 8 (2, 3).
+#pragma unroll
+      for (int j = 0; j < 3; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, b = b0 + q / P;
+          if (b >= last) continue;
+          uint32_t* d = out + (static_cast<long long>(b) * P + q % P) * (M / 2) + t;
+#pragma unroll
+          for (int f = 0; f < 2; ++f)
+            d[4 * f] = store_pair<BF16>(activate_c<ACT>(acc[j][f][2 * h] + bv[f][0]), activate_c<ACT>(acc[j][f][2 * h + 1] + bv[f][1]), ovf);
+        }
+    }
+  }
+}
+
+// The weights (M, C, K, K) FP32 as the B fragments each lane loads (c1: [KS][32][2]; c2: [KS][2][32][2]).
+template <bool BF16>
+__global__ void prepare_kernel(const float* __restrict__ w, bool conv1, uint32_t* __restrict__ dst) {
+  const int words = conv1 ? c1::kFragWords : c2::kFragWords;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < words; i += gridDim.x * blockDim.x) {
+    const int j = i % 2, lane = (i / 2) % 32, g = lane / 4, t = lane % 4;
+    float v0 = 0.0f, v1 = 0.0f;
+    if (conv1) {
+      const int s = i / 64, p = 8 * s + t + 4 * j, f = g;
+      if (f < c1::M && p < c1::kPairs) {
+        const int ky = p / 3, kx = 2 * (p % 3);
+        v0 = w[(f * c1::K + ky) * c1::K + kx];
+        if (kx + 1 < c1::K) v1 = w[(f * c1::K + ky) * c1::K + kx + 1];
+      }
+    } else {
+      const int half = (i / 64) % 2, s = i / 128, p = 8 * s + t + 4 * j, f = 8 * half + g;
+      if (p < c2::kPairs) {
+        const int kp = p / c2::CW, c = 2 * (p % c2::CW), ky = kp / c2::K, kx = kp % c2::K;
+        v0 = w[((f * c2::C + c) * c2::K + ky) * c2::K + kx];
+        v1 = w[((f * c2::C + c + 1) * c2::K + ky) * c2::K + kx];
+      }
+    }
+    dst[i] = pack2<BF16>(v0, v1);
+  }
+}
+
+template <bool BF16, bool F32IN, int ACT, bool POOL>
+void launch_conv1(const HalfConvArgs& a, const uint32_t* in, cudaStream_t s) {
+  auto kernel = conv1_kernel<BF16, F32IN, ACT, POOL>;
+  static const int blocks_max = resident_blocks(kernel, c1::kWarps * 32, c1::kSmemBytes);
+  const int blocks = std::max(1, std::min(blocks_max, (a.n + c1::kWarps - 1) / c1::kWarps));
+  kernel<<<blocks, c1::kWarps * 32, c1::kSmemBytes, s>>>(in, reinterpret_cast<const uint32_t*>(a.prepared), a.bias,
+                                                         reinterpret_cast<uint32_t*>(a.out), a.n, a.ovf);
+}
+
+template <bool BF16, int ACT>
+void launch_conv2(const HalfConvArgs& a, cudaStream_t s) {
+  auto kernel = conv2_kernel<BF16, ACT>;
+  static const int blocks_max = resident_blocks(kernel, c2::kThreads, c2::kSmemBytes);
+  const PersistentGrid g = persistent_grid(a.n, c2::IP, blocks_max);
+  kernel<<<g.blocks, c2::kThreads, c2::kSmemBytes, s>>>(reinterpret_cast<const uint32_t*>(a.in), reinterpret_cast<const uint32_t*>(a.prepared),
+                                                        a.bias, reinterpret_cast<uint32_t*>(a.out), a.n, g.images_per_block, a.ovf);
+}
+
+template <bool BF16>
+void forward_t(const HalfConvArgs& a, cudaStream_t s) {
+  dispatch_act(a.act >= 0, a.act == 0 ? Act::relu : a.act == 1 ? Act::tanh : Act::sigmoid, [&](auto code) {
+    constexpr int A = decltype(code)::value;
+    if (is_conv2(a.is, *a.p)) return launch_conv2<BF16, A>(a, s);
+    if (a.in_f32) {
+      const auto* in = reinterpret_cast<const uint32_t*>(a.in_f32);
+      if (a.pool) launch_conv1<BF16, true, A, true>(a, in, s);
+      else launch_conv1<BF16, true, A, false>(a, in, s);
+    } else {
+      const auto* in = reinterpret_cast<const uint32_t*>(a.in);
+      if (a.pool) launch_conv1<BF16, false, A, true>(a, in, s);
+      else launch_conv1<BF16, false, A, false>(a, in, s);
+    }
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace
+
+Support spec_half_supports(const Layer& layer, bool pool) {
+  const ConvParams& p = std::get<ConvParams>(layer.op);
+  if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1) return {false, "v22 is compiled for stride 1, no padding, one group"};
+  if (is_conv1(layer.in, p)) return {};
+  if (is_conv2(layer.in, p)) {
+    if (pool) return {false, "v22 fuses pooling on conv1's shape (1x48x48) only"};
+    return {};
+  }
+  return {false, "v22 is compiled only for the shapes (1x48x48, 6 filters 5x5), (6x22x22, 16 filters 5x5)"};
+}
+
+bool spec_half_reads_fp32(const Layer& layer) { return is_conv1(layer.in, std::get<ConvParams>(layer.op)); }
+
+size_t spec_half_prepared_floats(const Layer& layer) {
+  return is_conv1(layer.in, std::get<ConvParams>(layer.op)) ? c1::kFragWords : c2::kFragWords;
+}
+
+void spec_half_prepare(const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
+  const bool conv1 = is_conv1(layer.in, std::get<ConvParams>(layer.op));
+  auto* dst = reinterpret_cast<uint32_t*>(prepared);
+  if (bf16) prepare_kernel<true><<<4, 256, 0, s>>>(w, conv1, dst);
+  else prepare_kernel<false><<<4, 256, 0, s>>>(w, conv1, dst);
+  CUDA_CHECK_LAUNCH();
+}
+
+void spec_half_forward(const HalfConvArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("conv v22", "weights were not prepared");
+  if (a.bf16) forward_t<true>(a, s);
+  else forward_t<false>(a, s);
+}
+
+}  // namespace bs::cuda::half

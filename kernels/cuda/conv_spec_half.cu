@@ -42,27 +42,38 @@ constexpr int H = 48, W = 48, K = 5, M = 6, OH = H - K + 1, OW = W - K + 1, PH =
 constexpr int RW = W / 2;                   // words per row of a 16-bit copy
 constexpr int kPairs = K * 3;               // (ky, kx pair 0..2), padded to 16 (two k-steps)
 constexpr int KS = 2;
-constexpr int TY = OH / 4, TX = OW / 4;     // 4x4-pixel tiles
+constexpr int TY = OH / 2, TX = (OW + 7) / 8;  // 2x8-pixel tiles; the last of a row holds 4 columns
 constexpr int kWarps = 4;
 constexpr int kRawWords = H * W;            // one 32-bit word per pixel: an FP32 value or a (channel, pad) pair
 constexpr int kCopyWords = H * RW;
-constexpr int kWarpWords = kRawWords + 2 * kCopyWords;
+constexpr int kTail = 8;                    // zeros after the O copy: the last tile's unused columns read up to 2 words past it
+constexpr int kWarpWords = kRawWords + 2 * kCopyWords + kTail;
 constexpr size_t kSmemBytes = sizeof(uint32_t) * kWarps * kWarpWords;
 constexpr int kFragWords = KS * 32 * 2;
-static_assert(OH % 4 == 0 && OW % 4 == 0 && W % 2 == 0 && kRawWords % 4 == 0, "tiles and copies must divide the image");
+static_assert(OH % 2 == 0 && OW % 4 == 0 && TX % 2 == 0 && W % 2 == 0 && kRawWords % 4 == 0 && kWarpWords % 4 == 0,
+              "tiles and copies must divide the image");
 }  // namespace c1
 
 // ---- conv2's shape
 namespace c2 {
 constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, OW = W - K + 1, P = OH * OW;
-constexpr int kPairs = K * K * CW, KS = (kPairs + 7) / 8;  // 75 pairs, 10 k-steps of 16
+// k = (ky, kx, channel pair), the three pairs of a window position padded to four (the fourth, of weight zero, reads
+// the next pixel's first pair): a k-step of 16 is two window positions, and a lane's pair t sits t words after the
+// position's first, so every A register is one load at a compile-time offset from one of two per-lane addresses.
+constexpr int kPos = K * K, KS = (kPos + 1) / 2;  // 13 k-steps; the pad position repeats the last one's offset
 constexpr int IP = 4;                       // images per set
 constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
 constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
 constexpr int kFragWords = KS * 2 * 32 * 2;  // [KS][2 filter halves][32 lanes][b0, b1]
-constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + 8 * KS + kStages * IP * kImgWords);
+constexpr int kTail = 4;                     // zeros after the ring: the last pixel's fourth pair reads one word past it
+constexpr int kRingWords = kStages * IP * kImgWords + kTail;
+constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + kRingWords);
 static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWords % 4 == 0, "tiling must divide the set");
+__host__ __device__ constexpr int pos_words(int pos) {
+  const int q = pos < kPos ? pos : kPos - 1;
+  return ((q / K) * W + q % K) * CW;
+}
 }  // namespace c2
 
 bool is_conv1(Shape in, const ConvParams& p) { return in.c == 1 && in.h == c1::H && in.w == c1::W && p.kh == c1::K && p.kw == c1::K && p.filters == c1::M; }
@@ -77,6 +88,12 @@ __device__ __forceinline__ uint32_t store_pair(float v0, float v1, int* ovf) {
 
 // F32IN: the raw words are FP32 values (the model's input, NCHW with one channel); else (value, 0) pairs of a
 // 16-bit NHWC tensor with its pad channel.
+//
+// Tiles are 2 rows x 8 columns of outputs: MMA row g is pixel (2ty, 8tx + g), row g + 8 the one below, so a lane
+// holds both rows of a pooling window's column (one max in registers) and its neighbour column sits in lane ^ 4.
+// Tiles go in pairs: one shuffle per value hands lane g even the window of the first tile and lane g odd that of the
+// second, so that 24 of the 32 lanes share the activations (an earlier version, one 4x4 tile at a time, pooled with
+// four shuffles per value and left the tanh to 6 lanes: 0.346 ms, against 0.12 for the loads and MMAs it needs).
 template <bool BF16, bool F32IN, int ACT, bool POOL>
 __global__ void __launch_bounds__(c1::kWarps * 32)
     conv1_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ wfrag, const float* __restrict__ bias,
@@ -87,6 +104,7 @@ __global__ void __launch_bounds__(c1::kWarps * 32)
   uint32_t* raw = smem1 + warp * kWarpWords;
   uint32_t* ev = raw + kRawWords;  // word w of a row: columns 2w, 2w + 1
   uint32_t* od = ev + kCopyWords;  // columns 2w + 1, 2w + 2 (the last: 47 and a zero)
+  if (lane < kTail) od[kCopyWords + lane] = 0u;
   // B fragments (the weights) stay in registers: b0 = (pair t, filter g), b1 = (pair t + 4, filter g).
   uint32_t b[KS][2];
 #pragma unroll
@@ -95,17 +113,16 @@ __global__ void __launch_bounds__(c1::kWarps * 32)
     b[s][1] = wfrag[(s * 32 + lane) * 2 + 1];
   }
   const float bv0 = bias && 2 * t < M ? bias[2 * t] : 0.0f, bv1 = bias && 2 * t + 1 < M ? bias[2 * t + 1] : 0.0f;
-  // This lane's rows: pixel g of the 4x4 patch (row dy, column dx) and g + 8 (two rows lower). Its A registers read
-  // pairs 8s + t (a0, a1) and 8s + t + 4 (a2, a3); the pad pair reads pair 14's words (finite) for a zero weight.
-  const int dy = g >> 2, dx = g & 3;
-  const uint32_t* cp = (dx & 1) ? od : ev;
-  int koff[KS][2];
+  // This lane's A registers read pairs 8s + t (a0, a1) and 8s + t + 4 (a2, a3) of column 8tx + g, from the copy
+  // where that column's pairs are aligned; the pad pair reads pair 14's words (finite) for a zero weight.
+  const uint32_t* cp = (g & 1) ? od : ev;
+  const uint32_t* ptr[KS][2];
 #pragma unroll
   for (int s = 0; s < KS; ++s)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int p = min(8 * s + t + 4 * j, kPairs - 1);
-      koff[s][j] = (p / 3) * RW + p % 3 + dy * RW + (dx >> 1);
+      ptr[s][j] = cp + (p / 3) * RW + p % 3 + (g >> 1);
     }
   const int stride = gridDim.x * kWarps;
   int img = blockIdx.x * kWarps + warp;
@@ -124,15 +141,17 @@ __global__ void __launch_bounds__(c1::kWarps * 32)
       const int y = i / RW, c = 2 * (i - y * RW);
       const uint32_t* r = raw + y * W + c;
       if constexpr (F32IN) {
-        const float x0 = __uint_as_float(r[0]), x1 = __uint_as_float(r[1]), x2 = c + 2 < W ? __uint_as_float(r[2]) : 0.0f;
-        check_range<BF16>(x0, ovf);
-        check_range<BF16>(x1, ovf);
-        ev[i] = pack2<BF16>(x0, x1);
-        od[i] = pack2<BF16>(x1, x2);
+        const float2 x01 = *reinterpret_cast<const float2*>(r);
+        const float x2 = c + 2 < W ? __uint_as_float(r[2]) : 0.0f;
+        check_range<BF16>(x01.x, ovf);
+        check_range<BF16>(x01.y, ovf);
+        ev[i] = pack2<BF16>(x01.x, x01.y);
+        od[i] = pack2<BF16>(x01.y, x2);
       } else {
+        const uint2 x01 = *reinterpret_cast<const uint2*>(r);
         const uint32_t x2 = c + 2 < W ? (r[2] & 0xffffu) : 0u;
-        ev[i] = (r[0] & 0xffffu) | (r[1] << 16);
-        od[i] = (r[1] & 0xffffu) | (x2 << 16);
+        ev[i] = (x01.x & 0xffffu) | (x01.y << 16);
+        od[i] = (x01.y & 0xffffu) | (x2 << 16);
       }
     }
     __syncwarp();
@@ -140,31 +159,43 @@ __global__ void __launch_bounds__(c1::kWarps * 32)
     uint32_t* o = out + static_cast<long long>(img) * (POOL ? PH * PW * (M / 2) : OH * OW * (M / 2));
 #pragma unroll 1
     for (int ty = 0; ty < TY; ++ty) {
-#pragma unroll 1
-      for (int tx = 0; tx < TX; ++tx) {
-        const uint32_t* base = cp + 4 * ty * RW + 2 * tx;
-        float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+      const int row = 2 * ty * RW;
 #pragma unroll
-        for (int s = 0; s < KS; ++s) {
-          const uint32_t a[4] = {base[koff[s][0]], base[koff[s][0] + 2 * RW], base[koff[s][1]], base[koff[s][1] + 2 * RW]};
-          gemm::mma_m16n8k16(acc, a, b[s][0], b[s][1], BF16);
+      for (int tx = 0; tx < TX; tx += 2) {
+        float acc[2][4];
+#pragma unroll
+        for (int u = 0; u < 2; ++u) {
+          const int off = row + 4 * (tx + u);  // column 8 (tx + u) + g: word 4 (tx + u) + g / 2 of the row
+          acc[u][0] = acc[u][1] = acc[u][2] = acc[u][3] = 0.0f;
+#pragma unroll
+          for (int s = 0; s < KS; ++s) {
+            const uint32_t a[4] = {ptr[s][0][off], ptr[s][0][off + RW], ptr[s][1][off], ptr[s][1][off + RW]};
+            gemm::mma_m16n8k16(acc[u], a, b[s][0], b[s][1], BF16);
+          }
         }
-        // acc: filters 2t, 2t + 1 of pixel (4ty + dy, 4tx + dx) (0, 1) and of the pixel two rows lower (2, 3).
+        // acc[u]: filters 2t, 2t + 1 of pixel (2ty, 8(tx + u) + g) (0, 1) and of the pixel below (2, 3).
         if constexpr (POOL) {
+          const bool odd = g & 1;
+          float v[2];
 #pragma unroll
-          for (int i = 0; i < 4; ++i) {
-            acc[i] = fmaxf(acc[i], __shfl_xor_sync(0xffffffffu, acc[i], 4));   // column dx ^ 1
-            acc[i] = fmaxf(acc[i], __shfl_xor_sync(0xffffffffu, acc[i], 16));  // row dy ^ 1
+          for (int f = 0; f < 2; ++f) {
+            const float a0 = fmaxf(acc[0][f], acc[0][f + 2]), a1 = fmaxf(acc[1][f], acc[1][f + 2]);  // the window's column
+            const float other = __shfl_xor_sync(0xffffffffu, odd ? a0 : a1, 4);                       // its neighbour's
+            v[f] = fmaxf(odd ? a1 : a0, other);
           }
-          if ((g & 5) == 0 && t < M / 2) {  // dy = 0, dx even: pooled column 2tx + dx / 2, rows 2ty and 2ty + 1
-            uint32_t* d = o + ((2 * ty) * PW + 2 * tx + (dx >> 1)) * (M / 2) + t;
-            d[0] = store_pair<BF16>(activate_c<ACT>(acc[0] + bv0), activate_c<ACT>(acc[1] + bv1), ovf);
-            d[PW * (M / 2)] = store_pair<BF16>(activate_c<ACT>(acc[2] + bv0), activate_c<ACT>(acc[3] + bv1), ovf);
+          const int px = 4 * (tx + (odd ? 1 : 0)) + (g >> 1);  // even lanes: the first tile's window, odd: the second's
+          if (t < M / 2 && px < PW)
+            o[(ty * PW + px) * (M / 2) + t] = store_pair<BF16>(activate_c<ACT>(v[0] + bv0), activate_c<ACT>(v[1] + bv1), ovf);
+        } else {
+#pragma unroll
+          for (int u = 0; u < 2; ++u) {
+            const int x = 8 * (tx + u) + g;
+            if (t < M / 2 && x < OW) {
+              uint32_t* d = o + (2 * ty * OW + x) * (M / 2) + t;
+              d[0] = store_pair<BF16>(activate_c<ACT>(acc[u][0] + bv0), activate_c<ACT>(acc[u][1] + bv1), ovf);
+              d[OW * (M / 2)] = store_pair<BF16>(activate_c<ACT>(acc[u][2] + bv0), activate_c<ACT>(acc[u][3] + bv1), ovf);
+            }
           }
-        } else if (t < M / 2) {
-          uint32_t* d = o + ((4 * ty + dy) * OW + 4 * tx + dx) * (M / 2) + t;
-          d[0] = store_pair<BF16>(activate_c<ACT>(acc[0] + bv0), activate_c<ACT>(acc[1] + bv1), ovf);
-          d[2 * OW * (M / 2)] = store_pair<BF16>(activate_c<ACT>(acc[2] + bv0), activate_c<ACT>(acc[3] + bv1), ovf);
         }
       }
     }
@@ -178,15 +209,14 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
                  uint32_t* __restrict__ out, int n, int images_per_block, int* ovf) {
   using namespace c2;
   extern __shared__ __align__(16) uint32_t smem2[];
-  uint32_t* frag = smem2;               // [KS][2][32][2]
-  int* koff = reinterpret_cast<int*>(smem2 + kFragWords);  // per pair: word offset from the window's origin
-  uint32_t* xs = smem2 + kFragWords + 8 * KS;              // [kStages][IP][H, W, CW]
+  uint32_t* frag = smem2;             // [KS][2][32][2]
+  uint32_t* xs = smem2 + kFragWords;  // [kStages][IP][H, W, CW], then kTail zeros
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   for (int i = threadIdx.x; i < kFragWords; i += kThreads) frag[i] = wfrag[i];
-  for (int p = threadIdx.x; p < 8 * KS; p += kThreads) {
-    const int kp = p / CW;  // (ky, kx); the pad pairs read word 0 (finite) for zero weights
-    koff[p] = p < kPairs ? ((kp / K) * W + kp % K) * CW + p % CW : 0;
-  }
+  // Zeros everywhere first: slots a short last set leaves unfetched are read (and their results dropped), and a pad
+  // pair's zero weight times a NaN bit pattern would not be zero.
+  for (int i = threadIdx.x; i < kRingWords; i += kThreads) xs[i] = 0u;
+  __syncthreads();
   float bv[2][2];
 #pragma unroll
   for (int j = 0; j < 2; ++j) {
@@ -204,47 +234,49 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
   // once it passes step i's barrier.
   fetch(first, xs);
   fetch(first + IP, xs + IP * kImgWords);
+  const uint2* wf = reinterpret_cast<const uint2*>(frag) + lane;
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
     __pipeline_wait_prior(1);
     __syncthreads();
     fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * kImgWords);
-    const uint32_t* xb = xs + (step % kStages) * IP * kImgWords;
+    const uint32_t* xb = xs + (step % kStages) * IP * kImgWords + t;
+    const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
 #pragma unroll 1
     for (int u0 = 0; u0 < NT; u0 += 3) {
-      // This lane's rows in the group's tiles: pixels 16u + g and 16u + g + 8 of the set, as word offsets.
-      int base[3][2];
+      // This lane's rows in the group's tiles: pixels 16u + g and 16u + g + 8 of the set.
+      const uint32_t* rp[3][2];
 #pragma unroll
       for (int j = 0; j < 3; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, slot = q / P, p = q % P;
-          base[j][h] = slot * kImgWords + ((p / OW) * W + p % OW) * CW;
+          rp[j][h] = xb + slot * kImgWords + ((p / OW) * W + p % OW) * CW;
         }
       float acc[3][2][4];
 #pragma unroll
       for (int j = 0; j < 3; ++j)
 #pragma unroll
         for (int f = 0; f < 2; ++f) acc[j][f][0] = acc[j][f][1] = acc[j][f][2] = acc[j][f][3] = 0.0f;
-#pragma unroll 2
+#pragma unroll
       for (int s = 0; s < KS; ++s) {
-        const int k0 = koff[8 * s + t], k1 = koff[8 * s + t + 4];
-        const uint2 w0 = *reinterpret_cast<const uint2*>(frag + ((2 * s) * 32 + lane) * 2);
-        const uint2 w1 = *reinterpret_cast<const uint2*>(frag + ((2 * s + 1) * 32 + lane) * 2);
+        const uint2 w0 = wf[(2 * s) * 32], w1 = wf[(2 * s + 1) * 32];
 #pragma unroll
         for (int j = 0; j < 3; ++j) {
-          const uint32_t a[4] = {xb[base[j][0] + k0], xb[base[j][1] + k0], xb[base[j][0] + k1], xb[base[j][1] + k1]};
+          const uint32_t a[4] = {rp[j][0][pos_words(2 * s)], rp[j][1][pos_words(2 * s)], rp[j][0][pos_words(2 * s + 1)],
+                                 rp[j][1][pos_words(2 * s + 1)]};
           gemm::mma_m16n8k16(acc[j][0], a, w0.x, w0.y, BF16);
           gemm::mma_m16n8k16(acc[j][1], a, w1.x, w1.y, BF16);
         }
       }
-      // acc[j][f]: filters 8f + 2t, 8f + 2t + 1 of pixel 16u + g (0, 1) and 16u + g + 8 (2, 3).
+      // acc[j][f]: filters 8f + 2t, 8f + 2t + 1 of pixel 16u + g (0, 1) and 16u + g + 8 (2, 3). The set's images are
+      // consecutive in the output, so pixel q of the set is output pixel b0 * P + q.
 #pragma unroll
       for (int j = 0; j < 3; ++j)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, b = b0 + q / P;
-          if (b >= last) continue;
-          uint32_t* d = out + (static_cast<long long>(b) * P + q % P) * (M / 2) + t;
+          const long long pix = px0 + 16 * (warp * NT + u0 + j) + g + 8 * h;
+          if (pix >= px_end) continue;
+          uint32_t* d = out + pix * (M / 2) + t;
 #pragma unroll
           for (int f = 0; f < 2; ++f)
             d[4 * f] = store_pair<BF16>(activate_c<ACT>(acc[j][f][2 * h] + bv[f][0]), activate_c<ACT>(acc[j][f][2 * h + 1] + bv[f][1]), ovf);
@@ -268,9 +300,10 @@ __global__ void prepare_kernel(const float* __restrict__ w, bool conv1, uint32_t
         if (kx + 1 < c1::K) v1 = w[(f * c1::K + ky) * c1::K + kx + 1];
       }
     } else {
-      const int half = (i / 64) % 2, s = i / 128, p = 8 * s + t + 4 * j, f = 8 * half + g;
-      if (p < c2::kPairs) {
-        const int kp = p / c2::CW, c = 2 * (p % c2::CW), ky = kp / c2::K, kx = kp % c2::K;
+      // pair t + 4j of k-step s: window position 2s + j, channel pair t (t = 3: the pad pair)
+      const int half = (i / 64) % 2, s = i / 128, pos = 2 * s + j, f = 8 * half + g;
+      if (pos < c2::kPos && t < c2::CW) {
+        const int c = 2 * t, ky = pos / c2::K, kx = pos % c2::K;
         v0 = w[((f * c2::C + c) * c2::K + ky) * c2::K + kx];
         v1 = w[((f * c2::C + c + 1) * c2::K + ky) * c2::K + kx];
       }

@@ -7,16 +7,16 @@
 // engine: kernels compiled for the two shapes, m16n8k16 MMAs (FP32 accumulation) whose tiles fit them.
 //
 // conv1 (1x48x48 -> 6x44x44, 5x5, then the activation and the 2x2 max pool fused): an implicit GEMM with the pixels
-// as rows (16 = a 4x4 patch of outputs), k = (ky, kx) with kx padded to 6 so that k pairs are horizontal neighbours
-// (kx = 5 has weight zero; 15 pairs and a pad pair make two k-steps of 16), and 8 filter columns (6 used). A k pair
-// of output pixel x starts at input column x + 2j, which is 32-bit aligned only for even x: each image is held in
-// shared memory twice as 16-bit pairs, once from column 0 (E) and once from column 1 (O), so every A register is one
-// aligned 32-bit load. One warp per image, no block-wide barrier: the warp copies its next image (cp.async, raw
-// 32-bit values) while it computes the current one from the two 16-bit copies it made. As the first layer it reads
-// the FP32 NCHW input itself (the conversion is its first step, with fp16's range check), else the 16-bit NHWC
-// tensor, whose pixels (one channel and the zero pad channel) are 32-bit words as well. The epilogue pools across
-// the 4x4 patch with two shuffles, then adds the bias and activates once per pooled output (v10's order: the
-// activations are non-decreasing), and stores channel pairs of the NHWC output.
+// as rows (16 = 2 rows x 8 columns of outputs), k = (ky, kx) with kx padded to 6 so that k pairs are horizontal
+// neighbours (kx = 5 has weight zero; 15 pairs and a pad pair make two k-steps of 16), and 8 filter columns (6 used).
+// A k pair of output pixel x starts at input column x + 2j, which is 32-bit aligned only for even x: each image is
+// held in shared memory twice as 16-bit pairs, once from column 0 (E) and once from column 1 (O), so every A register
+// is one aligned 32-bit load. One warp per image, no block-wide barrier: the warp copies its image in (cp.async, raw
+// 32-bit values) and converts it in place. As the first layer it reads the FP32 NCHW input itself (the conversion,
+// with fp16's range check, is its first step), else the 16-bit NHWC tensor, whose pixels (one channel and the zero
+// pad channel) are 32-bit words as well. The epilogue pools in registers and across one shuffle, then adds the bias
+// and activates once per pooled output (v10's order: the activations are non-decreasing), and stores channel pairs
+// of the NHWC output.
 //
 // conv2 (6x22x22 -> 16x18x18, 5x5, an activation fused): pixels as rows again (16 per tile, the tiles running
 // over a set of 4 images staged by cp.async in a ring of three, persistent blocks as in v11), k = (ky, kx, c) with
@@ -40,40 +40,40 @@ namespace {
 namespace c1 {
 constexpr int H = 48, W = 48, K = 5, M = 6, OH = H - K + 1, OW = W - K + 1, PH = OH / 2, PW = OW / 2;
 constexpr int RW = W / 2;                   // words per row of a 16-bit copy
+constexpr int RS = 2 * RW;                  // row stride of the staged image: a row's E copy, then its O copy
 constexpr int kPairs = K * 3;               // (ky, kx pair 0..2), padded to 16 (two k-steps)
 constexpr int KS = 2;
 constexpr int TY = OH / 2, TX = (OW + 7) / 8;  // 2x8-pixel tiles; the last of a row holds 4 columns
-constexpr int kWarps = 4;
+constexpr int kWarps = 4, kMinBlocks = 6;
 constexpr int kRawWords = H * W;            // one 32-bit word per pixel: an FP32 value or a (channel, pad) pair
-constexpr int kCopyWords = H * RW;
-constexpr int kTail = 8;                    // zeros after the O copy: the last tile's unused columns read up to 2 words past it
-constexpr int kWarpWords = kRawWords + 2 * kCopyWords + kTail;
+constexpr int kTail = 8;                    // zeros after the image: the last tile's unused columns read up to 2 words past it
+constexpr int kWarpWords = kRawWords + kTail;
+constexpr int kRowsPerPass = 4;             // rows converted per pass: read into registers, then written in place
 constexpr size_t kSmemBytes = sizeof(uint32_t) * kWarps * kWarpWords;
 constexpr int kFragWords = KS * 32 * 2;
-static_assert(OH % 2 == 0 && OW % 4 == 0 && TX % 2 == 0 && W % 2 == 0 && kRawWords % 4 == 0 && kWarpWords % 4 == 0,
-              "tiles and copies must divide the image");
+static_assert(OH % 2 == 0 && OW % 4 == 0 && TX % 2 == 0 && W % 2 == 0 && kRawWords % 4 == 0 && kWarpWords % 4 == 0 &&
+              H % kRowsPerPass == 0 && kRowsPerPass * RW % 32 == 0, "tiles and copies must divide the image");
 }  // namespace c1
 
 // ---- conv2's shape
 namespace c2 {
 constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, OW = W - K + 1, P = OH * OW;
-// k = (ky, kx, channel pair), the three pairs of a window position padded to four (the fourth, of weight zero, reads
-// the next pixel's first pair): a k-step of 16 is two window positions, and a lane's pair t sits t words after the
-// position's first, so every A register is one load at a compile-time offset from one of two per-lane addresses.
-constexpr int kPos = K * K, KS = (kPos + 1) / 2;  // 13 k-steps; the pad position repeats the last one's offset
+// k = (ky, kx, channel pair): for one ky the 15 pairs (kx, pair) are 15 consecutive words of the NHWC input, padded
+// to 16 (the 16th, of weight zero, reads the next word): a k-step of 16 is half of one ky's run, and a lane's pair
+// sits t words (a0) or t + 4 words (a2) after the step's first, so every A register is one load at a compile-time
+// offset from one of the lane's two row addresses. (An earlier layout padded each window position's three pairs to
+// four: the same loads, 13 k-steps instead of 10.)
+constexpr int KS = 2 * K;                   // 10 k-steps
+__host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
 constexpr int IP = 4;                       // images per set
 constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
 constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
 constexpr int kFragWords = KS * 2 * 32 * 2;  // [KS][2 filter halves][32 lanes][b0, b1]
-constexpr int kTail = 4;                     // zeros after the ring: the last pixel's fourth pair reads one word past it
+constexpr int kTail = 4;                     // zeros after the ring: the last pixel's pad pair reads one word past it
 constexpr int kRingWords = kStages * IP * kImgWords + kTail;
 constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + kRingWords);
 static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWords % 4 == 0, "tiling must divide the set");
-__host__ __device__ constexpr int pos_words(int pos) {
-  const int q = pos < kPos ? pos : kPos - 1;
-  return ((q / K) * W + q % K) * CW;
-}
 }  // namespace c2
 
 bool is_conv1(Shape in, const ConvParams& p) { return in.c == 1 && in.h == c1::H && in.w == c1::W && p.kh == c1::K && p.kw == c1::K && p.filters == c1::M; }
@@ -95,16 +95,18 @@ __device__ __forceinline__ uint32_t store_pair(float v0, float v1, int* ovf) {
 // second, so that 24 of the 32 lanes share the activations (an earlier version, one 4x4 tile at a time, pooled with
 // four shuffles per value and left the tanh to 6 lanes: 0.346 ms, against 0.12 for the loads and MMAs it needs).
 template <bool BF16, bool F32IN, int ACT, bool POOL>
-__global__ void __launch_bounds__(c1::kWarps * 32)
+__global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
     conv1_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ wfrag, const float* __restrict__ bias,
                  uint32_t* __restrict__ out, int n, int* ovf) {
   using namespace c1;
   extern __shared__ __align__(16) uint32_t smem1[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
-  uint32_t* raw = smem1 + warp * kWarpWords;
-  uint32_t* ev = raw + kRawWords;  // word w of a row: columns 2w, 2w + 1
-  uint32_t* od = ev + kCopyWords;  // columns 2w + 1, 2w + 2 (the last: 47 and a zero)
-  if (lane < kTail) od[kCopyWords + lane] = 0u;
+  // The warp's image: copied in raw (one word per pixel), then converted in place, row by row, into two 16-bit
+  // copies side by side: word w of row y's E copy holds columns 2w, 2w + 1, word w of its O copy (RW words on)
+  // columns 2w + 1, 2w + 2 (the last: 47 and a zero). No second buffer: 24 warps per SM hide each other's copies
+  // (a first version double-buffered the raw image and fitted 12).
+  uint32_t* img_s = smem1 + warp * kWarpWords;
+  if (lane < kTail) img_s[kRawWords + lane] = 0u;
   // B fragments (the weights) stay in registers: b0 = (pair t, filter g), b1 = (pair t + 4, filter g).
   uint32_t b[KS][2];
 #pragma unroll
@@ -115,51 +117,57 @@ __global__ void __launch_bounds__(c1::kWarps * 32)
   const float bv0 = bias && 2 * t < M ? bias[2 * t] : 0.0f, bv1 = bias && 2 * t + 1 < M ? bias[2 * t + 1] : 0.0f;
   // This lane's A registers read pairs 8s + t (a0, a1) and 8s + t + 4 (a2, a3) of column 8tx + g, from the copy
   // where that column's pairs are aligned; the pad pair reads pair 14's words (finite) for a zero weight.
-  const uint32_t* cp = (g & 1) ? od : ev;
+  const uint32_t* cp = img_s + ((g & 1) ? RW : 0);
   const uint32_t* ptr[KS][2];
 #pragma unroll
   for (int s = 0; s < KS; ++s)
 #pragma unroll
     for (int j = 0; j < 2; ++j) {
       const int p = min(8 * s + t + 4 * j, kPairs - 1);
-      ptr[s][j] = cp + (p / 3) * RW + p % 3 + (g >> 1);
+      ptr[s][j] = cp + (p / 3) * RS + p % 3 + (g >> 1);
     }
   const int stride = gridDim.x * kWarps;
-  int img = blockIdx.x * kWarps + warp;
-  auto fetch = [&](int b_img) {
-    if (b_img < n) {
-      const uint32_t* src = in + static_cast<long long>(b_img) * kRawWords;
-      for (int i = lane; i < kRawWords / 4; i += 32) __pipeline_memcpy_async(raw + 4 * i, src + 4 * i, 16);
-    }
+  for (int img = blockIdx.x * kWarps + warp; img < n; img += stride) {
+    const uint32_t* src = in + static_cast<long long>(img) * kRawWords;
+    for (int i = lane; i < kRawWords / 4; i += 32) __pipeline_memcpy_async(img_s + 4 * i, src + 4 * i, 16);
     __pipeline_commit();
-  };
-  fetch(img);
-  for (; img < n; img += stride) {
     __pipeline_wait_prior(0);
     __syncwarp();
-    for (int i = lane; i < kCopyWords; i += 32) {
-      const int y = i / RW, c = 2 * (i - y * RW);
-      const uint32_t* r = raw + y * W + c;
-      if constexpr (F32IN) {
-        const float2 x01 = *reinterpret_cast<const float2*>(r);
-        const float x2 = c + 2 < W ? __uint_as_float(r[2]) : 0.0f;
-        check_range<BF16>(x01.x, ovf);
-        check_range<BF16>(x01.y, ovf);
-        ev[i] = pack2<BF16>(x01.x, x01.y);
-        od[i] = pack2<BF16>(x01.y, x2);
-      } else {
-        const uint2 x01 = *reinterpret_cast<const uint2*>(r);
-        const uint32_t x2 = c + 2 < W ? (r[2] & 0xffffu) : 0u;
-        ev[i] = (x01.x & 0xffffu) | (x01.y << 16);
-        od[i] = (x01.y & 0xffffu) | (x2 << 16);
+#pragma unroll 1
+    for (int y0 = 0; y0 < H; y0 += kRowsPerPass) {
+      constexpr int kPer = kRowsPerPass * RW / 32;
+      uint32_t e[kPer], o[kPer];
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int i = lane + 32 * k, y = y0 + i / RW, c = 2 * (i % RW);
+        const uint32_t* r = img_s + y * W + c;
+        if constexpr (F32IN) {
+          const float2 x01 = *reinterpret_cast<const float2*>(r);
+          const float x2 = c + 2 < W ? __uint_as_float(r[2]) : 0.0f;
+          check_range<BF16>(x01.x, ovf);
+          check_range<BF16>(x01.y, ovf);
+          e[k] = pack2<BF16>(x01.x, x01.y);
+          o[k] = pack2<BF16>(x01.y, x2);
+        } else {
+          const uint2 x01 = *reinterpret_cast<const uint2*>(r);
+          const uint32_t x2 = c + 2 < W ? (r[2] & 0xffffu) : 0u;
+          e[k] = (x01.x & 0xffffu) | (x01.y << 16);
+          o[k] = (x01.y & 0xffffu) | (x2 << 16);
+        }
+      }
+      __syncwarp();  // these rows are read: overwrite them
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) {
+        const int i = lane + 32 * k, y = y0 + i / RW, w = i % RW;
+        img_s[y * RS + w] = e[k];
+        img_s[y * RS + RW + w] = o[k];
       }
     }
     __syncwarp();
-    fetch(img + stride);  // the raw buffer is free: the next image lands while this one is computed
     uint32_t* o = out + static_cast<long long>(img) * (POOL ? PH * PW * (M / 2) : OH * OW * (M / 2));
 #pragma unroll 1
     for (int ty = 0; ty < TY; ++ty) {
-      const int row = 2 * ty * RW;
+      const int row = 2 * ty * RS;
 #pragma unroll
       for (int tx = 0; tx < TX; tx += 2) {
         float acc[2][4];
@@ -169,7 +177,7 @@ __global__ void __launch_bounds__(c1::kWarps * 32)
           acc[u][0] = acc[u][1] = acc[u][2] = acc[u][3] = 0.0f;
 #pragma unroll
           for (int s = 0; s < KS; ++s) {
-            const uint32_t a[4] = {ptr[s][0][off], ptr[s][0][off + RW], ptr[s][1][off], ptr[s][1][off + RW]};
+            const uint32_t a[4] = {ptr[s][0][off], ptr[s][0][off + RS], ptr[s][1][off], ptr[s][1][off + RS]};
             gemm::mma_m16n8k16(acc[u], a, b[s][0], b[s][1], BF16);
           }
         }
@@ -199,8 +207,8 @@ __global__ void __launch_bounds__(c1::kWarps * 32)
         }
       }
     }
+    __syncwarp();  // every lane's last read of this image is done before the next one lands
   }
-  __pipeline_wait_prior(0);
 }
 
 template <bool BF16, int ACT>
@@ -262,8 +270,8 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
         const uint2 w0 = wf[(2 * s) * 32], w1 = wf[(2 * s + 1) * 32];
 #pragma unroll
         for (int j = 0; j < 3; ++j) {
-          const uint32_t a[4] = {rp[j][0][pos_words(2 * s)], rp[j][1][pos_words(2 * s)], rp[j][0][pos_words(2 * s + 1)],
-                                 rp[j][1][pos_words(2 * s + 1)]};
+          const uint32_t a[4] = {rp[j][0][step_words(s)], rp[j][1][step_words(s)], rp[j][0][step_words(s) + 4],
+                                 rp[j][1][step_words(s) + 4]};
           gemm::mma_m16n8k16(acc[j][0], a, w0.x, w0.y, BF16);
           gemm::mma_m16n8k16(acc[j][1], a, w1.x, w1.y, BF16);
         }
@@ -300,10 +308,10 @@ __global__ void prepare_kernel(const float* __restrict__ w, bool conv1, uint32_t
         if (kx + 1 < c1::K) v1 = w[(f * c1::K + ky) * c1::K + kx + 1];
       }
     } else {
-      // pair t + 4j of k-step s: window position 2s + j, channel pair t (t = 3: the pad pair)
-      const int half = (i / 64) % 2, s = i / 128, pos = 2 * s + j, f = 8 * half + g;
-      if (pos < c2::kPos && t < c2::CW) {
-        const int c = 2 * t, ky = pos / c2::K, kx = pos % c2::K;
+      // pair t + 4j of k-step s: pair 8 (s % 2) + t + 4j of row ky = s / 2's run, (kx, channel pair) = (q / 3, q % 3)
+      const int half = (i / 64) % 2, s = i / 128, q = 8 * (s % 2) + t + 4 * j, f = 8 * half + g;
+      if (q < c2::K * c2::CW) {
+        const int c = 2 * (q % c2::CW), ky = s / 2, kx = q / c2::CW;
         v0 = w[((f * c2::C + c) * c2::K + ky) * c2::K + kx];
         v1 = w[((f * c2::C + c + 1) * c2::K + ky) * c2::K + kx];
       }

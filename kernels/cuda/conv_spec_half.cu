@@ -79,10 +79,24 @@ static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWor
 bool is_conv1(Shape in, const ConvParams& p) { return in.c == 1 && in.h == c1::H && in.w == c1::W && p.kh == c1::K && p.kw == c1::K && p.filters == c1::M; }
 bool is_conv2(Shape in, const ConvParams& p) { return in.c == c2::C && in.h == c2::H && in.w == c2::W && p.kh == c2::K && p.kw == c2::K && p.filters == c2::M; }
 
+// fp16's range check as a running maximum of |v| per thread, raised once at the end (a test and a predicated store
+// per value cost the fp16 kernels ~10 % against bf16's). fmaxf ignores NaN, which is not an overflow.
 template <bool BF16>
-__device__ __forceinline__ uint32_t store_pair(float v0, float v1, int* ovf) {
-  check_range<BF16>(v0, ovf);
-  check_range<BF16>(v1, ovf);
+__device__ __forceinline__ void track(float& vmax, float v) {
+  if constexpr (!BF16) vmax = fmaxf(vmax, fabsf(v));
+}
+template <bool BF16>
+__device__ __forceinline__ void raise_if_over(float vmax, int* ovf) {
+  if constexpr (!BF16)
+    if (ovf && vmax > kFp16Max) *reinterpret_cast<volatile int*>(ovf) = 1;
+}
+// TRACK: false where the activation bounds the value (tanh, sigmoid).
+template <bool BF16, bool TRACK>
+__device__ __forceinline__ uint32_t store_pair(float v0, float v1, float& vmax) {
+  if constexpr (TRACK) {
+    track<BF16>(vmax, v0);
+    track<BF16>(vmax, v1);
+  }
   return pack2<BF16>(v0, v1);
 }
 
@@ -99,6 +113,8 @@ __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
     conv1_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ wfrag, const float* __restrict__ bias,
                  uint32_t* __restrict__ out, int n, int* ovf) {
   using namespace c1;
+  constexpr bool kTrack = ACT != 1 && ACT != 2;
+  float vmax = 0.0f;
   extern __shared__ __align__(16) uint32_t smem1[];
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   // The warp's image: copied in raw (one word per pixel), then converted in place, row by row, into two 16-bit
@@ -144,8 +160,8 @@ __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
         if constexpr (F32IN) {
           const float2 x01 = *reinterpret_cast<const float2*>(r);
           const float x2 = c + 2 < W ? __uint_as_float(r[2]) : 0.0f;
-          check_range<BF16>(x01.x, ovf);
-          check_range<BF16>(x01.y, ovf);
+          track<BF16>(vmax, x01.x);
+          track<BF16>(vmax, x01.y);
           e[k] = pack2<BF16>(x01.x, x01.y);
           o[k] = pack2<BF16>(x01.y, x2);
         } else {
@@ -193,15 +209,15 @@ __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
           }
           const int px = 4 * (tx + (odd ? 1 : 0)) + (g >> 1);  // even lanes: the first tile's window, odd: the second's
           if (t < M / 2 && px < PW)
-            o[(ty * PW + px) * (M / 2) + t] = store_pair<BF16>(activate_c<ACT>(v[0] + bv0), activate_c<ACT>(v[1] + bv1), ovf);
+            o[(ty * PW + px) * (M / 2) + t] = store_pair<BF16, kTrack>(activate_c<ACT>(v[0] + bv0), activate_c<ACT>(v[1] + bv1), vmax);
         } else {
 #pragma unroll
           for (int u = 0; u < 2; ++u) {
             const int x = 8 * (tx + u) + g;
             if (t < M / 2 && x < OW) {
               uint32_t* d = o + (2 * ty * OW + x) * (M / 2) + t;
-              d[0] = store_pair<BF16>(activate_c<ACT>(acc[u][0] + bv0), activate_c<ACT>(acc[u][1] + bv1), ovf);
-              d[OW * (M / 2)] = store_pair<BF16>(activate_c<ACT>(acc[u][2] + bv0), activate_c<ACT>(acc[u][3] + bv1), ovf);
+              d[0] = store_pair<BF16, kTrack>(activate_c<ACT>(acc[u][0] + bv0), activate_c<ACT>(acc[u][1] + bv1), vmax);
+              d[OW * (M / 2)] = store_pair<BF16, kTrack>(activate_c<ACT>(acc[u][2] + bv0), activate_c<ACT>(acc[u][3] + bv1), vmax);
             }
           }
         }
@@ -209,6 +225,7 @@ __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
     }
     __syncwarp();  // every lane's last read of this image is done before the next one lands
   }
+  raise_if_over<BF16>(vmax, ovf);
 }
 
 template <bool BF16, int ACT>
@@ -216,6 +233,8 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
     conv2_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ wfrag, const float* __restrict__ bias,
                  uint32_t* __restrict__ out, int n, int images_per_block, int* ovf) {
   using namespace c2;
+  constexpr bool kTrack = ACT != 1 && ACT != 2;
+  float vmax = 0.0f;
   extern __shared__ __align__(16) uint32_t smem2[];
   uint32_t* frag = smem2;             // [KS][2][32][2]
   uint32_t* xs = smem2 + kFragWords;  // [kStages][IP][H, W, CW], then kTail zeros
@@ -283,14 +302,20 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const long long pix = px0 + 16 * (warp * NT + u0 + j) + g + 8 * h;
-          if (pix >= px_end) continue;
-          uint32_t* d = out + pix * (M / 2) + t;
+          uint32_t word[2];  // words t and 4 + t of the pixel's 8
 #pragma unroll
           for (int f = 0; f < 2; ++f)
-            d[4 * f] = store_pair<BF16>(activate_c<ACT>(acc[j][f][2 * h] + bv[f][0]), activate_c<ACT>(acc[j][f][2 * h + 1] + bv[f][1]), ovf);
+            word[f] = store_pair<BF16, kTrack>(activate_c<ACT>(acc[j][f][2 * h] + bv[f][0]), activate_c<ACT>(acc[j][f][2 * h + 1] + bv[f][1]), vmax);
+          // Lanes t and t ^ 1 trade a word, so that each stores 8 bytes and a store fills whole 32-byte sectors: even
+          // t words t, t + 1; odd t words 3 + t, 4 + t. (Two 4-byte stores per value pair filled half a sector each.)
+          const bool odd = t & 1;
+          const uint32_t other = __shfl_xor_sync(0xffffffffu, odd ? word[0] : word[1], 1);
+          if (pix < px_end)
+            *reinterpret_cast<uint2*>(out + pix * (M / 2) + (odd ? 3 + t : t)) = odd ? make_uint2(other, word[1]) : make_uint2(word[0], other);
         }
     }
   }
+  raise_if_over<BF16>(vmax, ovf);
 }
 
 // The weights (M, C, K, K) FP32 as the B fragments each lane loads (c1: [KS][32][2]; c2: [KS][2][32][2]).

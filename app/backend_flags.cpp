@@ -17,6 +17,11 @@ void BackendFlags::add_to(CLI::App& app, bool with_fc) {
                                            "products on the FP16/BF16 tensor cores, FP32 accumulation); cpu and cpu-ref are "
                                            "the fp32 reference")
       ->capture_default_str();
+  app.add_option("--input-precision", input_precision, "cuda, cudnn: fp32 (the default: the input is copied as FP32 and "
+                                                       "converted on the device inside the first layer) | fp16 | bf16 (with the "
+                                                       "same --precision: the host holds the input as 16-bit values, converted "
+                                                       "once before timing; half the copy)")
+      ->capture_default_str();
 }
 
 void BackendFlags::validate(const std::string& backend) const {
@@ -33,6 +38,8 @@ void BackendFlags::validate(const std::string& backend) const {
   if (precision != "fp32" && cpu)
     fail("--precision", "the " + backend + " backend computes in fp32 only (it is the reference); " + precision +
                             " runs on --backend cuda or cudnn");
+  check_input_precision(input_precision, precision);
+  if (input_precision != "fp32" && cpu) refuse("--input-precision", "--backend cuda and cudnn");
   // Unknown names and versions of the other precision fail here, before any work (only cuda gets this far with one).
   if (!conv_variant.empty()) check_variant_precision(parse_conv_variant(conv_variant), true, precision, "--conv-variant");
   if (!fc_variant.empty()) check_variant_precision(parse_fc_variant(fc_variant), false, precision, "--fc-variant");
@@ -48,6 +55,7 @@ BackendOptions BackendFlags::options() const {
   o.cudnn_algos = cudnn_algos.empty() ? "fastest" : cudnn_algos;
   o.threads = threads;
   o.precision = precision;
+  o.input_precision = input_precision;
   return o;
 }
 

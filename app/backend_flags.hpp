@@ -16,6 +16,7 @@ struct BackendFlags {
   std::string cudnn_algos;   // cudnn; empty = fastest
   int threads = 0;           // cpu, cpu-ref: 0 = all cores
   std::string precision = "fp32";  // cuda, cudnn: fp32 | tf32 (the cpu backends are the fp32 reference)
+  std::string input_precision = "fp32";  // cuda, cudnn: fp32 | the run's 16-bit precision (app/input_precision.hpp)
 
   void add_to(CLI::App& app, bool with_fc = true);
   // `backend` resolved (not "auto"): fails on the first flag it does not use, and on a variant that is not on

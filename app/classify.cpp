@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "app/datasets.hpp"
+#include "app/input_precision.hpp"
 #include "app/runner.hpp"
 #include "kernels/cpu/ref_ops.hpp"
 #include "weights_tools/error.hpp"
@@ -91,7 +92,8 @@ int run_classify(const ClassifyOptions& o) {
   }
   auto b = open_backend(m, o.backend, o.flags.options());
   const int n = static_cast<int>(o.images.size());
-  std::vector<float> logits = run_batches(*b, m, batch.data(), n, 0, m.logits_layers(), nullptr);
+  const std::vector<uint16_t> batch16 = to_input_precision(batch.data(), batch.size(), o.flags.input_precision);
+  std::vector<float> logits = run_batches(*b, m, batch.data(), n, 0, m.logits_layers(), nullptr, batch16.empty() ? nullptr : batch16.data());
   std::vector<float> prob(logits.size());
   ref::softmax(logits.data(), n, classes, prob.data());
   const bool synthetic = m.weights_note.rfind("synthetic", 0) == 0;

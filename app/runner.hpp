@@ -1,6 +1,7 @@
 // Helpers shared by the subcommands: open a backend for a model (checking every layer is supported),
 // run a batch loop, and format numbers the way the course's scripts printed them.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <vector>
@@ -14,8 +15,9 @@ namespace bs {
 std::unique_ptr<Backend> open_backend(const Model& m, const std::string& name, const BackendOptions& opts);
 
 // Runs `count` images (N, C, H, W) through layers [0, n_layers) in batches of `batch`; returns the outputs.
+// images16: the same images as 16-bit values (convert_input), what a backend with a 16-bit input_precision reads.
 std::vector<float> run_batches(Backend& b, const Model& m, const float* images, int count, int batch,
-                               size_t n_layers, RunStats* stats);
+                               size_t n_layers, RunStats* stats, const uint16_t* images16 = nullptr);
 
 std::string fmt_num(double v);
 

@@ -1,5 +1,7 @@
 #include "app/sweep.hpp"
 
+#include "app/input_precision.hpp"
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -8,6 +10,7 @@
 #include <unistd.h>
 
 #include "app/datasets.hpp"
+#include "app/input_precision.hpp"
 #include "app/latency_stats.hpp"
 #include "app/metadata.hpp"
 #include "app/results_io.hpp"
@@ -158,7 +161,7 @@ class SweepDriver {
     id_.backend = o_.backend;
     id_.variant = o_.flags.conv_label(o_.backend);
     id_.fc_variant = o_.flags.fc_label(o_.backend);
-    id_.transfers = gpu_ ? o_.transfers + (o_.cuda_graph ? "+graph" : "") : "host";
+    id_.transfers = gpu_ ? o_.transfers + (o_.cuda_graph ? "+graph" : "") + (is_16bit_input(opts_.input_precision) ? "+in-" + opts_.input_precision : "") : "host";
     id_.host_memory = o_.host_memory;
     id_.precision = opts_.precision;
     id_.profiler = profiler_ ? profiler_->kind() : "off";
@@ -192,9 +195,17 @@ class SweepDriver {
     return m;
   }
 
+  // --input-precision fp16 / bf16: the input's 16-bit copy in dst (values 16-bit words), made before the clock
+  // starts; the reference keeps reading the FP32 values. Without one (dst null): src as it is.
+  const float* to_16bit(const float* src, float* dst, size_t values) const {
+    if (!dst) return src;
+    convert_input(src, values, opts_.input_precision, reinterpret_cast<uint16_t*>(dst));
+    return dst;
+  }
+
   // One forward pass of n images, profiled when a profiler exists. `backend` null: a cold run that
   // creates and loads the backend inside the measurement.
-  Run run_once(std::unique_ptr<Backend>& backend, int n, float* in, float* out) {
+  Run run_once(std::unique_ptr<Backend>& backend, int n, const float* in, float* out) {
     Run r;
     if (profiler_) profiler_->begin_run();
     auto t0 = std::chrono::steady_clock::now();
@@ -361,20 +372,26 @@ class SweepDriver {
                   << describe_split(split_evenly(global, world_.size())) << "\n";
       const size_t in_floats = static_cast<size_t>(n) * model_.input.size();
       const size_t out_floats = static_cast<size_t>(n) * model_.layers[model_.logits_layers() - 1].out.size();
-      std::shared_ptr<float> in, out;
+      std::shared_ptr<float> in, out, in16;
+      const float* feed = nullptr;  // what the backend reads: in, or its 16-bit copy in16 (--input-precision)
+      auto fill = [&] {
+        fill_from_pool(inputs_, model_, n, offset, in.get());
+        feed = to_16bit(in.get(), in16.get(), in_floats);
+      };
       std::unique_ptr<Backend> backend;
       std::vector<double> cold_step, warm_steps;
       world_.step([&] {  // untimed: host buffers and the first inputs
         in = host_buffer(in_floats, opts_.pinned_host);
         out = host_buffer(out_floats, opts_.pinned_host);
-        fill_from_pool(inputs_, model_, n, offset, in.get());
+        if (is_16bit_input(opts_.input_precision)) in16 = host_buffer((in_floats + 1) / 2, opts_.pinned_host);
+        fill();
         if (!quiet_progress) progress(static_cast<int>(bi), global, 0, o_.reps);
       });
       // Cold: a fresh backend (allocation, weight upload, cuDNN's algorithm search) and its first pass.
       auto t0 = std::chrono::steady_clock::now();
       world_.step([&] {
         world_.fault_point("cold");
-        std::vector<Run> cold = {run_once(backend, n, in.get(), out.get())};
+        std::vector<Run> cold = {run_once(backend, n, feed, out.get())};
         cold_step.push_back(since(t0));
         attach_records(cold);
         SweepRow cold_row = aggregate(n, "cold", cold);
@@ -382,7 +399,7 @@ class SweepDriver {
         rows_.push_back(cold_row);
         layer_rows(n, "cold", cold, *backend);
         backend->set_tracer(nullptr);
-        for (int w = 0; w < o_.warmup; ++w) backend->forward(in.get(), n, model_.logits_layers(), out.get(), nullptr);
+        for (int w = 0; w < o_.warmup; ++w) backend->forward(feed, n, model_.logits_layers(), out.get(), nullptr);
         backend->set_tracer(profiler_.get());
       });
       // At least --reps repetitions, and more until --min-time seconds of them have passed (p99 needs ~100).
@@ -395,13 +412,13 @@ class SweepDriver {
         offset = (offset + global) % inputs_.count;
         // The next inputs go in before the clock starts; under mpirun, in a step of their own (the agreement
         // that ends it is the barrier the timed step starts from).
-        if (world_.parallel()) world_.step([&] { fill_from_pool(inputs_, model_, n, offset, in.get()); });
-        else fill_from_pool(inputs_, model_, n, offset, in.get());
+        if (world_.parallel()) world_.step([&] { fill(); });
+        else fill();
         t0 = std::chrono::steady_clock::now();
         more = r + 1 < o_.reps || (since(warm_start) < o_.min_time && r + 1 < o_.max_reps);
         world_.step([&] {
           if (r == 0) world_.fault_point("warm");
-          warm.push_back(run_once(backend, n, in.get(), out.get()));
+          warm.push_back(run_once(backend, n, feed, out.get()));
         }, &more);
         warm_steps.push_back(since(t0));
         if (!quiet_progress) progress(static_cast<int>(bi), global, std::min(r + 1, o_.reps), o_.reps);
@@ -437,11 +454,14 @@ class SweepDriver {
     auto in = host_buffer(static_cast<size_t>(batch) * model_.input.size(), opts_.pinned_host);
     auto out = host_buffer(static_cast<size_t>(batch) * model_.layers[model_.logits_layers() - 1].out.size(), opts_.pinned_host);
     fill_from_pool(inputs_, model_, batch, 0, in.get());
+    const size_t values = static_cast<size_t>(batch) * model_.input.size();
+    auto in16 = is_16bit_input(opts_.input_precision) ? host_buffer((values + 1) / 2, opts_.pinned_host) : nullptr;
+    const float* feed = to_16bit(in.get(), in16.get(), values);
     b.set_tracer(nullptr);
     std::vector<double> t;
     for (int r = -1 - o_.warmup; r < o_.reps; ++r) {
       const auto t0 = std::chrono::steady_clock::now();
-      b.forward(in.get(), batch, model_.logits_layers(), out.get(), nullptr);
+      b.forward(feed, batch, model_.logits_layers(), out.get(), nullptr);
       if (r >= 0) t.push_back(since(t0));
     }
     return median_of(t);
@@ -522,6 +542,7 @@ class SweepDriver {
     nlohmann::json j = run_metadata("batchscope sweep", o_.command_line, model_, inputs_.source, o_.backend, id_.variant, id_.fc_variant);
     if (o_.backend == "cudnn") j["cudnn_algos"] = opts_.cudnn_algos;
     j["precision"] = opts_.precision;
+    j["input_precision"] = opts_.input_precision;
     j["transfers"] = id_.transfers;
     if (o_.transfers == "overlapped") {
       j["chunk"] = o_.chunk > 0 ? o_.chunk : 0;

@@ -119,6 +119,14 @@ void check_precision(const std::string& precision, const std::string& flag) {
   fail(flag, "unknown precision '" + precision + "' (expected fp32, tf32, fp16 or bf16)");
 }
 
+void check_input_precision(const std::string& input, const std::string& precision) {
+  if (input == "fp32") return;
+  if (input != "fp16" && input != "bf16") fail("--input-precision", "unknown precision '" + input + "' (expected fp32, fp16 or bf16)");
+  if (input != precision)
+    fail("--input-precision", input + " needs --precision " + input + " (the input is copied as the type the first layer computes in; "
+                                      "found --precision " + precision + ")");
+}
+
 bool is_half_precision(const std::string& precision) { return precision == "fp16" || precision == "bf16"; }
 
 // End to end (relative L2 of the logits against cpu-ref). fp32: FP32 rounding through a network stays near 1e-6;

@@ -6,8 +6,10 @@
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <map>
 
+#include "app/input_precision.hpp"
 #include "app/runner.hpp"
 #include "app/sweep.hpp"
 #include "gpu_util.hpp"
@@ -100,6 +102,57 @@ TEST(GpuTransfers, HalfPrecisionOverlappedAndGraphedWithinTolerance) {
         EXPECT_LE(err, precision_tolerance(precision)) << backend << " " << precision << " batch " << n << " seed " << seed;
       }
     }
+}
+
+// --input-precision fp16 / bf16: the host's 16-bit copy (rounded to nearest even, as the device's conversion rounds)
+// must give the cuda backend exactly the outputs of the FP32 input converted on the device, on every path that reads
+// it: v22's conv1 staging 16-bit NCHW itself, the layout kernel before v20 (with a pad channel for 3 channels), the
+// overlapped chunks (byte offsets into the host buffer) and a replayed graph, pinned and pageable. cudnn: within the
+// precision's tolerance of cpu-ref (its algorithm search may pick differently in two instances).
+TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model models[] = {load_model(test::data_file("models/ece408")),
+                          test::conv_chain("c3", {3, 20, 22}, 8, true, Act::relu, true, rng)};
+  struct Case { const char* backend; const char* conv; bool overlapped, graph; };
+  const Case cases[] = {{"cuda", "auto", false, false}, {"cuda", "20", false, false}, {"cuda", "auto", true, true},
+                        {"cuda", "20", true, false},    {"cudnn", "", false, false},  {"cudnn", "", true, true}};
+  for (const Model& m : models)
+    for (const char* precision : {"fp16", "bf16"})
+      for (const Case& c : cases)
+        for (bool pinned : {true, false}) {
+          if (m.input.c == 3 && std::string(c.conv) == "auto") continue;  // v22 is ECE 408's
+          BackendOptions o;
+          o.conv_variant = c.conv;
+          o.precision = precision;
+          o.overlapped_transfers = c.overlapped;
+          o.cuda_graph = c.graph;
+          o.chunk = c.overlapped ? 16 : 0;
+          o.guard_check = true;
+          auto f32 = open_backend(m, c.backend, o);
+          o.input_precision = precision;
+          auto h16 = open_backend(m, c.backend, o);
+          for (int n : {37, 37, 5}) {
+            const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+            const std::vector<uint16_t> in16 = convert_input(in.data(), in.size(), precision);
+            std::vector<float> as_floats((in16.size() + 1) / 2);  // the 16-bit values, carried in a float buffer
+            std::memcpy(as_floats.data(), in16.data(), in16.size() * sizeof(uint16_t));
+            const std::vector<float> want = forward(*f32, m, in, n, pinned);
+            const std::vector<float> got = forward(*h16, m, as_floats, n, pinned);
+            const std::string what = std::string(c.backend) + " conv " + c.conv + " " + precision + " in.c " + std::to_string(m.input.c) +
+                                     (c.overlapped ? " overlapped" : "") + (c.graph ? " graph" : "") + (pinned ? " pinned" : " pageable") +
+                                     " batch " + std::to_string(n) + " seed " + std::to_string(seed);
+            if (std::string(c.backend) == "cuda") {
+              EXPECT_EQ(got, want) << what;
+            }
+            EXPECT_LE(test::rel_l2(got, test::cpu_ref_output(m, in, n)), precision_tolerance(precision)) << what;
+          }
+        }
+  BackendOptions o;
+  o.precision = "fp16";
+  o.input_precision = "bf16";
+  test::expect_error_at([&] { open_backend(models[0], "cuda", o); }, "--input-precision", "bf16 needs --precision bf16");
 }
 
 TEST(GpuTransfers, BadCombinationsAreClearErrors) {

@@ -2,6 +2,10 @@
 // (app/backend_flags.hpp): everything auto's choice and the variant flags rest on that runs without a GPU.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
+#include "app/input_precision.hpp"
+
 #include <cstdlib>
 
 #include "app/backend_flags.hpp"
@@ -169,6 +173,11 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   EXPECT_NO_THROW(check_precision("fp16"));
   EXPECT_NO_THROW(check_precision("bf16"));
   test::expect_error_at([] { check_precision("fp64"); }, "--precision", "unknown precision 'fp64'");
+  EXPECT_NO_THROW(check_input_precision("fp32", "tf32"));
+  EXPECT_NO_THROW(check_input_precision("fp16", "fp16"));
+  EXPECT_NO_THROW(check_input_precision("bf16", "bf16"));
+  test::expect_error_at([] { check_input_precision("fp16", "bf16"); }, "--input-precision", "fp16 needs --precision fp16");
+  test::expect_error_at([] { check_input_precision("half", "fp16"); }, "--input-precision", "unknown precision 'half'");
   EXPECT_DOUBLE_EQ(precision_tolerance("fp32"), 1e-4);
   EXPECT_DOUBLE_EQ(precision_tolerance("tf32"), 5e-3);
   EXPECT_DOUBLE_EQ(precision_tolerance("fp16"), 1e-2);
@@ -284,3 +293,40 @@ TEST(BackendFlagsTest, AFlagTheBackendDoesNotUseIsAnError) {
 }
 
 }  // namespace
+
+// --input-precision's host conversion against values worked out by hand from the formats (IEEE binary16: 5 exponent
+// bits, bias 15, 10 fraction bits; bfloat16: FP32's top 16 bits), rounding to nearest even at every boundary kind.
+TEST(InputPrecision, HostConversionRoundsToNearestEven) {
+  EXPECT_EQ(fp16_bits(1.0f), 0x3c00);
+  EXPECT_EQ(fp16_bits(-2.0f), 0xc000);
+  EXPECT_EQ(fp16_bits(0.0f), 0x0000);
+  EXPECT_EQ(fp16_bits(-0.0f), 0x8000);
+  EXPECT_EQ(fp16_bits(65504.0f), 0x7bff);                  // the largest finite
+  EXPECT_EQ(fp16_bits(65519.0f), 0x7bff);                  // below the midpoint 65520: down
+  EXPECT_EQ(fp16_bits(65520.0f), 0x7c00);                  // the midpoint, 65504's fraction odd: up, to inf
+  EXPECT_EQ(fp16_bits(1.0f / 3.0f), 0x3555);               // 0.333251953125
+  EXPECT_EQ(fp16_bits(0.1f), 0x2e66);
+  EXPECT_EQ(fp16_bits(1.0f + 1.0f / 2048), 0x3c00);        // a tie: to the even 1.0
+  EXPECT_EQ(fp16_bits(1.0f + 3.0f / 2048), 0x3c02);        // a tie: to the even 1 + 2/1024
+  EXPECT_EQ(fp16_bits(std::ldexp(1.0f, -14)), 0x0400);     // the smallest normal
+  EXPECT_EQ(fp16_bits(std::ldexp(1.0f, -24)), 0x0001);     // the smallest subnormal
+  EXPECT_EQ(fp16_bits(std::ldexp(1.0f, -25)), 0x0000);     // half of it: a tie, to even 0
+  EXPECT_EQ(fp16_bits(std::ldexp(3.0f, -25)), 0x0002);     // 1.5 steps: a tie, to even 2
+  EXPECT_EQ(fp16_bits(std::ldexp(1023.75f, -24)), 0x0400);  // rounds up across into the normals
+  EXPECT_EQ(fp16_bits(INFINITY), 0x7c00);
+  EXPECT_EQ(fp16_bits(NAN) & 0x7e00, 0x7e00);
+  EXPECT_EQ(bf16_bits(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_bits(1.0f / 3.0f), 0x3eab);               // 0x3eaaaaab: up
+  EXPECT_EQ(bf16_bits(-3.0e38f), 0xff62);                  // FP32's range: 0xff61b1e6 rounds up
+  EXPECT_EQ(bf16_bits(1.0f + 1.0f / 256), 0x3f80);         // a tie: to even
+  EXPECT_EQ(bf16_bits(1.0f + 3.0f / 256), 0x3f82);
+  EXPECT_EQ(bf16_bits(NAN) & 0x7fc0, 0x7fc0);
+  const std::vector<float> ok = {1.0f, -65504.0f, 0.5f};
+  EXPECT_EQ(convert_input(ok.data(), ok.size(), "fp16"), (std::vector<uint16_t>{0x3c00, 0xfbff, 0x3800}));
+  EXPECT_EQ(convert_input(ok.data(), ok.size(), "bf16"), (std::vector<uint16_t>{0x3f80, 0xc780, 0x3f00}));
+  EXPECT_TRUE(to_input_precision(ok.data(), ok.size(), "fp32").empty());
+  const std::vector<float> big = {1.0f, 70000.0f};
+  test::expect_error_at([&] { convert_input(big.data(), big.size(), "fp16"); }, "--input-precision",
+                        "fp16: input value 70000.000000 (value 1 of the batch) exceeds 65504");
+  EXPECT_EQ(convert_input(big.data(), big.size(), "bf16")[1], 0x4789);  // 70000 = 0x4788b800: up
+}

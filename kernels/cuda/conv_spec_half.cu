@@ -13,7 +13,8 @@
 // held in shared memory twice as 16-bit pairs, once from column 0 (E) and once from column 1 (O), so every A register
 // is one aligned 32-bit load. One warp per image, no block-wide barrier: the warp copies its image in (cp.async, raw
 // 32-bit values) and converts it in place. As the first layer it reads the FP32 NCHW input itself (the conversion,
-// with fp16's range check, is its first step), else the 16-bit NHWC tensor, whose pixels (one channel and the zero
+// with fp16's range check, is its first step; with --input-precision fp16 / bf16 the 16-bit NCHW input), else the
+// 16-bit NHWC tensor, whose pixels (one channel and the zero
 // pad channel) are 32-bit words as well. The epilogue pools in registers and across one shuffle, then adds the bias
 // and activates once per pooled output (v10's order: the activations are non-decreasing), and stores channel pairs
 // of the NHWC output.
@@ -100,15 +101,16 @@ __device__ __forceinline__ uint32_t store_pair(float v0, float v1, float& vmax) 
   return pack2<BF16>(v0, v1);
 }
 
-// F32IN: the raw words are FP32 values (the model's input, NCHW with one channel); else (value, 0) pairs of a
-// 16-bit NHWC tensor with its pad channel.
+// What the raw image holds: FP32 values (the model's input, NCHW with one channel), (value, 0) pairs of a 16-bit
+// NHWC tensor with its pad channel, or 16-bit values (the input with --input-precision fp16 / bf16).
+enum InMode { kF32, kW32, kH16 };
 //
 // Tiles are 2 rows x 8 columns of outputs: MMA row g is pixel (2ty, 8tx + g), row g + 8 the one below, so a lane
 // holds both rows of a pooling window's column (one max in registers) and its neighbour column sits in lane ^ 4.
 // Tiles go in pairs: one shuffle per value hands lane g even the window of the first tile and lane g odd that of the
 // second, so that 24 of the 32 lanes share the activations (an earlier version, one 4x4 tile at a time, pooled with
 // four shuffles per value and left the tanh to 6 lanes: 0.346 ms, against 0.12 for the loads and MMAs it needs).
-template <bool BF16, bool F32IN, int ACT, bool POOL>
+template <bool BF16, int MODE, int ACT, bool POOL>
 __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
     conv1_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ wfrag, const float* __restrict__ bias,
                  uint32_t* __restrict__ out, int n, int* ovf) {
@@ -143,9 +145,12 @@ __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
       ptr[s][j] = cp + (p / 3) * RS + p % 3 + (g >> 1);
     }
   const int stride = gridDim.x * kWarps;
+  // 16-bit input: half the words, copied into the upper half, so that converting top-down never overwrites a row
+  // it has yet to read (row y's two copies end at word 48y + 48, raw row y0 + 4 starts at 1152 + 24 (y0 + 4)).
+  constexpr int kInWords = MODE == kH16 ? kRawWords / 2 : kRawWords, kInAt = kRawWords - kInWords;
   for (int img = blockIdx.x * kWarps + warp; img < n; img += stride) {
-    const uint32_t* src = in + static_cast<long long>(img) * kRawWords;
-    for (int i = lane; i < kRawWords / 4; i += 32) __pipeline_memcpy_async(img_s + 4 * i, src + 4 * i, 16);
+    const uint32_t* src = in + static_cast<long long>(img) * kInWords;
+    for (int i = lane; i < kInWords / 4; i += 32) __pipeline_memcpy_async(img_s + kInAt + 4 * i, src + 4 * i, 16);
     __pipeline_commit();
     __pipeline_wait_prior(0);
     __syncwarp();
@@ -157,7 +162,11 @@ __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
       for (int k = 0; k < kPer; ++k) {
         const int i = lane + 32 * k, y = y0 + i / RW, c = 2 * (i % RW);
         const uint32_t* r = img_s + y * W + c;
-        if constexpr (F32IN) {
+        if constexpr (MODE == kH16) {
+          const uint32_t* h = img_s + kInAt + y * RW + c / 2;  // word w of the row: columns 2w, 2w + 1
+          e[k] = h[0];
+          o[k] = (h[0] >> 16) | (c + 2 < W ? h[1] << 16 : 0u);
+        } else if constexpr (MODE == kF32) {
           const float2 x01 = *reinterpret_cast<const float2*>(r);
           const float x2 = c + 2 < W ? __uint_as_float(r[2]) : 0.0f;
           track<BF16>(vmax, x01.x);
@@ -345,9 +354,9 @@ __global__ void prepare_kernel(const float* __restrict__ w, bool conv1, uint32_t
   }
 }
 
-template <bool BF16, bool F32IN, int ACT, bool POOL>
+template <bool BF16, int MODE, int ACT, bool POOL>
 void launch_conv1(const HalfConvArgs& a, const uint32_t* in, cudaStream_t s) {
-  auto kernel = conv1_kernel<BF16, F32IN, ACT, POOL>;
+  auto kernel = conv1_kernel<BF16, MODE, ACT, POOL>;
   static const int blocks_max = resident_blocks(kernel, c1::kWarps * 32, c1::kSmemBytes);
   const int blocks = std::max(1, std::min(blocks_max, (a.n + c1::kWarps - 1) / c1::kWarps));
   kernel<<<blocks, c1::kWarps * 32, c1::kSmemBytes, s>>>(in, reinterpret_cast<const uint32_t*>(a.prepared), a.bias,
@@ -370,12 +379,16 @@ void forward_t(const HalfConvArgs& a, cudaStream_t s) {
     if (is_conv2(a.is, *a.p)) return launch_conv2<BF16, A>(a, s);
     if (a.in_f32) {
       const auto* in = reinterpret_cast<const uint32_t*>(a.in_f32);
-      if (a.pool) launch_conv1<BF16, true, A, true>(a, in, s);
-      else launch_conv1<BF16, true, A, false>(a, in, s);
+      if (a.pool) launch_conv1<BF16, kF32, A, true>(a, in, s);
+      else launch_conv1<BF16, kF32, A, false>(a, in, s);
+    } else if (a.in_nchw16) {
+      const auto* in = reinterpret_cast<const uint32_t*>(a.in_nchw16);
+      if (a.pool) launch_conv1<BF16, kH16, A, true>(a, in, s);
+      else launch_conv1<BF16, kH16, A, false>(a, in, s);
     } else {
       const auto* in = reinterpret_cast<const uint32_t*>(a.in);
-      if (a.pool) launch_conv1<BF16, false, A, true>(a, in, s);
-      else launch_conv1<BF16, false, A, false>(a, in, s);
+      if (a.pool) launch_conv1<BF16, kW32, A, true>(a, in, s);
+      else launch_conv1<BF16, kW32, A, false>(a, in, s);
     }
   });
   CUDA_CHECK_LAUNCH();

@@ -276,11 +276,15 @@ class CudaBackend : public GpuPipelineBackend {
     const Layer& l = model_->layers[i];
     const Step& st = (*cur_)[i];
     int* ovf = ovf_dev_ ? ovf_dev_ + i : nullptr;
-    // v22 on conv1's shape converts the FP32 input as it stages it: no pass of its own.
-    const bool fp32_in = i == 0 && l.kind() == LayerKind::conv && h::conv_half_reads_fp32_input(st.version, l);
-    if (i == 0 && !fp32_in) {
+    // v22 on conv1's shape reads the input itself (FP32 or, with --input-precision, 16-bit) as it stages it: no pass
+    // of its own.
+    const bool raw_in = i == 0 && l.kind() == LayerKind::conv && h::conv_half_reads_fp32_input(st.version, l);
+    const float* model_in = src;
+    if (i == 0 && !raw_in) {
       half_in_.resize(input_words(n));
-      h::to_half_nhwc(src, n, model_->input, reinterpret_cast<uint16_t*>(half_in_.get()), bf16_, ovf, stream_);
+      auto* dst16 = reinterpret_cast<uint16_t*>(half_in_.get());
+      if (input16()) h::input16_to_nhwc(reinterpret_cast<const uint16_t*>(src), n, model_->input, false, dst16, stream_);
+      else h::to_half_nhwc(src, n, model_->input, dst16, bf16_, ovf, stream_);
       src = half_in_.get();
     }
     const auto* in = reinterpret_cast<const uint16_t*>(src);
@@ -292,7 +296,8 @@ class CudaBackend : public GpuPipelineBackend {
       a.in = in; a.bias = w.b; a.out = out; a.n = n; a.is = l.in; a.os = l.out; a.p = &std::get<ConvParams>(l.op);
       a.act = st.epi.has_act ? cuda::act_code(st.epi.act) : -1;
       a.workspace = ws_ptr_; a.workspace_floats = ws_floats_; a.ovf = ovf; a.bf16 = bf16_;
-      a.in_f32 = fp32_in ? src : nullptr;
+      a.in_f32 = raw_in && !input16() ? model_in : nullptr;
+      a.in_nchw16 = raw_in && input16() ? reinterpret_cast<const uint16_t*>(model_in) : nullptr;
       a.pool = st.epi.pool2x2;
       a.prepared = prepared(i, h::conv_half_prepared_floats(st.version, l),
                             [&](float* p) { h::conv_half_prepare(st.version, w.w, l, bf16_, p, stream_); }, st.version == 22 ? 22 : 0);

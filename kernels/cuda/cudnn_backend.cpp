@@ -173,9 +173,12 @@ class CudnnBackend : public GpuPipelineBackend {
     const Layer& l = model_->layers[i];
     cur = l.out;
     const float one = 1.0f, zero = 0.0f;
-    if (half_ && i == 0) {  // the FP32 (N, C, H, W) input becomes 16-bit (N, H, W, C), inside the first layer's time
+    if (half_ && i == 0) {  // the (N, C, H, W) input becomes 16-bit (N, H, W, C), inside the first layer's time
       half_in_.resize(static_cast<size_t>(model_->input.size()) * n);
-      cuda::half::to_half_packed(src, n, model_->input, half_in_.get(), bf16_, flag_dev_, stream_);
+      if (input16())  // --input-precision: already 16-bit values, only the layout changes
+        cuda::half::input16_to_nhwc(reinterpret_cast<const uint16_t*>(src), n, model_->input, true, half_in_.get(), stream_);
+      else
+        cuda::half::to_half_packed(src, n, model_->input, half_in_.get(), bf16_, flag_dev_, stream_);
       src = reinterpret_cast<const float*>(half_in_.get());
     }
     if (half_) out_phys_ = std::holds_alternative<FlattenParams>(l.op) ? phys_[i] : l.out;

@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/const_bank.hpp"
+#include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -96,6 +97,7 @@ GpuPipelineBackend::GpuPipelineBackend(const BackendOptions& o, const std::strin
   if (o.per_layer_transfers && o.cuda_graph)
     fail("--cuda-graph", "needs --transfers resident or overlapped (per-layer allocates and copies synchronously around every layer)");
   if (o.chunk < 0) fail("--chunk", "must be 0 (the default) or more, found " + std::to_string(o.chunk));
+  check_input_precision(o.input_precision, o.precision);
   require_cuda_device(name);
   CUDA_CHECK(cudaStreamCreate(&stream_));
   if (o.overlapped_transfers) {
@@ -319,7 +321,7 @@ const float* GpuPipelineBackend::run_layers_graphed(const float* src, int n, siz
 
 void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layers, float* out) {
   size_buffers(n, n_layers, n);
-  CUDA_CHECK(cudaMemcpyAsync(in_.get(), in, in_floats_ * sizeof(float), cudaMemcpyHostToDevice, stream_));
+  CUDA_CHECK(cudaMemcpyAsync(in_.get(), in, in_floats_ * in_elem_bytes(), cudaMemcpyHostToDevice, stream_));
   Shape cur;
   const float* src = n_layers ? run_layers_graphed(in_.get(), n, n_layers, cur, 0, nullptr) : in_.get();
   if (!n_layers) cur = model_->input;
@@ -364,13 +366,14 @@ void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_lay
   for (int c = 0; c < chunks; ++c) {
     const size_t at = first[c];
     const int k = count[c];
-    float* dev_in = in_.get() + at * in_per;
-    const size_t in_bytes = in_per * k * sizeof(float), out_bytes = out_per * k * sizeof(float);
+    float* dev_in = in_.get() + at * in_per;  // the chunk's values from there on (16-bit ones fill half of it)
+    const size_t in_bytes = in_per * k * in_elem_bytes(), out_bytes = out_per * k * sizeof(float);
+    const char* host_in = reinterpret_cast<const char*>(in) + at * in_per * in_elem_bytes();
     if (in_pinned) {
-      CUDA_CHECK(cudaMemcpyAsync(dev_in, in + at * in_per, in_bytes, cudaMemcpyHostToDevice, copy_in_));
+      CUDA_CHECK(cudaMemcpyAsync(dev_in, host_in, in_bytes, cudaMemcpyHostToDevice, copy_in_));
     } else {
       if (c >= 2) CUDA_CHECK(cudaEventSynchronize(copied_in(c - 2)));  // the slot's last copy has left it
-      host_copy(stage_[0][c % 2], in + at * in_per, in_bytes);
+      host_copy(stage_[0][c % 2], host_in, in_bytes);
       CUDA_CHECK(cudaMemcpyAsync(dev_in, stage_[0][c % 2], in_bytes, cudaMemcpyHostToDevice, copy_in_));
     }
     CUDA_CHECK(cudaEventRecord(copied_in(c), copy_in_));

@@ -38,6 +38,17 @@ __global__ void to_nhwc(const float* __restrict__ in, long long images_pixels, i
   }
 }
 
+// --input-precision fp16 / bf16: the input arrives as 16-bit NCHW values (converted on the host); only the layout
+// changes: one thread per (image, pixel), cs channels written (cs = c: packed; c rounded up to even: the pad zero).
+__global__ void nchw16_to_nhwc(const uint16_t* __restrict__ in, long long images_pixels, int plane, int c, int cs, uint16_t* __restrict__ out) {
+  GRID_STRIDE(i, images_pixels) {
+    const long long img = i / plane, q = i - img * plane;
+    const uint16_t* src = in + img * c * plane + q;
+    uint16_t* dst = out + i * cs;
+    for (int ch = 0; ch < cs; ++ch) dst[ch] = ch < c ? src[static_cast<long long>(ch) * plane] : uint16_t{0};
+  }
+}
+
 // The packed form (cs = c, any parity), one 16-bit store per value: the cudnn backend's tensors and weights.
 template <bool BF16>
 __global__ void to_nhwc_packed(const float* __restrict__ in, long long images_pixels, int plane, int c, uint16_t* __restrict__ out, int* ovf) {
@@ -166,6 +177,12 @@ void to_half_nhwc(const float* in, int n, Shape s, uint16_t* out, bool bf16, int
   const int cs = stored_channels(s.c);
   if (bf16) to_nhwc<true><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, cs, out, nullptr);
   else to_nhwc<false><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, cs, out, ovf);
+  CUDA_CHECK_LAUNCH();
+}
+
+void input16_to_nhwc(const uint16_t* in, int n, Shape s, bool packed, uint16_t* out, cudaStream_t st) {
+  const long long work = static_cast<long long>(n) * s.h * s.w;
+  nchw16_to_nhwc<<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, packed ? s.c : stored_channels(s.c), out);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -46,6 +46,7 @@ struct HalfConvArgs {
   int* ovf = nullptr;
   bool bf16 = false;
   const float* in_f32 = nullptr;  // v22 on conv1's shape as the first layer: the FP32 NCHW input (in is then unused)
+  const uint16_t* in_nchw16 = nullptr;  // the same with --input-precision fp16 / bf16: the 16-bit NCHW input
   bool pool = false;              // v22 on conv1's shape: the 2x2 max pool fused (out is the pooled tensor)
 };
 
@@ -56,7 +57,7 @@ size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool b
 // w: (M, C/groups, KH, KW) FP32 on the device.
 void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
-// v22 on a layer whose input it reads as FP32 NCHW when the layer comes first (conv1's shape: one channel).
+// v22 on a layer whose input it reads itself, FP32 or 16-bit NCHW, when the layer comes first (conv1's shape: one channel).
 bool conv_half_reads_fp32_input(int version, const Layer& layer);
 
 // v22 (conv_spec_half.cu).
@@ -89,6 +90,8 @@ void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s);
 // The other layers (half_ops.cu).
 void to_half_nhwc(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);    // NCHW FP32 -> NHWC
 void from_half_nhwc(const uint16_t* in, int n, Shape s, float* out, bool bf16, cudaStream_t st);            // NHWC -> NCHW FP32
+// --input-precision fp16 / bf16: 16-bit NCHW (converted on the host) -> NHWC, packed (cs = C) or with the pad channel.
+void input16_to_nhwc(const uint16_t* in, int n, Shape s, bool packed, uint16_t* out, cudaStream_t st);
 // Packed NHWC (channel stride C, no pad channel): the cudnn backend's 16-bit tensors, and its weight layouts
 // (filters (M, KH, KW, C/groups) are an NHWC tensor of M images). fp16: a value beyond 65504 raises *ovf; a value
 // that comes back inf or NaN raises *nonfinite (null: no check; bf16 never checks).

@@ -143,6 +143,11 @@ expect_fail "^batchscope: error: --precision: the cpu backend computes in fp32 o
 expect_fail "--precision: the cpu backend computes in fp32 only" $bs sweep --model "$model" --backend cpu --precision fp16 --out "$tmp/p.csv"
 expect_absent "$tmp/p.csv"
 expect_fail "--precision: unknown precision 'double'" $bs infer --model "$model" --precision double
+expect_fail "^batchscope: error: --input-precision: fp16 needs --precision fp16 \(the input is copied as the type the first layer computes in; found --precision fp32\)" \
+  $bs infer --model "$model" --backend cpu --input-precision fp16
+expect_fail "--input-precision: unknown precision 'fp8'" $bs sweep --model "$model" --backend cpu --input-precision fp8 --out "$tmp/ip.csv"
+expect_absent "$tmp/ip.csv"
+expect_fail "--input-precision: bf16 needs --precision bf16" $bs profile --model "$model" --backend cuda --precision fp16 --input-precision bf16
 expect_fail "--conv-variants: v13 computes in fp32; --precision tf32 times v16, v17, v18" $bs tune --model "$model" --precision tf32 --conv-variants 13
 expect_ok "^  +tf32 +FP32 storage, convolution and fully connected products in TF32" $bs variants
 expect_ok "v16 +gemm-tf32 .*\[any; tf32\]" $bs variants

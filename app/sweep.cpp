@@ -149,7 +149,7 @@ class SweepDriver {
     device_ = rank_device(gpu_);
     probe_ = open_backend(model_, o_.backend, opts_);  // fails early on an unknown variant or unsupported layer
     for (int b : o_.batches) check_memory(my_share(b));
-    if (!o_.no_profile) profiler_ = gpu_ ? make_cupti_profiler(o_.backend != "cuda") : make_steady_profiler();
+    if (!o_.no_profile) profiler_ = gpu_ ? make_cupti_profiler() : make_steady_profiler();
     inputs_ = make_image_pool(model_, 2 * *std::max_element(o_.batches.begin(), o_.batches.end()));
     if (o_.global_batch) inputs_.count = std::max(inputs_.count, 1);
     if (o_.check_images > 0) {

@@ -95,9 +95,6 @@ class Profiler : public Tracer {
 std::unique_ptr<Profiler> make_steady_profiler();
 // GPU backends (CUDA builds): CUPTI activity records (kernels, memcpy, memset, runtime API), attributed to
 // layers through external correlation ids pushed by layer_begin(). Throws when CUPTI cannot start.
-// driver_launches: also trace the driver API's kernel launches, which tie kernels launched through the driver
-// (cuBLAS's) to their layers; the cudnn backend needs them, the cuda backend launches through the runtime only,
-// and the driver kind costs every pass a few microseconds (experiments/profiler-overhead.md).
-std::unique_ptr<Profiler> make_cupti_profiler(bool driver_launches = true);
+std::unique_ptr<Profiler> make_cupti_profiler();
 
 }  // namespace bs

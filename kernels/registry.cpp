@@ -13,7 +13,7 @@ std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& opts);
 #endif
 
 #ifndef BATCHSCOPE_HAVE_CUDA
-std::unique_ptr<Profiler> make_cupti_profiler(bool) { fail("profiler", "this build has no CUDA, so no CUPTI"); }
+std::unique_ptr<Profiler> make_cupti_profiler() { fail("profiler", "this build has no CUDA, so no CUPTI"); }
 nlohmann::json gpu_info() { return nlohmann::json{{"gpu", nullptr}}; }
 void init_gpu() {}
 bool gpu_available() { return false; }

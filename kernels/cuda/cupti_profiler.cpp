@@ -187,7 +187,7 @@ const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPT
 
 class CuptiProfiler : public Profiler {
  public:
-  explicit CuptiProfiler(bool driver_launches) {
+  CuptiProfiler() {
     Collector& c = collector();
     if (c.active) fail("profiler", "only one CUPTI profiler may run at a time");
     {
@@ -200,7 +200,7 @@ class CuptiProfiler : public Profiler {
     // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
     // "serial-kernel" traces kernels with CUPTI_ACTIVITY_KIND_KERNEL instead of CONCURRENT_KERNEL.
     const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
-    const std::string sel = only ? only : driver_launches ? "kernel,memcpy,memset,runtime,driver,graph" : "kernel,memcpy,memset,runtime,graph";
+    const std::string sel = only ? only : "kernel,memcpy,memset,runtime,driver,graph";
     const char* names[] = {"kernel", "memcpy", "memset", "runtime"};
     for (int i = 0; i < 4; ++i)
       if (sel.find(names[i]) != std::string::npos)
@@ -384,6 +384,6 @@ class CuptiProfiler : public Profiler {
 
 }  // namespace
 
-std::unique_ptr<Profiler> make_cupti_profiler(bool driver_launches) { return std::make_unique<CuptiProfiler>(driver_launches); }
+std::unique_ptr<Profiler> make_cupti_profiler() { return std::make_unique<CuptiProfiler>(); }
 
 }  // namespace bs

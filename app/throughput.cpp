@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "app/datasets.hpp"
+#include "app/input_precision.hpp"
 #include "app/latency_stats.hpp"
 #include "app/metadata.hpp"
 #include "app/results_io.hpp"
@@ -100,6 +101,7 @@ struct Point {
 struct Worker {
   std::unique_ptr<Backend> backend;
   std::shared_ptr<float> in, out;
+  std::shared_ptr<float> in16;  // --input-precision fp16 / bf16: a wrapped batch gathered as 16-bit values
   size_t capacity = 0;  // images the buffers hold
 };
 
@@ -109,18 +111,32 @@ class Streamer {
       : o_(o), m_(m), pool_(pool), opts_(opts) {}
 
   void open() {
-    for (int s = 0; s < o_.streams; ++s) workers_.push_back({open_backend(m_, o_.backend, opts_), nullptr, nullptr, 0});
+    for (int s = 0; s < o_.streams; ++s) workers_.push_back({open_backend(m_, o_.backend, opts_), nullptr, nullptr, nullptr, 0});
     // The images wait in host memory (pinned with --host-memory pinned) as a server's input queue would hold
     // them; a batch is read where it lies, and gathered into the worker's buffer only when it wraps around the
     // pool's end.
     const size_t floats = static_cast<size_t>(pool_.count) * m_.input.size();
     staged_ = host_buffer(floats, o_.host_memory == "pinned");
     std::copy_n(pool_.images.data(), floats, staged_.get());
+    // --input-precision fp16 / bf16: the queue holds 16-bit values instead, converted once, before any clock starts.
+    if (is_16bit_input(opts_.input_precision)) {
+      staged16_ = host_buffer((floats + 1) / 2, o_.host_memory == "pinned");
+      convert_input(pool_.images.data(), floats, opts_.input_precision, reinterpret_cast<uint16_t*>(staged16_.get()));
+    }
   }
 
   // Where batch [start, start + n) of the pool lies: in place, or gathered into `buf`.
-  const float* batch_at(int start, int n, float* buf) const {
+  const float* batch_at(int start, int n, const Worker& w) const {
     start %= pool_.count;
+    if (staged16_) {  // 16-bit values: the same, 2 bytes each (forward reads them through its float pointer)
+      const size_t per = m_.input.size();
+      const auto* q = reinterpret_cast<const uint16_t*>(staged16_.get());
+      if (start + n <= pool_.count) return reinterpret_cast<const float*>(q + static_cast<size_t>(start) * per);
+      auto* d = reinterpret_cast<uint16_t*>(w.in16.get());
+      for (int i = 0; i < n; ++i) std::copy_n(q + static_cast<size_t>((start + i) % pool_.count) * per, per, d + static_cast<size_t>(i) * per);
+      return w.in16.get();
+    }
+    float* buf = w.in.get();
     if (start + n <= pool_.count) return staged_.get() + static_cast<size_t>(start) * m_.input.size();
     fill_from_pool(pool_, m_, n, start, buf);
     return buf;
@@ -131,6 +147,7 @@ class Streamer {
     for (Worker& w : workers_)
       if (w.capacity < static_cast<size_t>(batch)) {
         w.in = host_buffer(in_floats * batch, o_.host_memory == "pinned");
+        if (staged16_) w.in16 = host_buffer((in_floats * batch + 1) / 2, o_.host_memory == "pinned");
         w.out = host_buffer(out_floats * batch, o_.host_memory == "pinned");
         w.capacity = batch;
       }
@@ -147,7 +164,7 @@ class Streamer {
       for (int k = 0; k < std::max(o_.warmup, s == 0 ? 1 : 0); ++k) {
         Worker& w = workers_[s];
         const auto t = Clock::now();
-        w.backend->forward(batch_at(k * batch, batch, w.in.get()), batch, m_.logits_layers(), w.out.get(), nullptr);
+        w.backend->forward(batch_at(k * batch, batch, w), batch, m_.logits_layers(), w.out.get(), nullptr);
         if (s == 0 && k == 0) first = since(t);
       }
     return first;
@@ -175,7 +192,7 @@ class Streamer {
         for (int j; !stop && (j = next++) < nb;) {
           const int n = std::min(batch, count - j * batch), start = first + j * batch;
           const auto t = Clock::now();
-          w.backend->forward(batch_at(start, n, w.in.get()), n, m_.logits_layers(), w.out.get(), nullptr);
+          w.backend->forward(batch_at(start, n, w), n, m_.logits_layers(), w.out.get(), nullptr);
           p.latencies[j] = since(t);
           finished[wi] = since(t0);
           if (!pool_.labels.empty()) {
@@ -224,7 +241,7 @@ class Streamer {
   const ImagePool& pool_;
   BackendOptions opts_;
   std::vector<Worker> workers_;
-  std::shared_ptr<float> staged_;
+  std::shared_ptr<float> staged_, staged16_;
 };
 
 struct RankInfo {
@@ -393,7 +410,7 @@ int run_throughput(ThroughputOptions o) {
   id.variant = o.flags.conv_label(o.backend);
   id.fc_variant = o.flags.fc_label(o.backend);
   id.precision = opts.precision;
-  id.transfers = gpu ? o.transfers + (o.cuda_graph ? "+graph" : "") : "host";
+  id.transfers = gpu ? o.transfers + (o.cuda_graph ? "+graph" : "") + (is_16bit_input(opts.input_precision) ? "+in-" + opts.input_precision : "") : "host";
   id.host_memory = o.host_memory;
   id.profiler = "off";
 
@@ -413,6 +430,7 @@ int run_throughput(ThroughputOptions o) {
   if (!o.out.empty()) {
     nlohmann::json j = run_metadata("batchscope throughput", o.command_line, m, pool.source, o.backend, id.variant, id.fc_variant);
     j["precision"] = opts.precision;
+    j["input_precision"] = opts.input_precision;
     j["host_memory"] = o.host_memory;
     j["transfers"] = id.transfers;
     if (o.transfers == "overlapped") j["chunk"] = o.chunk;

@@ -3,11 +3,10 @@
 #include <cmath>
 #include <cstring>
 
+#include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
-
-bool is_16bit_input(const std::string& input_precision) { return input_precision == "fp16" || input_precision == "bf16"; }
 
 uint16_t fp16_bits(float v) {
   uint32_t x;
@@ -53,8 +52,12 @@ std::vector<uint16_t> convert_input(const float* src, size_t count, const std::s
 }
 
 std::vector<uint16_t> to_input_precision(const float* src, size_t count, const std::string& input_precision) {
-  if (!is_16bit_input(input_precision)) return {};
+  if (!is_half_precision(input_precision)) return {};
   return convert_input(src, count, input_precision);
+}
+
+std::string transfers_label(const std::string& transfers, bool cuda_graph, const std::string& input_precision) {
+  return transfers + (cuda_graph ? "+graph" : "") + (is_half_precision(input_precision) ? "+in-" + input_precision : "");
 }
 
 }  // namespace bs

@@ -11,7 +11,6 @@
 
 namespace bs {
 
-bool is_16bit_input(const std::string& input_precision);
 // Round to nearest even. fp16: NaN stays NaN, beyond 65504 becomes inf (convert_input refuses those first).
 uint16_t fp16_bits(float v);
 uint16_t bf16_bits(float v);
@@ -21,5 +20,7 @@ void convert_input(const float* src, size_t count, const std::string& precision,
 std::vector<uint16_t> convert_input(const float* src, size_t count, const std::string& precision);
 // convert_input for a 16-bit input precision; empty for fp32 (the FP32 values go as they are).
 std::vector<uint16_t> to_input_precision(const float* src, size_t count, const std::string& input_precision);
+// The results' `transfers` label of a GPU run: resident | overlapped, then +graph, then +in-fp16 / +in-bf16.
+std::string transfers_label(const std::string& transfers, bool cuda_graph, const std::string& input_precision);
 
 }  // namespace bs

@@ -1,7 +1,5 @@
 #include "app/sweep.hpp"
 
-#include "app/input_precision.hpp"
-
 #include <algorithm>
 #include <chrono>
 #include <cmath>
@@ -161,7 +159,7 @@ class SweepDriver {
     id_.backend = o_.backend;
     id_.variant = o_.flags.conv_label(o_.backend);
     id_.fc_variant = o_.flags.fc_label(o_.backend);
-    id_.transfers = gpu_ ? o_.transfers + (o_.cuda_graph ? "+graph" : "") + (is_16bit_input(opts_.input_precision) ? "+in-" + opts_.input_precision : "") : "host";
+    id_.transfers = gpu_ ? transfers_label(o_.transfers, o_.cuda_graph, opts_.input_precision) : "host";
     id_.host_memory = o_.host_memory;
     id_.precision = opts_.precision;
     id_.profiler = profiler_ ? profiler_->kind() : "off";
@@ -383,7 +381,7 @@ class SweepDriver {
       world_.step([&] {  // untimed: host buffers and the first inputs
         in = host_buffer(in_floats, opts_.pinned_host);
         out = host_buffer(out_floats, opts_.pinned_host);
-        if (is_16bit_input(opts_.input_precision)) in16 = host_buffer((in_floats + 1) / 2, opts_.pinned_host);
+        if (is_half_precision(opts_.input_precision)) in16 = host_buffer((in_floats + 1) / 2, opts_.pinned_host);
         fill();
         if (!quiet_progress) progress(static_cast<int>(bi), global, 0, o_.reps);
       });
@@ -455,7 +453,7 @@ class SweepDriver {
     auto out = host_buffer(static_cast<size_t>(batch) * model_.layers[model_.logits_layers() - 1].out.size(), opts_.pinned_host);
     fill_from_pool(inputs_, model_, batch, 0, in.get());
     const size_t values = static_cast<size_t>(batch) * model_.input.size();
-    auto in16 = is_16bit_input(opts_.input_precision) ? host_buffer((values + 1) / 2, opts_.pinned_host) : nullptr;
+    auto in16 = is_half_precision(opts_.input_precision) ? host_buffer((values + 1) / 2, opts_.pinned_host) : nullptr;
     const float* feed = to_16bit(in.get(), in16.get(), values);
     b.set_tracer(nullptr);
     std::vector<double> t;

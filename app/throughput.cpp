@@ -18,6 +18,7 @@
 #include "app/runner.hpp"
 #include "app/world.hpp"
 #include "kernels/device_info.hpp"
+#include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -119,7 +120,7 @@ class Streamer {
     staged_ = host_buffer(floats, o_.host_memory == "pinned");
     std::copy_n(pool_.images.data(), floats, staged_.get());
     // --input-precision fp16 / bf16: the queue holds 16-bit values instead, converted once, before any clock starts.
-    if (is_16bit_input(opts_.input_precision)) {
+    if (is_half_precision(opts_.input_precision)) {
       staged16_ = host_buffer((floats + 1) / 2, o_.host_memory == "pinned");
       convert_input(pool_.images.data(), floats, opts_.input_precision, reinterpret_cast<uint16_t*>(staged16_.get()));
     }
@@ -410,7 +411,7 @@ int run_throughput(ThroughputOptions o) {
   id.variant = o.flags.conv_label(o.backend);
   id.fc_variant = o.flags.fc_label(o.backend);
   id.precision = opts.precision;
-  id.transfers = gpu ? o.transfers + (o.cuda_graph ? "+graph" : "") + (is_16bit_input(opts.input_precision) ? "+in-" + opts.input_precision : "") : "host";
+  id.transfers = gpu ? transfers_label(o.transfers, o.cuda_graph, opts.input_precision) : "host";
   id.host_memory = o.host_memory;
   id.profiler = "off";
 

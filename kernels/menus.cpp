@@ -103,8 +103,8 @@ const std::vector<Policy>& precision_menu() {
       {"tf32", "FP32 storage, convolution and fully connected products in TF32 on the tensor cores (operands rounded to "
                "10 mantissa bits), FP32 accumulation: 2e-3 per layer, 5e-3 end to end; cuda (v16-v18, fc v10-v11; fc v5 "
                "stays the memory-bound path at <= 4 images) and cudnn (tensor-op math, cuBLAS TF32)"},
-      {"fp16", "FP16 storage between layers (NHWC, converted on the device after the FP32 input copy, or on the host before it with --input-precision fp16; weights converted "
-               "once), products on the FP16 tensor cores with FP32 accumulation, the other layers computed in FP32 from "
+      {"fp16", "FP16 storage between layers (NHWC, converted on the device after the FP32 input copy, or on the host "
+               "before it with --input-precision fp16; weights converted once), products on the FP16 tensor cores with FP32 accumulation, the other layers computed in FP32 from "
                "FP16; an activation beyond 65504 is reported as an overflow (cuda: naming the layer); cuda (conv "
                "v19-v22, fc v12-v13) and cudnn (packed NHWC half tensors, tensor-op math, cublasGemmEx with FP32 "
                "compute)"},

@@ -282,7 +282,7 @@ Support conv_half_supports(int version, const Layer& layer, bool pool) {
   return {};
 }
 
-bool conv_half_reads_fp32_input(int version, const Layer& layer) { return version == 22 && spec_half_reads_fp32(layer); }
+bool conv_half_reads_model_input(int version, const Layer& layer) { return version == 22 && spec_half_reads_model_input(layer); }
 
 size_t conv_half_prepared_floats(int version, const Layer& layer) {
   if (version == 22) return spec_half_prepared_floats(layer);

@@ -407,7 +407,7 @@ Support spec_half_supports(const Layer& layer, bool pool) {
   return {false, "v22 is compiled only for the shapes (1x48x48, 6 filters 5x5), (6x22x22, 16 filters 5x5)"};
 }
 
-bool spec_half_reads_fp32(const Layer& layer) { return is_conv1(layer.in, std::get<ConvParams>(layer.op)); }
+bool spec_half_reads_model_input(const Layer& layer) { return is_conv1(layer.in, std::get<ConvParams>(layer.op)); }
 
 size_t spec_half_prepared_floats(const Layer& layer) {
   return is_conv1(layer.in, std::get<ConvParams>(layer.op)) ? c1::kFragWords : c2::kFragWords;

@@ -278,7 +278,7 @@ class CudaBackend : public GpuPipelineBackend {
     int* ovf = ovf_dev_ ? ovf_dev_ + i : nullptr;
     // v22 on conv1's shape reads the input itself (FP32 or, with --input-precision, 16-bit) as it stages it: no pass
     // of its own.
-    const bool raw_in = i == 0 && l.kind() == LayerKind::conv && h::conv_half_reads_fp32_input(st.version, l);
+    const bool raw_in = i == 0 && l.kind() == LayerKind::conv && h::conv_half_reads_model_input(st.version, l);
     const float* model_in = src;
     if (i == 0 && !raw_in) {
       half_in_.resize(input_words(n));

@@ -69,8 +69,8 @@ class GpuPipelineBackend : public Backend {
   virtual const float* finish_output(const float* src, Shape, int, float*) { return src; }
 
   // Bytes per value of the input forward receives and copies: 4, or 2 with a 16-bit --input-precision.
-  size_t in_elem_bytes() const { return opts_.input_precision == "fp32" ? 4 : 2; }
   bool input16() const { return opts_.input_precision != "fp32"; }
+  size_t in_elem_bytes() const { return input16() ? 2 : 4; }
 
   const Model* model_ = nullptr;
   BackendOptions opts_;

@@ -58,11 +58,11 @@ size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool b
 void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 // v22 on a layer whose input it reads itself, FP32 or 16-bit NCHW, when the layer comes first (conv1's shape: one channel).
-bool conv_half_reads_fp32_input(int version, const Layer& layer);
+bool conv_half_reads_model_input(int version, const Layer& layer);
 
 // v22 (conv_spec_half.cu).
 Support spec_half_supports(const Layer& layer, bool pool);
-bool spec_half_reads_fp32(const Layer& layer);
+bool spec_half_reads_model_input(const Layer& layer);
 size_t spec_half_prepared_floats(const Layer& layer);
 void spec_half_prepare(const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
 void spec_half_forward(const HalfConvArgs& a, cudaStream_t s);

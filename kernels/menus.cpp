@@ -57,6 +57,11 @@ const std::vector<MenuEntry>& conv_menu() {
       {22, "spec-half", "compile-time shapes on FP16/BF16 tensor cores, m16n8k16 tiles that fit them: conv1 reads the FP32 "
                         "input itself (first layer) and fuses activation + 2x2 max pool, conv2 fuses the activation",
        "ECE 408 conv1, conv2", "fp16/bf16"},
+      {23, "wgmma-tf32", "the GEMM engine's Hopper mainloop (--precision tf32): wgmma from 128-byte-swizzled shared memory, "
+                         "128 pixels x 128 filters x 32 k per block, 5 cp.async stages, split-K, bias + activation fused",
+       "any (compute capability 9.0, sm_90a build)", "tf32"},
+      {24, "wgmma-tf32-192", "v23 with 128 pixels x 192 filters, 4 stages", "any (as v23)", "tf32"},
+      {25, "wgmma-tf32-96", "v23 with 128 pixels x 96 filters", "any (as v23)", "tf32"},
   };
   return v;
 }

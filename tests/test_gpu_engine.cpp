@@ -299,7 +299,8 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
     for (float& x : in) x *= 100.0f;
     const std::vector<float> want = run(*ref, m, in, n);
     struct Cfg { const char* backend; const char* conv; };
-    for (const Cfg& c : {Cfg{"cuda", "auto"}, Cfg{"cuda", "16"}, Cfg{"cuda", "17"}, Cfg{"cuda", "18"}, Cfg{"cudnn", ""}}) {
+    for (const Cfg& c : {Cfg{"cuda", "auto"}, Cfg{"cuda", "16"}, Cfg{"cuda", "17"}, Cfg{"cuda", "18"}, Cfg{"cuda", "23"}, Cfg{"cuda", "24"},
+                          Cfg{"cuda", "25"}, Cfg{"cudnn", ""}}) {
       BackendOptions o;
       o.precision = "tf32";
       o.conv_variant = std::string(c.backend) == "cuda" ? c.conv : "";

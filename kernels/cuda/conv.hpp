@@ -30,6 +30,9 @@
 //   v13 gemm-3xtf32    the same engine on the tensor cores with 3xTF32 (FP32 accuracy), 128x64x32 tiles
 //   v14 gemm-3xtf32-64 v13 with 64x64x32 tiles, for small layers and batches
 //   v15 gemm-3xtf32-128  v13 with 128x128x32 tiles, one block per SM
+//   v16-v18              --precision tf32 on v15, v13, v14's tiles; v19-v22 fp16/bf16 (half_ops.hpp)
+//   v23-v25 wgmma-tf32*  --precision tf32 on the engine's Hopper mainloop (gemm_wgmma.cuh, conv_wgmma.cu): wgmma
+//                        from 128-byte-swizzled shared memory, 128 pixels x 128 / 192 / 96 filters per block
 // v12-v15 read their weights prepared once into the engine's layout (conv_prepared_floats, conv_prepare).
 //
 // Every version handles bias; v1-v6 and v12-v15 handle any stride, padding and groups. supports() says why not
@@ -54,6 +57,7 @@ constexpr int kAutoConvVariant = kAutoVariant;
 int heuristic_conv_variant(const Layer& layer, int n);
 inline bool conv_is_engine(int version) { return version >= 12 && version <= 18; }
 inline bool conv_is_half(int version) { return version >= 19 && version <= 22; }  // --precision fp16/bf16 (half_ops.hpp)
+inline bool conv_is_wgmma(int version) { return version >= 23 && version <= 25; }  // --precision tf32 on sm_90a (conv_wgmma.cu)
 
 // What a fused epilogue does after the convolution (v8).
 struct Epilogue {
@@ -102,6 +106,15 @@ size_t gemm_prepared_floats(const Layer& layer);
 size_t gemm_workspace_floats(int version, const Layer& layer, int n);
 void gemm_prepare(const ConvArgs& a, float* prepared, cudaStream_t s);
 void gemm_forward(int version, const ConvArgs& a, cudaStream_t s);
+// The split-K reduction of v12-v18 and v23-v25: partial sums (splits, G, Mg, ncols) in a.workspace, summed into
+// a.out (N, M, OH, OW) with the bias and the activation code act (-1: none).
+void conv_splitk_finish(const ConvArgs& a, int splits, int groups, int mg, int ncols, int p, int act, cudaStream_t s);
+// Implemented in conv_wgmma.cu (built for sm_90a).
+Support wgmma_supports(int version, const Layer& layer, const Epilogue& epi);
+size_t wgmma_prepared_floats(const Layer& layer);
+size_t wgmma_workspace_floats(int version, const Layer& layer, int n);
+void wgmma_prepare(const ConvArgs& a, float* prepared, cudaStream_t s);
+void wgmma_forward(int version, const ConvArgs& a, cudaStream_t s);
 }  // namespace detail
 
 }  // namespace bs::cuda

@@ -140,6 +140,7 @@ size_t im2col_floats_per_image(Shape is, const ConvParams& p, Shape os) {
 
 size_t conv_workspace_floats(int version, const Layer& layer, int n) {
   if (conv_is_engine(version)) return detail::gemm_workspace_floats(version, layer, n);
+  if (conv_is_wgmma(version)) return detail::wgmma_workspace_floats(version, layer, n);
   if (version != 5) return 0;
   const size_t per = im2col_floats_per_image(layer.in, std::get<ConvParams>(layer.op), layer.out);
   return std::min(per * static_cast<size_t>(n), std::max(per, kWorkspaceCap));
@@ -160,15 +161,18 @@ Support conv_supports(int version, const Layer& layer, const Epilogue& epi) {
   if (version == 11) return detail::tc_supports(layer, epi);
   if (conv_is_engine(version)) return detail::gemm_supports(version, layer, epi);
   if (conv_is_half(version)) return half::conv_half_supports(version, layer, epi.pool2x2);
+  if (conv_is_wgmma(version)) return detail::wgmma_supports(version, layer, epi);
   return {false, "unknown version " + std::to_string(version)};
 }
 
 size_t conv_prepared_floats(int version, const Layer& layer) {
+  if (conv_is_wgmma(version)) return detail::wgmma_prepared_floats(layer);
   return conv_is_engine(version) ? detail::gemm_prepared_floats(layer) : 0;
 }
 
 void conv_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
   if (conv_is_engine(version)) detail::gemm_prepare(a, prepared, s);
+  if (conv_is_wgmma(version)) detail::wgmma_prepare(a, prepared, s);
 }
 
 void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
@@ -234,6 +238,7 @@ void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
       return;
     default:
       if (conv_is_engine(version)) return detail::gemm_forward(version, a, s);
+      if (conv_is_wgmma(version)) return detail::wgmma_forward(version, a, s);
       fail("--conv-variant", "unknown version " + std::to_string(version));
   }
   CUDA_CHECK_LAUNCH();

@@ -180,12 +180,7 @@ void run(const ConvArgs& a, int act, cudaStream_t s) {
   if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
     fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
   gemm::launch_engine<T, Math>(pr, g.mg, pr.ncols, g.groups, s);
-  if (pr.splits > 1) {
-    const long long stride = static_cast<long long>(g.groups) * g.mg * g.ncols;
-    const unsigned bx = static_cast<unsigned>(std::min<long long>((g.ncols + 255) / 256, 1024));
-    conv_splitk_reduce<<<dim3(bx, c.filters), 256, 0, s>>>(a.workspace, pr.splits, stride, pr.ncols, g.p, c.filters, a.bias, act, a.out);
-    CUDA_CHECK_LAUNCH();
-  }
+  if (pr.splits > 1) detail::conv_splitk_finish(a, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
 }
 
 // Calls f.template operator()<Tile, Math>() for a version's instantiation.
@@ -242,6 +237,13 @@ void gemm_prepare(const ConvArgs& a, float* prepared, cudaStream_t s) {
   transpose_pad(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);  // (G, Mg, K) -> (G, Kpad, Mpad)
   build_k_table(reinterpret_cast<int2*>(prepared + static_cast<size_t>(g.groups) * g.k_pad * g.m_pad), g.k, g.k_pad, c.kh, c.kw,
                 a.is.h, a.is.w, s);
+}
+
+void conv_splitk_finish(const ConvArgs& a, int splits, int groups, int mg, int ncols, int p, int act, cudaStream_t s) {
+  const long long stride = static_cast<long long>(groups) * mg * ncols;
+  const unsigned bx = static_cast<unsigned>(std::min<long long>((ncols + 255) / 256, 1024));
+  conv_splitk_reduce<<<dim3(bx, a.p->filters), 256, 0, s>>>(a.workspace, splits, stride, ncols, p, a.p->filters, a.bias, act, a.out);
+  CUDA_CHECK_LAUNCH();
 }
 
 void gemm_forward(int version, const ConvArgs& a, cudaStream_t s) {

@@ -219,7 +219,8 @@ class CudaBackend : public GpuPipelineBackend {
       a.workspace = ws_ptr_; a.workspace_floats = ws_floats_;
       a.epi = st.epi;
       if (const size_t pf = cuda::conv_prepared_floats(st.version, l)) {
-        a.prepared = prepared(i, pf, [&](float* dst_prep) { cuda::conv_prepare(st.version, a, dst_prep, stream_); });
+        a.prepared = prepared(i, pf, [&](float* dst_prep) { cuda::conv_prepare(st.version, a, dst_prep, stream_); },
+                              cuda::conv_is_wgmma(st.version) ? 1 : 0);
         if (opts_.per_layer_transfers) { a.workspace += pf; a.workspace_floats -= pf; }
       }
       cuda::conv_forward(st.version, a, stream_);
@@ -335,8 +336,8 @@ class CudaBackend : public GpuPipelineBackend {
 
   // Layer i's weights in the layout its version reads: made once with resident transfers (kept in prep_),
   // made in the head of the workspace for each run with per-layer transfers.
-  // `layout` names the layout: versions that read different ones (v22 against v19-v21) may take turns on a layer
-  // when a tuning table picks them for different batch sizes.
+  // `layout` names the layout: versions that read different ones (v22 against v19-v21, v23-v25 against v12-v18) may
+  // take turns on a layer when a tuning table picks them for different batch sizes.
   template <class Make>
   const float* prepared(size_t i, size_t floats, Make&& make, int layout = 0) {
     if (opts_.per_layer_transfers) {
@@ -415,7 +416,7 @@ class CudaBackend : public GpuPipelineBackend {
   void plan_conv_epilogue(size_t i, Step& st) const {
     const Model& m = *model_;
     const int v = st.version;
-    if (v != 8 && v != 10 && v != 11 && !cuda::conv_is_engine(v) && !cuda::conv_is_half(v)) return;
+    if (v != 8 && v != 10 && v != 11 && !cuda::conv_is_engine(v) && !cuda::conv_is_half(v) && !cuda::conv_is_wgmma(v)) return;
     cuda::Epilogue e;
     size_t j = i + 1;
     if (j < m.layers.size() && m.layers[j].kind() == LayerKind::act) {

@@ -1,0 +1,38 @@
+#!/usr/bin/env bash
+# On the GPU machine: AlexNet (synthetic weights, seed 1) with --precision tf32, one sweep per forced convolution
+# version (VARIANTS, default "23 24 25 17") and cudnn tf32, resident, pinned; prints each layer's warm median per
+# batch (BATCHES, default 128,1024) and the kernel sum, so that versions compare layer by layer in one run.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}; mkdir -p "$OUT"
+export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+bin=.device
+[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
+mkdir -p weights
+[ -f data/models/alexnet/conv1_w.npy ] || {
+  "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
+  "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+}
+common="--model data/models/alexnet --precision tf32 --batches ${BATCHES:-128,1024} --reps ${REPS:-5} --warmup 2 --host-memory pinned --check-images 1 --check-backend cpu"
+for v in ${VARIANTS:-23 24 25 17}; do
+  timeout 300 "$bin/batchscope" sweep $common --backend cuda --conv-variant $v ${FC:+--fc-variant $FC} --out "$OUT/tf32-v$v.csv" >"$OUT/tf32-v$v.log" 2>&1
+  echo "cuda tf32 v$v: exit $? $(grep -h 'error' "$OUT/tf32-v$v.log" | head -1)"
+done
+[ "${CUDNN:-1}" = 1 ] && { timeout 300 "$bin/batchscope" sweep $common --backend cudnn --out "$OUT/tf32-cudnn.csv" >"$OUT/tf32-cudnn.log" 2>&1; echo "cudnn tf32: exit $?"; }
+python3 - "$OUT" <<'PY'
+import csv, glob, os, sys, collections
+out = sys.argv[1]
+for f in sorted(glob.glob(os.path.join(out, "tf32-*.layers.csv"))):
+    rows = [r for r in csv.DictReader(open(f)) if r["run"] == "warm"]
+    by = collections.defaultdict(list)
+    for r in rows: by[int(r["batch"])].append(r)
+    for b, rs in sorted(by.items()):
+        parts = [f'{r["layer"]}={float(r["median_ms"]):.2f}' for r in rs if r["type"] not in ("h2d", "d2h") and float(r["median_ms"]) > 0.005]
+        print(os.path.basename(f).replace(".layers.csv", ""), "b", b, " ".join(parts))
+for f in sorted(glob.glob(os.path.join(out, "tf32-*.csv"))):
+    if f.endswith(".layers.csv"): continue
+    for r in csv.DictReader(open(f)):
+        if r.get("run") == "warm":
+            kern = sum(float(r[k]) for k in ("conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"))
+            print(f'{os.path.basename(f)} b {r["batch"]}: kernels {kern:.3f} ms (conv {float(r["conv_ms"]):.3f}) check {r["check"]} {r["check_rel_l2"]}')
+PY

@@ -58,10 +58,15 @@ const std::vector<MenuEntry>& conv_menu() {
                         "input itself (first layer) and fuses activation + 2x2 max pool, conv2 fuses the activation",
        "ECE 408 conv1, conv2", "fp16/bf16"},
       {23, "wgmma-tf32", "the GEMM engine's Hopper mainloop (--precision tf32): wgmma from 128-byte-swizzled shared memory, "
-                         "128 pixels x 128 filters x 32 k per block, 5 cp.async stages, split-K, bias + activation fused",
+                         "128 pixels x 128 filters x 32 k per block, 5 cp.async stages, A gathered from NCHW 4 bytes at a time, split-K, "
+                         "bias + activation fused",
        "any (compute capability 9.0, sm_90a build)", "tf32"},
       {24, "wgmma-tf32-192", "v23 with 128 pixels x 192 filters, 4 stages", "any (as v23)", "tf32"},
       {25, "wgmma-tf32-96", "v23 with 128 pixels x 96 filters", "any (as v23)", "tf32"},
+      {26, "wgmma-nhwc", "v23 reading an NHWC copy of its input (a transpose pass into the workspace; channels padded to 4 "
+                         "with one group) in 16-byte copies of 4 channels", "any (as v23; groups: a multiple of 4 channels each)", "tf32"},
+      {27, "wgmma-nhwc-192", "v26 with 128 pixels x 192 filters, 4 stages", "any (as v26)", "tf32"},
+      {28, "wgmma-nhwc-96", "v26 with 128 pixels x 96 filters", "any (as v26)", "tf32"},
   };
   return v;
 }

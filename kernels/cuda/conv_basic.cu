@@ -166,13 +166,13 @@ Support conv_supports(int version, const Layer& layer, const Epilogue& epi) {
 }
 
 size_t conv_prepared_floats(int version, const Layer& layer) {
-  if (conv_is_wgmma(version)) return detail::wgmma_prepared_floats(layer);
+  if (conv_is_wgmma(version)) return detail::wgmma_prepared_floats(version, layer);
   return conv_is_engine(version) ? detail::gemm_prepared_floats(layer) : 0;
 }
 
 void conv_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
   if (conv_is_engine(version)) detail::gemm_prepare(a, prepared, s);
-  if (conv_is_wgmma(version)) detail::wgmma_prepare(a, prepared, s);
+  if (conv_is_wgmma(version)) detail::wgmma_prepare(version, a, prepared, s);
 }
 
 void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {

@@ -16,15 +16,19 @@
 // multiple of 8 up to 256: the three versions' widths fit AlexNet's filter counts per group (96, 128, 192, 384 =
 // 2 x 192) without idle columns.
 //
-//   v23 wgmma-tf32-128   128 pixels x 128 filters per block, 5 stages
+//   v23 wgmma-tf32       128 pixels x 128 filters per block, 5 stages, A gathered from NCHW 4 bytes at a time
 //   v24 wgmma-tf32-192   128 x 192, 4 stages
 //   v25 wgmma-tf32-96    128 x 96, 5 stages
+//   v26-v28              v23-v25 reading an NHWC copy of the input 16 bytes (4 channels) at a time (WgConvNhwcProblem)
+// Measured (H100, AlexNet tf32 at batch 1024, experiments/precision-tf32.md): v23-v25 were no faster than v17's
+// mma.sync (conv3 3.83 ms against 3.70): the loaders' 4-byte gathers, not the tensor cores, bound them.
 //
 // Rounding: the weights are TF32 already; the tensor cores truncate an activation's low 13 bits (they read the top
 // 19), where v16-v18 round it to nearest: the relative error of a product is up to 2^-10 instead of 2^-11, and its
 // mean is -2^-11 (a bias toward zero, which scales a dot product by about 1 - 4.9e-4 rather than adding noise).
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/conv.hpp"
@@ -124,70 +128,177 @@ struct WgConvProblem {
   }
 };
 
+// The NHWC problem of v26-v28: A's rows gathered as 16-byte chunks of 4 channels from an NHWC copy of the input
+// (made by a transpose pass into the workspace, channels padded to a multiple of 4 with zeros when there is one
+// group), k ordered (ky, kx, c). Per stage each thread copies one chunk column c = tid % 8 of four rows
+// (tid / 8 + 32 i): one k-table read serves its four rows, and the eight lanes of a row fill its 128 bytes.
+struct NhwcRows {
+  long long pix[4];  // offset of (img, iy0, ix0, group's first channel) of the thread's four rows
+  int iy0[4], ix0[4];
+};
+
+struct WgConvNhwcProblem {
+  const float* in;    // (N, H, W, Cs), Cs = C rounded up to 4 (one group) or C
+  const int2* ktab;   // per 4-channel chunk of k: {offset from the window's origin, ky << 16 | kx}
+  int h, w, ow, p, sh, sw, ph, pw, cs, cg;
+  long long hwc;      // H * W * Cs
+  int mg, ncols, m_total, groups, k_tiles, splits, act;
+  const float* wt;    // (G, Mg, Kpad)
+  int k_pad;
+  const float* bias;
+  float* out;   // (N, M, OH, OW)
+  float* part;  // split-K partial sums (splits, G, Mg, ncols)
+
+  template <class T>
+  __device__ __forceinline__ NhwcRows a_state(int group, int m0, int tid) const {
+    NhwcRows st;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int n = m0 + tid / 8 + 32 * i;
+      if (n < ncols) {
+        const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
+        st.iy0[i] = oy * sh - ph;
+        st.ix0[i] = ox * sw - pw;
+        st.pix[i] = img * hwc + (static_cast<long long>(st.iy0[i]) * w + st.ix0[i]) * cs + group * cg;
+      } else {
+        st.iy0[i] = INT_MIN / 2;
+        st.ix0[i] = 0;
+        st.pix[i] = 0;
+      }
+    }
+    return st;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_a(const NhwcRows& st, uint32_t dst, int kt, int tid) const {
+    const int c = tid % 8, r = tid / 8;
+    const int2 e = __ldg(ktab + kt * (T::BK / 4) + c);
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int iy = st.iy0[i] + (e.y >> 16), ix = st.ix0[i] + (e.y & 0xffff);
+      const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
+      wg::cp_async16(dst + wg::sw_chunk(r + 32 * i, c), ok ? in + st.pix[i] + e.x : in, ok);
+    }
+  }
+  template <class T>
+  __device__ __forceinline__ WgConvProblem::WeightRows b_state(int group, int n0, int) const {
+    return {wt + (static_cast<long long>(group) * mg + n0) * k_pad, mg - n0};
+  }
+  template <class T>
+  __device__ __forceinline__ void load_b(const WgConvProblem::WeightRows& st, uint32_t dst, int kt, int tid) const {
+#pragma unroll
+    for (int i = 0; i < T::BN * 8 / T::THREADS; ++i) {
+      const int idx = tid + i * T::THREADS, r = idx / 8, c = idx % 8;
+      const bool ok = r < st.left;
+      wg::cp_async16(dst + wg::sw_chunk(r, c), ok ? st.base + static_cast<long long>(r) * k_pad + kt * T::BK + 4 * c : wt, ok);
+    }
+  }
+  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
+    if (m >= ncols || n >= mg) return;
+    if (splits > 1) {
+      part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
+      return;
+    }
+    const int img = m / p, q = m - img * p, nn = group * mg + n;
+    if (bias) v += bias[nn];
+    out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
+  }
+};
+
+__device__ __forceinline__ float round_tf32(float x) {
+  uint32_t bits;
+  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
+  return __uint_as_float(bits);
+}
+
+// (G, Mg, Cg, KH, KW) -> (G, Mg, Kpad) in the NHWC problem's k order (ky, kx, c over cgs channels, cgs >= Cg), zeros
+// in the padding, rounded to the nearest TF32.
+__global__ void prep_nhwc_weights_kernel(const float* __restrict__ src, long long rows, int cg, int cgs, int taps, int k_pad,
+                                         float* __restrict__ dst) {
+  const long long total = rows * k_pad;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = i / k_pad;
+    const int kk = static_cast<int>(i - r * k_pad), tap = kk / cgs, c = kk - tap * cgs;
+    dst[i] = tap < taps && c < cg ? round_tf32(src[(r * cg + c) * taps + tap]) : 0.0f;
+  }
+}
+
+// The NHWC problem's k table: one entry per 4 channels of k.
+__global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, int cgs, int kw, int w, int cs) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= chunks) return;
+  const int kk = 4 * j;
+  if (kk < k) {
+    const int tap = kk / cgs, c = kk - tap * cgs, ky = tap / kw, kx = tap - ky * kw;
+    table[j] = make_int2((ky * w + kx) * cs + c, (ky << 16) | kx);
+  } else {
+    table[j] = make_int2(0, kNoRow << 16);
+  }
+}
+
 // (G, Mg, K) -> (G, Mg, Kpad), zeros in the padding, each value rounded to the nearest TF32.
 __global__ void pad_round_tf32_kernel(const float* __restrict__ src, long long rows, int k, int k_pad, float* __restrict__ dst) {
   const long long total = rows * k_pad;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const long long r = i / k_pad;
     const int c = static_cast<int>(i - r * k_pad);
-    float v = 0.0f;
-    if (c < k) {
-      uint32_t bits;
-      asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(src[r * k + c]));
-      v = __uint_as_float(bits);
-    }
-    dst[i] = v;
+    dst[i] = c < k ? round_tf32(src[r * k + c]) : 0.0f;
   }
 }
 
 struct Geometry {
   int groups, mg, cg, k, k_pad, p;
   long long ncols;
+  bool nhwc;              // v26-v28
+  int cs, cgs;            // NHWC: channels stored per pixel, and per group in k's order (Cg, or Cs with one group)
+  long long nhwc_floats;  // the NHWC copy of the input, at the head of the workspace
 };
-Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
+Geometry geometry(int version, Shape is, const ConvParams& c, Shape os, int n) {
   Geometry g;
   g.groups = c.groups;
   g.mg = c.filters / c.groups;
   g.cg = is.c / c.groups;
-  g.k = g.cg * c.kh * c.kw;
+  g.nhwc = version >= 26;
+  g.cs = g.nhwc && c.groups == 1 ? pad_to(is.c, 4) : is.c;
+  g.cgs = c.groups == 1 ? g.cs : g.cg;
+  g.k = g.nhwc ? c.kh * c.kw * g.cgs : g.cg * c.kh * c.kw;
   g.k_pad = pad_to(g.k, kPadK);
   g.p = os.h * os.w;
   g.ncols = static_cast<long long>(n) * g.p;
+  g.nhwc_floats = g.nhwc ? static_cast<long long>(n) * is.h * is.w * g.cs : 0;
   return g;
 }
 
-using Tile23 = wg::WgTile<128, 5>;
-using Tile24 = wg::WgTile<192, 4>;
-using Tile25 = wg::WgTile<96, 5>;
+using Tile128 = wg::WgTile<128, 5>;
+using Tile192 = wg::WgTile<192, 4>;
+using Tile96 = wg::WgTile<96, 5>;
 
+// Calls f.template operator()<Tile, Problem>() for a version's instantiation.
 template <class F>
-void with_tile(int version, F&& f) {
+void with_config(int version, F&& f) {
   switch (version) {
-    case 23: return f.template operator()<Tile23>();
-    case 24: return f.template operator()<Tile24>();
-    case 25: return f.template operator()<Tile25>();
+    case 23: return f.template operator()<Tile128, WgConvProblem>();
+    case 24: return f.template operator()<Tile192, WgConvProblem>();
+    case 25: return f.template operator()<Tile96, WgConvProblem>();
+    case 26: return f.template operator()<Tile128, WgConvNhwcProblem>();
+    case 27: return f.template operator()<Tile192, WgConvNhwcProblem>();
+    case 28: return f.template operator()<Tile96, WgConvNhwcProblem>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a wgmma version");
   }
 }
 
-template <class T>
+template <class T, class Problem>
 int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
-  return gemm::choose_splits(blocks, g.k_pad / T::BK, wg::wgmma_occupancy<T, WgConvProblem>());
+  return gemm::choose_splits(blocks, g.k_pad / T::BK, wg::wgmma_occupancy<T, Problem>());
 }
 
-template <class T>
-void run(const ConvArgs& a, int act, cudaStream_t s) {
+template <class T, class Problem>
+void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   const ConvParams& c = *a.p;
-  const Geometry g = geometry(a.is, c, a.os, a.n);
-  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the wgmma engine (images x OH x OW > 2^31)");
-  WgConvProblem pr;
-  pr.in = a.in;
+  Problem pr;
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.mg * g.k_pad);
   pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
-  pr.chw = a.is.size();
-  pr.group_chw = static_cast<long long>(g.cg) * a.is.h * a.is.w;
   pr.wt = a.prepared;
   pr.k_pad = g.k_pad;
   pr.mg = g.mg;
@@ -195,19 +306,39 @@ void run(const ConvArgs& a, int act, cudaStream_t s) {
   pr.m_total = c.filters;
   pr.groups = g.groups;
   pr.k_tiles = g.k_pad / T::BK;
-  pr.splits = splits_for<T>(g);
+  pr.splits = splits_for<T, Problem>(g);
   pr.act = act;
   pr.bias = a.bias;
   pr.out = a.out;
-  pr.part = a.workspace;
-  if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
-    fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
+  pr.part = a.workspace + g.nhwc_floats;
+  if constexpr (std::is_same_v<Problem, WgConvNhwcProblem>) {
+    float* nhwc = a.workspace;
+    const long long hw = static_cast<long long>(a.is.h) * a.is.w;
+    for (int b0 = 0; b0 < a.n; b0 += 65535)  // (N, C, H, W) -> (N, H, W, Cs), grid z over images
+      transpose_pad(a.in + b0 * static_cast<long long>(a.is.size()), std::min(65535, a.n - b0), a.is.c, static_cast<int>(hw),
+                    nhwc + b0 * hw * g.cs, g.cs, static_cast<int>(hw), s);
+    pr.in = nhwc;
+    pr.cs = g.cs;
+    pr.cg = g.cg;
+    pr.hwc = hw * g.cs;
+  } else {
+    pr.in = a.in;
+    pr.chw = a.is.size();
+    pr.group_chw = static_cast<long long>(g.cg) * a.is.h * a.is.w;
+  }
+  const size_t need = static_cast<size_t>(g.nhwc_floats) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols : 0);
+  if (a.workspace_floats < need)
+    fail("layer convolution", "wgmma workspace too small (internal: workspace_floats disagrees with the launch)");
   wg::launch_wgmma<T>(pr, g.ncols, g.mg, g.groups, s);
-  if (pr.splits > 1) detail::conv_splitk_finish(a, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
+  if (pr.splits > 1) {
+    ConvArgs red = a;
+    red.workspace = pr.part;
+    detail::conv_splitk_finish(red, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
+  }
 }
 
 bool device_can_run() {
-  static const bool ok = wg::wgmma_image_ok(wg::wgmma_kernel<Tile23, WgConvProblem>);
+  static const bool ok = wg::wgmma_image_ok(wg::wgmma_kernel<Tile128, WgConvProblem>);
   return ok;
 }
 
@@ -221,41 +352,59 @@ Support wgmma_supports(int version, const Layer& layer, const Epilogue& epi) {
   const ConvParams& c = std::get<ConvParams>(layer.op);
   if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.kh >= 16384 || c.kw >= 65536)
     return {false, v + " indexes images and kernels below 16384 rows"};
-  if (static_cast<long long>(layer.in.c / c.groups) * layer.in.h * layer.in.w >= INT_MAX)
+  const Geometry g = geometry(version, layer.in, c, layer.out, 1);
+  if (g.nhwc) {
+    if (c.groups > 1 && g.cg % 4 != 0)
+      return {false, v + " reads 4 channels at a time: with groups, each group needs a multiple of 4 channels (this layer has " +
+                         std::to_string(g.cg) + ")"};
+    if (static_cast<long long>(layer.in.h) * layer.in.w * g.cs >= INT_MAX) return {false, v + ": one image's input exceeds 2^31 values"};
+  } else if (static_cast<long long>(g.cg) * layer.in.h * layer.in.w >= INT_MAX) {
     return {false, v + ": one group's input plane stack exceeds 2^31 values"};
+  }
   if (!device_can_run()) return {false, v + " needs wgmma: a compute capability 9.0 GPU and a build for sm_90 (kernels/CMakeLists.txt adds sm_90a)"};
   return {};
 }
 
-size_t wgmma_prepared_floats(const Layer& layer) {
-  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
+size_t wgmma_prepared_floats(int version, const Layer& layer) {
+  const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
   return static_cast<size_t>(g.groups) * g.mg * g.k_pad + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
 }
 
 size_t wgmma_workspace_floats(int version, const Layer& layer, int n) {
-  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
+  const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
-  with_tile(version, [&]<class T>() {
-    const int splits = splits_for<T>(g);
-    floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
+  with_config(version, [&]<class T, class Problem>() {
+    const int splits = splits_for<T, Problem>(g);
+    floats = static_cast<size_t>(g.nhwc_floats) + (splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0);
   });
   return floats;
 }
 
-void wgmma_prepare(const ConvArgs& a, float* prepared, cudaStream_t s) {
+void wgmma_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
   const ConvParams& c = *a.p;
-  const Geometry g = geometry(a.is, c, a.os, 1);
+  const Geometry g = geometry(version, a.is, c, a.os, 1);
   const long long rows = static_cast<long long>(g.groups) * g.mg;
-  const long long total = rows * g.k_pad;
-  pad_round_tf32_kernel<<<static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096)), 256, 0, s>>>(a.w, rows, g.k, g.k_pad, prepared);
-  CUDA_CHECK_LAUNCH();
-  build_k_table(reinterpret_cast<int2*>(prepared + rows * g.k_pad), g.k, g.k_pad, c.kh, c.kw, a.is.h, a.is.w, s);
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((rows * g.k_pad + 255) / 256, 4096));
+  int2* table = reinterpret_cast<int2*>(prepared + rows * g.k_pad);
+  if (g.nhwc) {
+    prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, g.cgs, c.kh * c.kw, g.k_pad, prepared);
+    CUDA_CHECK_LAUNCH();
+    const int chunks = g.k_pad / 4;
+    nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, g.k, g.cgs, c.kw, a.is.w, g.cs);
+    CUDA_CHECK_LAUNCH();
+  } else {
+    pad_round_tf32_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.k, g.k_pad, prepared);
+    CUDA_CHECK_LAUNCH();
+    build_k_table(table, g.k, g.k_pad, c.kh, c.kw, a.is.h, a.is.w, s);
+  }
 }
 
 void wgmma_forward(int version, const ConvArgs& a, cudaStream_t s) {
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
+  const Geometry g = geometry(version, a.is, *a.p, a.os, a.n);
+  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the wgmma engine (images x OH x OW > 2^31)");
   const int act = a.epi.has_act ? act_code(a.epi.act) : -1;
-  with_tile(version, [&]<class T>() { run<T>(a, act, s); });
+  with_config(version, [&]<class T, class Problem>() { run<T, Problem>(a, g, act, s); });
 }
 
 }  // namespace detail

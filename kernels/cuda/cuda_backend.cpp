@@ -220,7 +220,7 @@ class CudaBackend : public GpuPipelineBackend {
       a.epi = st.epi;
       if (const size_t pf = cuda::conv_prepared_floats(st.version, l)) {
         a.prepared = prepared(i, pf, [&](float* dst_prep) { cuda::conv_prepare(st.version, a, dst_prep, stream_); },
-                              cuda::conv_is_wgmma(st.version) ? 1 : 0);
+                              cuda::conv_prep_layout(st.version));
         if (opts_.per_layer_transfers) { a.workspace += pf; a.workspace_floats -= pf; }
       }
       cuda::conv_forward(st.version, a, stream_);

@@ -67,6 +67,9 @@ const std::vector<MenuEntry>& conv_menu() {
                          "with one group) in 16-byte copies of 4 channels", "any (as v23; groups: a multiple of 4 channels each)", "tf32"},
       {27, "wgmma-nhwc-192", "v26 with 128 pixels x 192 filters, 4 stages", "any (as v26)", "tf32"},
       {28, "wgmma-nhwc-96", "v26 with 128 pixels x 96 filters", "any (as v26)", "tf32"},
+      {29, "wgmma-nhwc-256", "v26 with 256 pixels x 128 filters per block (two 64-row wgmmas per warpgroup: half the weight "
+                             "reads per product), 4 stages", "any (as v26)", "tf32"},
+      {30, "wgmma-nhwc-256x96", "v29 with 256 pixels x 96 filters", "any (as v26)", "tf32"},
   };
   return v;
 }

@@ -19,7 +19,9 @@
 //   v23 wgmma-tf32       128 pixels x 128 filters per block, 5 stages, A gathered from NCHW 4 bytes at a time
 //   v24 wgmma-tf32-192   128 x 192, 4 stages
 //   v25 wgmma-tf32-96    128 x 96, 5 stages
-//   v26-v28              v23-v25 reading an NHWC copy of the input 16 bytes (4 channels) at a time (WgConvNhwcProblem)
+//   v26-v28              v23-v25 reading an NHWC copy of the input 16 bytes (4 channels) at a time (WgConvNhwcProblem),
+//                        through L1, k ordered so that neighbouring k tiles are neighbouring taps of one channel block
+//   v29, v30 wgmma-nhwc-256*  v26, v28 with 256 pixels per block (half the weight reads per product), 4 stages
 // Measured (H100, AlexNet tf32 at batch 1024, experiments/precision-tf32.md): v23-v25 were no faster than v17's
 // mma.sync (conv3 3.83 ms against 3.70): the loaders' 4-byte gathers, not the tensor cores, bound them.
 //
@@ -66,6 +68,7 @@ struct WgConvProblem {
 
   template <class T>
   __device__ __forceinline__ RowsState a_state(int group, int m0, int tid) const {
+    static_assert(T::BM == 128, "two rows per thread");
     RowsState st;
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
@@ -132,9 +135,10 @@ struct WgConvProblem {
 // (made by a transpose pass into the workspace, channels padded to a multiple of 4 with zeros when there is one
 // group), k ordered (ky, kx, c). Per stage each thread copies one chunk column c = tid % 8 of four rows
 // (tid / 8 + 32 i): one k-table read serves its four rows, and the eight lanes of a row fill its 128 bytes.
+template <int R>
 struct NhwcRows {
-  long long pix[4];  // offset of (img, iy0, ix0, group's first channel) of the thread's four rows
-  int iy0[4], ix0[4];
+  long long pix[R];  // offset of (img, iy0, ix0, group's first channel) of the thread's R rows
+  int iy0[R], ix0[R];
 };
 
 struct WgConvNhwcProblem {
@@ -150,10 +154,10 @@ struct WgConvNhwcProblem {
   float* part;  // split-K partial sums (splits, G, Mg, ncols)
 
   template <class T>
-  __device__ __forceinline__ NhwcRows a_state(int group, int m0, int tid) const {
-    NhwcRows st;
+  __device__ __forceinline__ NhwcRows<T::BM / 32> a_state(int group, int m0, int tid) const {
+    NhwcRows<T::BM / 32> st;
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < T::BM / 32; ++i) {
       const int n = m0 + tid / 8 + 32 * i;
       if (n < ncols) {
         const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
@@ -169,14 +173,14 @@ struct WgConvNhwcProblem {
     return st;
   }
   template <class T>
-  __device__ __forceinline__ void load_a(const NhwcRows& st, uint32_t dst, int kt, int tid) const {
+  __device__ __forceinline__ void load_a(const NhwcRows<T::BM / 32>& st, uint32_t dst, int kt, int tid) const {
     const int c = tid % 8, r = tid / 8;
     const int2 e = __ldg(ktab + kt * (T::BK / 4) + c);
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
+    for (int i = 0; i < T::BM / 32; ++i) {
       const int iy = st.iy0[i] + (e.y >> 16), ix = st.ix0[i] + (e.y & 0xffff);
       const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
-      wg::cp_async16(dst + wg::sw_chunk(r + 32 * i, c), ok ? in + st.pix[i] + e.x : in, ok);
+      wg::cp_async16_l1(dst + wg::sw_chunk(r + 32 * i, c), ok ? in + st.pix[i] + e.x : in, ok);
     }
   }
   template <class T>
@@ -210,25 +214,40 @@ __device__ __forceinline__ float round_tf32(float x) {
   return __uint_as_float(bits);
 }
 
-// (G, Mg, Cg, KH, KW) -> (G, Mg, Kpad) in the NHWC problem's k order (ky, kx, c over cgs channels, cgs >= Cg), zeros
-// in the padding, rounded to the nearest TF32.
-__global__ void prep_nhwc_weights_kernel(const float* __restrict__ src, long long rows, int cg, int cgs, int taps, int k_pad,
+// The NHWC problem's k order: channel blocks of cb (32, 16, 8 or 4: the largest that divides cgs), each block over
+// every tap (ky, kx), channels fastest: k = (block, ky, kx, c). Consecutive k tiles then read the same input lines at
+// neighbouring taps (an L1 hit for all but the first of a stride-1 window's taps) rather than other channels.
+struct NhwcK {
+  int cb, taps;
+  __device__ __forceinline__ int channel(int kk, int& tap) const {
+    const int per_block = taps * cb, b = kk / per_block, rem = kk - b * per_block;
+    tap = rem / cb;
+    return b * cb + rem - tap * cb;
+  }
+};
+
+// (G, Mg, Cg, KH, KW) -> (G, Mg, Kpad) in NhwcK's order over cgs >= Cg channels, zeros in the padding, rounded to the
+// nearest TF32.
+__global__ void prep_nhwc_weights_kernel(const float* __restrict__ src, long long rows, int cg, NhwcK ko, int k, int k_pad,
                                          float* __restrict__ dst) {
   const long long total = rows * k_pad;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const long long r = i / k_pad;
-    const int kk = static_cast<int>(i - r * k_pad), tap = kk / cgs, c = kk - tap * cgs;
-    dst[i] = tap < taps && c < cg ? round_tf32(src[(r * cg + c) * taps + tap]) : 0.0f;
+    const int kk = static_cast<int>(i - r * k_pad);
+    int tap = 0;
+    const int c = kk < k ? ko.channel(kk, tap) : cg;
+    dst[i] = c < cg ? round_tf32(src[(r * cg + c) * ko.taps + tap]) : 0.0f;
   }
 }
 
 // The NHWC problem's k table: one entry per 4 channels of k.
-__global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, int cgs, int kw, int w, int cs) {
+__global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, NhwcK ko, int kw, int w, int cs) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= chunks) return;
   const int kk = 4 * j;
   if (kk < k) {
-    const int tap = kk / cgs, c = kk - tap * cgs, ky = tap / kw, kx = tap - ky * kw;
+    int tap = 0;
+    const int c = ko.channel(kk, tap), ky = tap / kw, kx = tap - ky * kw;
     table[j] = make_int2((ky * w + kx) * cs + c, (ky << 16) | kx);
   } else {
     table[j] = make_int2(0, kNoRow << 16);
@@ -271,6 +290,8 @@ Geometry geometry(int version, Shape is, const ConvParams& c, Shape os, int n) {
 using Tile128 = wg::WgTile<128, 5>;
 using Tile192 = wg::WgTile<192, 4>;
 using Tile96 = wg::WgTile<96, 5>;
+using Tile256x128 = wg::WgTile<128, 4, 256>;
+using Tile256x96 = wg::WgTile<96, 4, 256>;
 
 // Calls f.template operator()<Tile, Problem>() for a version's instantiation.
 template <class F>
@@ -282,6 +303,8 @@ void with_config(int version, F&& f) {
     case 26: return f.template operator()<Tile128, WgConvNhwcProblem>();
     case 27: return f.template operator()<Tile192, WgConvNhwcProblem>();
     case 28: return f.template operator()<Tile96, WgConvNhwcProblem>();
+    case 29: return f.template operator()<Tile256x128, WgConvNhwcProblem>();
+    case 30: return f.template operator()<Tile256x96, WgConvNhwcProblem>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a wgmma version");
   }
 }
@@ -387,10 +410,11 @@ void wgmma_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t
   const unsigned blocks = static_cast<unsigned>(std::min<long long>((rows * g.k_pad + 255) / 256, 4096));
   int2* table = reinterpret_cast<int2*>(prepared + rows * g.k_pad);
   if (g.nhwc) {
-    prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, g.cgs, c.kh * c.kw, g.k_pad, prepared);
+    const NhwcK ko{g.cgs % 32 == 0 ? 32 : g.cgs % 16 == 0 ? 16 : g.cgs % 8 == 0 ? 8 : 4, c.kh * c.kw};
+    prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, ko, g.k, g.k_pad, prepared);
     CUDA_CHECK_LAUNCH();
     const int chunks = g.k_pad / 4;
-    nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, g.k, g.cgs, c.kw, a.is.w, g.cs);
+    nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, g.k, ko, c.kw, a.is.w, g.cs);
     CUDA_CHECK_LAUNCH();
   } else {
     pad_round_tf32_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.k, g.k_pad, prepared);

@@ -11,7 +11,8 @@
 // different bank groups, for the tensor cores' reads and for the loaders' writes alike. A descriptor names a tile by
 // its start address (advanced by 32 bytes per k step of 8 inside the atom), the atoms' stride (1024) and the swizzle.
 //
-// Block: BM = 128 rows as two warpgroups of 64 (each issues m64nBNk8 for its rows against the whole B tile), 256
+// Block: BM = 128 (or 256) rows as two warpgroups of 64 (or 128: two m64 pieces; each issues m64nBNk8 for its rows
+// against the whole B tile), 256
 // threads that are also the loaders (cp.async, as in the mma.sync engine; the Problem decides what a row is).
 // Pipeline: STAGES buffers, loads running STAGES - 2 stages ahead of the products, one wgmma batch in flight:
 // iteration i waits for stage i's copies, makes them visible to the async proxy (fence.proxy.async) and meets the
@@ -29,13 +30,16 @@
 
 namespace bs::cuda::wg {
 
-template <int BN_, int STAGES_>
+// BM = 128 or 256: each warpgroup takes BM / 2 rows as MI = BM / 128 pieces of 64 (one wgmma each per k step, the
+// B tile shared); 256 rows halve the B tile's reads from L2 per product, at BN registers of accumulators per thread.
+template <int BN_, int STAGES_, int BM_ = 128>
 struct WgTile {
-  static constexpr int BM = 128, BN = BN_, BK = 32, STAGES = STAGES_, THREADS = 256;
+  static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, THREADS = 256, MI = BM / 128;
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
   static_assert(BN % 32 == 0 && BN <= 256, "B tiles load 8 chunks per row over 256 threads; wgmma N <= 256");
   static_assert(STAGES >= 3, "loads run STAGES - 2 ahead of the products");
+  static_assert(BM == 128 || BM == 256, "two warpgroups of one or two 64-row pieces");
 };
 
 // Byte offset of (row r, chunk c of 16 bytes) and of (row r, word k < 32) in a swizzled tile.
@@ -54,6 +58,10 @@ __device__ __forceinline__ void cp_async4(uint32_t dst, const float* src, bool o
 __device__ __forceinline__ void cp_async16(uint32_t dst, const float* src, bool ok) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
 }
+// Through L1: for gathered operands whose neighbouring k tiles read the same lines (the NHWC im2col's taps).
+__device__ __forceinline__ void cp_async16_l1(uint32_t dst, const float* src, bool ok) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
 #define BS_HAVE_WGMMA 1
@@ -63,10 +71,12 @@ __device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_grou
 template <int N>
 __device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
 // Keeps the compiler from moving other uses of the accumulators across the asynchronous instructions.
-template <int R>
-__device__ __forceinline__ void fence_operands(float (&d)[R]) {
+template <int M, int R>
+__device__ __forceinline__ void fence_operands(float (&d)[M][R]) {
 #pragma unroll
-  for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[i])::"memory");
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[m][i])::"memory");
 }
 #endif
 
@@ -91,9 +101,11 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   const auto a_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES); };
   const auto b_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES + T::A_BYTES); };
 
-  float acc[T::BN / 2];
+  float acc[T::MI][T::BN / 2];
 #pragma unroll
-  for (int i = 0; i < T::BN / 2; ++i) acc[i] = 0.0f;
+  for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < T::BN / 2; ++i) acc[mi][i] = 0.0f;
 #pragma unroll
   for (int s = 0; s < T::STAGES - 2; ++s) {
     if (s < nk) {
@@ -114,11 +126,14 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     }
     gemm::cp_async_commit();
     const int s = i % T::STAGES;
-    const uint32_t a0 = a_at(s) + static_cast<uint32_t>(wgi * 64 * 128), b0 = b_at(s);
+    const uint32_t a0 = a_at(s) + static_cast<uint32_t>(wgi * T::MI * 64 * 128), b0 = b_at(s);
     fence_operands(acc);
     wgmma_fence();
 #pragma unroll
-    for (int kk = 0; kk < T::BK / 8; ++kk) WgmmaTf32<T::BN>::mma(acc, desc_sw128(a0 + kk * 32), desc_sw128(b0 + kk * 32));
+    for (int kk = 0; kk < T::BK / 8; ++kk)
+#pragma unroll
+      for (int mi = 0; mi < T::MI; ++mi)
+        WgmmaTf32<T::BN>::mma(acc[mi], desc_sw128(a0 + mi * 64 * 128 + kk * 32), desc_sw128(b0 + kk * 32));
     wgmma_commit();
     wgmma_wait<1>();
     fence_operands(acc);
@@ -128,14 +143,18 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   gemm::cp_async_wait<0>();
   // D of m64nN: warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8; register 4 j + q is column
   // 8 j + 2 t + (q & 1) of the first (q < 2) or the second row.
-  const int g = lane / 4, t = lane % 4, r0 = m0 + wgi * 64 + (warp % 4) * 16 + g;
+  const int g = lane / 4, t = lane % 4;
 #pragma unroll
-  for (int h = 0; h < 2; ++h)
+  for (int mi = 0; mi < T::MI; ++mi) {
+    const int r0 = m0 + (wgi * T::MI + mi) * 64 + (warp % 4) * 16 + g;
 #pragma unroll
-    for (int j = 0; j < T::BN / 8; ++j) {
-      pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[4 * j + 2 * h]);
-      pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t + 1, acc[4 * j + 2 * h + 1]);
-    }
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < T::BN / 8; ++j) {
+        pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[mi][4 * j + 2 * h]);
+        pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t + 1, acc[mi][4 * j + 2 * h + 1]);
+      }
+  }
 #endif
 }
 

@@ -70,6 +70,10 @@ const std::vector<MenuEntry>& conv_menu() {
       {29, "wgmma-nhwc-256", "v26 with 256 pixels x 128 filters per block (two 64-row wgmmas per warpgroup: half the weight "
                              "reads per product), 4 stages", "any (as v26)", "tf32"},
       {30, "wgmma-nhwc-256x96", "v29 with 256 pixels x 96 filters", "any (as v26)", "tf32"},
+      {31, "wgmma-nhwc-4wg", "v26 with 256 pixels x 128 filters on four warpgroups (512 threads: more warps to issue the "
+                             "loaders from)", "any (as v26)", "tf32"},
+      {32, "wgmma-nhwc-3wg", "v26 with 192 pixels x 128 filters on three warpgroups", "any (as v26)", "tf32"},
+      {33, "wgmma-nhwc-4wg-96", "v31 with 256 pixels x 96 filters", "any (as v26)", "tf32"},
   };
   return v;
 }

@@ -301,7 +301,8 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
     struct Cfg { const char* backend; const char* conv; };
     for (const Cfg& c : {Cfg{"cuda", "auto"}, Cfg{"cuda", "16"}, Cfg{"cuda", "17"}, Cfg{"cuda", "18"}, Cfg{"cuda", "23"}, Cfg{"cuda", "24"},
                           Cfg{"cuda", "25"}, Cfg{"cuda", "26"}, Cfg{"cuda", "27"}, Cfg{"cuda", "28"},
-                          Cfg{"cuda", "29"}, Cfg{"cuda", "30"}, Cfg{"cudnn", ""}}) {
+                          Cfg{"cuda", "29"}, Cfg{"cuda", "30"},
+                          Cfg{"cuda", "31"}, Cfg{"cuda", "32"}, Cfg{"cuda", "33"}, Cfg{"cudnn", ""}}) {
       BackendOptions o;
       o.precision = "tf32";
       o.conv_variant = std::string(c.backend) == "cuda" ? c.conv : "";

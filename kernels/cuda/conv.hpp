@@ -35,6 +35,7 @@
 //                        from 128-byte-swizzled shared memory, 128 pixels x 128 / 192 / 96 filters per block
 //   v26-v28 wgmma-nhwc*  v23-v25 reading an NHWC copy of the input, 4 channels per 16-byte copy
 //   v29, v30             v26, v28 with 256 pixels per block
+//   v31-v33              v26 on 4 or 3 warpgroups: 256 x 128, 192 x 128, 256 x 96
 // v12-v15 read their weights prepared once into the engine's layout (conv_prepared_floats, conv_prepare).
 //
 // Every version handles bias; v1-v6 and v12-v15 handle any stride, padding and groups. supports() says why not
@@ -59,7 +60,7 @@ constexpr int kAutoConvVariant = kAutoVariant;
 int heuristic_conv_variant(const Layer& layer, int n);
 inline bool conv_is_engine(int version) { return version >= 12 && version <= 18; }
 inline bool conv_is_half(int version) { return version >= 19 && version <= 22; }  // --precision fp16/bf16 (half_ops.hpp)
-inline bool conv_is_wgmma(int version) { return version >= 23 && version <= 30; }  // --precision tf32 on sm_90a (conv_wgmma.cu)
+inline bool conv_is_wgmma(int version) { return version >= 23 && version <= 33; }  // --precision tf32 on sm_90a (conv_wgmma.cu)
 // Which prepared-weights layout a version reads (versions with different ones may take turns on a layer).
 inline int conv_prep_layout(int version) { return conv_is_wgmma(version) ? (version >= 26 ? 2 : 1) : 0; }
 

@@ -19,9 +19,11 @@
 //   v23 wgmma-tf32       128 pixels x 128 filters per block, 5 stages, A gathered from NCHW 4 bytes at a time
 //   v24 wgmma-tf32-192   128 x 192, 4 stages
 //   v25 wgmma-tf32-96    128 x 96, 5 stages
-//   v26-v28              v23-v25 reading an NHWC copy of the input 16 bytes (4 channels) at a time (WgConvNhwcProblem),
-//                        through L1, k ordered so that neighbouring k tiles are neighbouring taps of one channel block
+//   v26-v28              v23-v25 reading an NHWC copy of the input 16 bytes (4 channels) at a time (WgConvNhwcProblem)
 //   v29, v30 wgmma-nhwc-256*  v26, v28 with 256 pixels per block (half the weight reads per product), 4 stages
+//   v31-v33              v26 with more warpgroups (the loop is bound by issuing its loaders' instructions from 8 warps,
+//                        ncu: IPC 1.09, 72 % of cycles with no eligible warp): 256 x 128 on 4, 192 x 128 on 3,
+//                        256 x 96 on 4
 // Measured (H100, AlexNet tf32 at batch 1024, experiments/precision-tf32.md): v23-v25 were no faster than v17's
 // mma.sync (conv3 3.83 ms against 3.70): the loaders' 4-byte gathers, not the tensor cores, bound them.
 //
@@ -68,7 +70,7 @@ struct WgConvProblem {
 
   template <class T>
   __device__ __forceinline__ RowsState a_state(int group, int m0, int tid) const {
-    static_assert(T::BM == 128, "two rows per thread");
+    static_assert(T::BM == 128 && T::THREADS == 256, "two rows per thread");
     RowsState st;
 #pragma unroll
     for (int hh = 0; hh < 2; ++hh) {
@@ -111,6 +113,7 @@ struct WgConvProblem {
   }
   template <class T>
   __device__ __forceinline__ void load_b(const WeightRows& st, uint32_t dst, int kt, int tid) const {
+    static_assert(T::BN * 8 % T::THREADS == 0, "whole B rows per pass");
 #pragma unroll
     for (int i = 0; i < T::BN * 8 / T::THREADS; ++i) {
       const int idx = tid + i * T::THREADS, r = idx / 8, c = idx % 8;
@@ -135,10 +138,24 @@ struct WgConvProblem {
 // (made by a transpose pass into the workspace, channels padded to a multiple of 4 with zeros when there is one
 // group), k ordered (ky, kx, c). Per stage each thread copies one chunk column c = tid % 8 of four rows
 // (tid / 8 + 32 i): one k-table read serves its four rows, and the eight lanes of a row fill its 128 bytes.
+// Rows of A and of B that each thread of an NHWC tile copies per stage.
+template <class T>
+__host__ __device__ constexpr int nhwc_rows() { return T::BM * 8 / T::THREADS; }
+template <class T>
+__host__ __device__ constexpr int nhwc_b_rows() { return (T::BN * 8 + T::THREADS - 1) / T::THREADS; }
+
 template <int R>
 struct NhwcRows {
-  long long pix[R];  // offset of (img, iy0, ix0, group's first channel) of the thread's R rows
+  long long pix[R];  // offset of (img, iy0, ix0, group's first channel) of the thread's rows tid / 8 + 32 i
   int iy0[R], ix0[R];
+  uint32_t so;       // the first row's chunk in a stage; row i's is 16 THREADS i bytes further (same swizzle phase)
+  int2 e;            // the k-table entry of the next stage to load (read one stage ahead)
+  int next_kt;
+};
+struct NhwcWeights {
+  const float* p;     // the thread's first row and chunk at k tile 0
+  long long stride;   // THREADS / 8 rows
+  uint32_t ok, so;    // which of its rows are filters of the group; its first chunk in a stage
 };
 
 struct WgConvNhwcProblem {
@@ -153,12 +170,14 @@ struct WgConvNhwcProblem {
   float* out;   // (N, M, OH, OW)
   float* part;  // split-K partial sums (splits, G, Mg, ncols)
 
+  // Each thread copies chunk c = tid % 8 of rows tid / 8 + (THREADS / 8) i, of A and of B alike, so that its
+  // shared-memory offsets are one value plus constants and its global ones advance by a constant per stage.
   template <class T>
-  __device__ __forceinline__ NhwcRows<T::BM / 32> a_state(int group, int m0, int tid) const {
-    NhwcRows<T::BM / 32> st;
+  __device__ __forceinline__ NhwcRows<nhwc_rows<T>()> a_state(int group, int m0, int tid) const {
+    NhwcRows<nhwc_rows<T>()> st;
 #pragma unroll
-    for (int i = 0; i < T::BM / 32; ++i) {
-      const int n = m0 + tid / 8 + 32 * i;
+    for (int i = 0; i < nhwc_rows<T>(); ++i) {
+      const int n = m0 + tid / 8 + (T::THREADS / 8) * i;
       if (n < ncols) {
         const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
         st.iy0[i] = oy * sh - ph;
@@ -170,30 +189,44 @@ struct WgConvNhwcProblem {
         st.pix[i] = 0;
       }
     }
+    st.so = wg::sw_chunk(tid / 8, tid % 8);
+    st.next_kt = -1;
     return st;
   }
   template <class T>
-  __device__ __forceinline__ void load_a(const NhwcRows<T::BM / 32>& st, uint32_t dst, int kt, int tid) const {
-    const int c = tid % 8, r = tid / 8;
-    const int2 e = __ldg(ktab + kt * (T::BK / 4) + c);
+  __device__ __forceinline__ void load_a(NhwcRows<nhwc_rows<T>()>& st, uint32_t dst, int kt, int tid) const {
+    const int2 e = st.next_kt == kt ? st.e : __ldg(ktab + kt * (T::BK / 4) + tid % 8);
+    if (kt + 1 < k_tiles) st.e = __ldg(ktab + (kt + 1) * (T::BK / 4) + tid % 8);  // for the next call
+    st.next_kt = kt + 1;
+    const float* src = in + e.x;
 #pragma unroll
-    for (int i = 0; i < T::BM / 32; ++i) {
+    for (int i = 0; i < nhwc_rows<T>(); ++i) {
       const int iy = st.iy0[i] + (e.y >> 16), ix = st.ix0[i] + (e.y & 0xffff);
       const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
-      wg::cp_async16_l1(dst + wg::sw_chunk(r + 32 * i, c), ok ? in + st.pix[i] + e.x : in, ok);
+      wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] : in, ok);
     }
   }
   template <class T>
-  __device__ __forceinline__ WgConvProblem::WeightRows b_state(int group, int n0, int) const {
-    return {wt + (static_cast<long long>(group) * mg + n0) * k_pad, mg - n0};
+  __device__ __forceinline__ NhwcWeights b_state(int group, int n0, int tid) const {
+    NhwcWeights st;
+    const int r = tid / 8;
+    st.p = wt + (static_cast<long long>(group) * mg + n0 + r) * k_pad + 4 * (tid % 8);
+    st.stride = static_cast<long long>(T::THREADS / 8) * k_pad;
+    st.ok = 0;
+#pragma unroll
+    for (int i = 0; i < nhwc_b_rows<T>(); ++i)
+      st.ok |= (r + (T::THREADS / 8) * i < mg - n0 && r + (T::THREADS / 8) * i < T::BN ? 1u : 0u) << i;
+    st.so = wg::sw_chunk(r, tid % 8);
+    return st;
   }
   template <class T>
-  __device__ __forceinline__ void load_b(const WgConvProblem::WeightRows& st, uint32_t dst, int kt, int tid) const {
+  __device__ __forceinline__ void load_b(const NhwcWeights& st, uint32_t dst, int kt, int tid) const {
+    const float* src = st.p + kt * T::BK;
 #pragma unroll
-    for (int i = 0; i < T::BN * 8 / T::THREADS; ++i) {
-      const int idx = tid + i * T::THREADS, r = idx / 8, c = idx % 8;
-      const bool ok = r < st.left;
-      wg::cp_async16(dst + wg::sw_chunk(r, c), ok ? st.base + static_cast<long long>(r) * k_pad + kt * T::BK + 4 * c : wt, ok);
+    for (int i = 0; i < nhwc_b_rows<T>(); ++i) {
+      if (T::BN * 8 % T::THREADS != 0 && tid / 8 + (T::THREADS / 8) * i >= T::BN) break;  // the last pass's idle rows
+      const bool ok = (st.ok >> i) & 1u;
+      wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
     }
   }
   __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
@@ -214,9 +247,10 @@ __device__ __forceinline__ float round_tf32(float x) {
   return __uint_as_float(bits);
 }
 
-// The NHWC problem's k order: channel blocks of cb (32, 16, 8 or 4: the largest that divides cgs), each block over
-// every tap (ky, kx), channels fastest: k = (block, ky, kx, c). Consecutive k tiles then read the same input lines at
-// neighbouring taps (an L1 hit for all but the first of a stride-1 window's taps) rather than other channels.
+// The NHWC problem's k order: channel blocks of cb, each block over every tap (ky, kx), channels fastest:
+// k = (block, ky, kx, c). cb = cgs (one block: k = (ky, kx, c)) is what runs. Blocks of 32 channels with the A copies
+// through L1, so that consecutive k tiles reread the same lines at neighbouring taps, were tried and measured 4-13 %
+// slower on AlexNet's conv2-conv5 (experiments/precision-tf32.md): the loads were never the bound.
 struct NhwcK {
   int cb, taps;
   __device__ __forceinline__ int channel(int kk, int& tap) const {
@@ -292,6 +326,9 @@ using Tile192 = wg::WgTile<192, 4>;
 using Tile96 = wg::WgTile<96, 5>;
 using Tile256x128 = wg::WgTile<128, 4, 256>;
 using Tile256x96 = wg::WgTile<96, 4, 256>;
+using Tile256x128w4 = wg::WgTile<128, 4, 256, 4>;
+using Tile192x128w3 = wg::WgTile<128, 4, 192, 3>;
+using Tile256x96w4 = wg::WgTile<96, 4, 256, 4>;
 
 // Calls f.template operator()<Tile, Problem>() for a version's instantiation.
 template <class F>
@@ -305,6 +342,9 @@ void with_config(int version, F&& f) {
     case 28: return f.template operator()<Tile96, WgConvNhwcProblem>();
     case 29: return f.template operator()<Tile256x128, WgConvNhwcProblem>();
     case 30: return f.template operator()<Tile256x96, WgConvNhwcProblem>();
+    case 31: return f.template operator()<Tile256x128w4, WgConvNhwcProblem>();
+    case 32: return f.template operator()<Tile192x128w3, WgConvNhwcProblem>();
+    case 33: return f.template operator()<Tile256x96w4, WgConvNhwcProblem>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a wgmma version");
   }
 }
@@ -410,7 +450,7 @@ void wgmma_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t
   const unsigned blocks = static_cast<unsigned>(std::min<long long>((rows * g.k_pad + 255) / 256, 4096));
   int2* table = reinterpret_cast<int2*>(prepared + rows * g.k_pad);
   if (g.nhwc) {
-    const NhwcK ko{g.cgs % 32 == 0 ? 32 : g.cgs % 16 == 0 ? 16 : g.cgs % 8 == 0 ? 8 : 4, c.kh * c.kw};
+    const NhwcK ko{g.cgs, c.kh * c.kw};  // one block of every channel: k = (ky, kx, c)
     prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, ko, g.k, g.k_pad, prepared);
     CUDA_CHECK_LAUNCH();
     const int chunks = g.k_pad / 4;

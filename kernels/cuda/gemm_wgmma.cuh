@@ -30,16 +30,18 @@
 
 namespace bs::cuda::wg {
 
-// BM = 128 or 256: each warpgroup takes BM / 2 rows as MI = BM / 128 pieces of 64 (one wgmma each per k step, the
-// B tile shared); 256 rows halve the B tile's reads from L2 per product, at BN registers of accumulators per thread.
-template <int BN_, int STAGES_, int BM_ = 128>
+// BM rows over WG warpgroups (128 threads each, also the loaders), each taking MI = BM / (64 WG) pieces of 64 rows
+// (one m64nBNk8 each per k step, the B tile shared). MI = 2 (256 rows, 2 warpgroups) halves the B tile's reads per
+// product at BN accumulator registers per thread; more warpgroups (3 or 4) give the schedulers more warps to issue
+// the loaders' instructions from.
+template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2>
 struct WgTile {
-  static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, THREADS = 256, MI = BM / 128;
+  static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, WG = WG_, THREADS = 128 * WG, MI = BM / (64 * WG);
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = A_BYTES + B_BYTES;
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
-  static_assert(BN % 32 == 0 && BN <= 256, "B tiles load 8 chunks per row over 256 threads; wgmma N <= 256");
+  static_assert(BN % 32 == 0 && BN <= 256, "B tiles in whole swizzle atoms; wgmma N <= 256");
   static_assert(STAGES >= 3, "loads run STAGES - 2 ahead of the products");
-  static_assert(BM == 128 || BM == 256, "two warpgroups of one or two 64-row pieces");
+  static_assert(MI >= 1 && MI * 64 * WG == BM && (BM * 8) % THREADS == 0, "whole 64-row pieces per warpgroup");
 };
 
 // Byte offset of (row r, chunk c of 16 bytes) and of (row r, word k < 32) in a swizzled tile.
@@ -96,8 +98,8 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   const int m0 = blockIdx.x * T::BM, n0 = blockIdx.y * T::BN;
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
-  const auto sa = pr.template a_state<T>(group, m0, tid);
-  const auto sb = pr.template b_state<T>(group, n0, tid);
+  auto sa = pr.template a_state<T>(group, m0, tid);  // loaders may carry state from stage to stage
+  auto sb = pr.template b_state<T>(group, n0, tid);
   const auto a_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES); };
   const auto b_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES + T::A_BYTES); };
 
@@ -114,18 +116,18 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     }
     gemm::cp_async_commit();  // one group per stage, empty ones too
   }
+  int s_next = T::STAGES - 2, s = 0;  // the buffers of stages i + STAGES - 2 and i (no modulo in the loop)
   for (int i = 0; i < nk; ++i) {
     gemm::cp_async_wait<T::STAGES - 3>();  // this thread's copies of stage i have landed
     fence_proxy_async();                   // ... visible to the tensor cores
     __syncthreads();                       // everyone's; and every warpgroup is done with stage i - 2
     const int next = i + T::STAGES - 2;
     if (next < nk) {
-      const int s = next % T::STAGES;
-      pr.template load_a<T>(sa, a_at(s), kt0 + next, tid);
-      pr.template load_b<T>(sb, b_at(s), kt0 + next, tid);
+      pr.template load_a<T>(sa, a_at(s_next), kt0 + next, tid);
+      pr.template load_b<T>(sb, b_at(s_next), kt0 + next, tid);
     }
     gemm::cp_async_commit();
-    const int s = i % T::STAGES;
+    if (++s_next == T::STAGES) s_next = 0;
     const uint32_t a0 = a_at(s) + static_cast<uint32_t>(wgi * T::MI * 64 * 128), b0 = b_at(s);
     fence_operands(acc);
     wgmma_fence();
@@ -137,6 +139,7 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     wgmma_commit();
     wgmma_wait<1>();
     fence_operands(acc);
+    if (++s == T::STAGES) s = 0;
   }
   wgmma_wait<0>();
   fence_operands(acc);

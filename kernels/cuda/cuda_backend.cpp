@@ -375,8 +375,13 @@ class CudaBackend : public GpuPipelineBackend {
     }
     const bool tf32 = opts_.precision == "tf32";
     if (conv) {
+      if (tf32 && cuda::conv_supports(33, l).ok) {  // menus.cpp: conv_auto_heuristic_tf32
+        const ConvParams& c = std::get<ConvParams>(l.op);
+        const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
+        if ((pixels + 255) / 256 * ((c.filters / c.groups + 95) / 96) * c.groups >= 2LL * cuda::sm_count()) return 33;
+      }
       const int v = cuda::heuristic_conv_variant(l, n);
-      return tf32 ? (v == 14 ? 18 : 17) : v;  // menus.cpp: conv_auto_heuristic_tf32
+      return tf32 ? (v == 14 ? 18 : 17) : v;
     }
     const int v = cuda::heuristic_fc_variant(n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
     return tf32 ? (v == 5 ? 5 : v == 8 ? 11 : 10) : v;

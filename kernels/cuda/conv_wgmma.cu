@@ -53,20 +53,33 @@ struct RowsState {
   int iy0[2], ix0[2];
 };
 
-struct WgConvProblem {
-  // A: the input (N, C, H, W) and the k table
+// What both problems share: the geometry, the prepared weights and k table, and the epilogue (C's rows are pixels,
+// its columns filters).
+struct WgConvCommon {
   const float* in;
   const int2* ktab;
   int h, w, ow, p, sh, sw, ph, pw;
-  long long chw, group_chw;
-  // B: prepared weights (G, Mg, Kpad)
-  const float* wt;
+  const float* wt;  // prepared weights (G, Mg, Kpad)
   int k_pad;
-  // C
   int mg, ncols, m_total, groups, k_tiles, splits, act;
   const float* bias;
   float* out;   // (N, M, OH, OW)
   float* part;  // split-K partial sums (splits, G, Mg, ncols)
+
+  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
+    if (m >= ncols || n >= mg) return;
+    if (splits > 1) {
+      part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
+      return;
+    }
+    const int img = m / p, q = m - img * p, nn = group * mg + n;
+    if (bias) v += bias[nn];
+    out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
+  }
+};
+
+struct WgConvProblem : WgConvCommon {
+  long long chw, group_chw;  // A: the input (N, C, H, W)
 
   template <class T>
   __device__ __forceinline__ RowsState a_state(int group, int m0, int tid) const {
@@ -122,16 +135,6 @@ struct WgConvProblem {
     }
   }
 
-  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
-    if (m >= ncols || n >= mg) return;
-    if (splits > 1) {
-      part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
-      return;
-    }
-    const int img = m / p, q = m - img * p, nn = group * mg + n;
-    if (bias) v += bias[nn];
-    out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
-  }
 };
 
 // The NHWC problem of v26-v28: A's rows gathered as 16-byte chunks of 4 channels from an NHWC copy of the input
@@ -158,17 +161,11 @@ struct NhwcWeights {
   uint32_t ok, so;    // which of its rows are filters of the group; its first chunk in a stage
 };
 
-struct WgConvNhwcProblem {
-  const float* in;    // (N, H, W, Cs), Cs = C rounded up to 4 (one group) or C
-  const int2* ktab;   // per 4-channel chunk of k: {offset from the window's origin, ky << 16 | kx}
-  int h, w, ow, p, sh, sw, ph, pw, cs, cg;
-  long long hwc;      // H * W * Cs
-  int mg, ncols, m_total, groups, k_tiles, splits, act;
-  const float* wt;    // (G, Mg, Kpad)
-  int k_pad;
-  const float* bias;
-  float* out;   // (N, M, OH, OW)
-  float* part;  // split-K partial sums (splits, G, Mg, ncols)
+// in: (N, H, W, Cs), Cs = C rounded up to 4 (one group) or C; ktab: per 4-channel chunk of k, {offset from the
+// window's origin, ky << 16 | kx}.
+struct WgConvNhwcProblem : WgConvCommon {
+  int cs, cg;
+  long long hwc;  // H * W * Cs
 
   // Each thread copies chunk c = tid % 8 of rows tid / 8 + (THREADS / 8) i, of A and of B alike, so that its
   // shared-memory offsets are one value plus constants and its global ones advance by a constant per stage.
@@ -228,16 +225,6 @@ struct WgConvNhwcProblem {
       const bool ok = (st.ok >> i) & 1u;
       wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
     }
-  }
-  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
-    if (m >= ncols || n >= mg) return;
-    if (splits > 1) {
-      part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
-      return;
-    }
-    const int img = m / p, q = m - img * p, nn = group * mg + n;
-    if (bias) v += bias[nn];
-    out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
   }
 };
 

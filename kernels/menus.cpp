@@ -74,6 +74,11 @@ const std::vector<MenuEntry>& conv_menu() {
                              "loaders from)", "any (as v26)", "tf32"},
       {32, "wgmma-nhwc-3wg", "v26 with 192 pixels x 128 filters on three warpgroups", "any (as v26)", "tf32"},
       {33, "wgmma-nhwc-4wg-96", "v31 with 256 pixels x 96 filters", "any (as v26)", "tf32"},
+      {34, "wgmma-3xtf32", "FP32-accurate on the wgmma mainloop: v26's NHWC loaders with the input copy and the weights "
+                           "split into two TF32 parts, three products per product (3xTF32), 192 pixels x 96 filters on three "
+                           "warpgroups, 3 stages", "any (as v26)"},
+      {35, "wgmma-3xtf32-128", "v34 with 128 x 128 tiles on two warpgroups", "any (as v26)"},
+      {36, "wgmma-3xtf32-64", "v34 with 192 pixels x 64 filters", "any (as v26)"},
   };
   return v;
 }

@@ -93,11 +93,15 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     const Model m = build("engine-chain", c.in, layers, rng);
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
     const std::vector<float> want = cpu_ref_output(m, in, c.batch);
-    for (const char* v : {"12", "13", "14", "15"}) {
+    for (const char* v : {"12", "13", "14", "15", "34", "35", "36"}) {
       BackendOptions o;
       o.conv_variant = v;
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
+      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36: wgmma (compute capability 9.0)
+        std::printf("v%s skipped: %s\n", v, sup.reason.c_str());
+        continue;
+      }
       gpu->load(m);
       const std::vector<float> got = run(*gpu, m, in, c.batch);
       EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv") << v;
@@ -262,12 +266,16 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
     for (float& x : in) x *= 100.0f;  // pixels minus a mean
     const std::vector<float> want = run(*ref, m, in, n);
-    for (const char* v : {"auto", "12", "13", "14"}) {
+    for (const char* v : {"auto", "12", "13", "14", "34", "35", "36"}) {
       BackendOptions o;
       o.conv_variant = v;
       o.guard_check = true;
       o.tuning_file = "";
       auto gpu = make_backend("cuda", o);
+      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36: wgmma (compute capability 9.0)
+        std::printf("v%s skipped: %s\n", v, sup.reason.c_str());
+        continue;
+      }
       gpu->load(m);
       EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), 1e-4) << "conv " << v << " batch " << n << " seed " << seed;
       if (std::string(v) == "auto") {

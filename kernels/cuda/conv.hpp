@@ -36,6 +36,7 @@
 //   v26-v28 wgmma-nhwc*  v23-v25 reading an NHWC copy of the input, 4 channels per 16-byte copy
 //   v29, v30             v26, v28 with 256 pixels per block
 //   v31-v33              v26 on 4 or 3 warpgroups: 256 x 128, 192 x 128, 256 x 96
+//   v34-v36 wgmma-3xtf32*  FP32 accuracy on the wgmma mainloop: 3xTF32 with both operands split into two parts
 // v12-v15 read their weights prepared once into the engine's layout (conv_prepared_floats, conv_prepare).
 //
 // Every version handles bias; v1-v6 and v12-v15 handle any stride, padding and groups. supports() says why not
@@ -60,9 +61,9 @@ constexpr int kAutoConvVariant = kAutoVariant;
 int heuristic_conv_variant(const Layer& layer, int n);
 inline bool conv_is_engine(int version) { return version >= 12 && version <= 18; }
 inline bool conv_is_half(int version) { return version >= 19 && version <= 22; }  // --precision fp16/bf16 (half_ops.hpp)
-inline bool conv_is_wgmma(int version) { return version >= 23 && version <= 33; }  // --precision tf32 on sm_90a (conv_wgmma.cu)
+inline bool conv_is_wgmma(int version) { return version >= 23 && version <= 36; }  // tf32 (v23-v33), fp32 (v34-v36) on sm_90a
 // Which prepared-weights layout a version reads (versions with different ones may take turns on a layer).
-inline int conv_prep_layout(int version) { return conv_is_wgmma(version) ? (version >= 26 ? 2 : 1) : 0; }
+inline int conv_prep_layout(int version) { return conv_is_wgmma(version) ? (version >= 34 ? 3 : version >= 26 ? 2 : 1) : 0; }
 
 // What a fused epilogue does after the convolution (v8).
 struct Epilogue {

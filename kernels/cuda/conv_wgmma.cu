@@ -21,6 +21,9 @@
 //   v25 wgmma-tf32-96    128 x 96, 5 stages
 //   v26-v28              v23-v25 reading an NHWC copy of the input 16 bytes (4 channels) at a time (WgConvNhwcProblem)
 //   v29, v30 wgmma-nhwc-256*  v26, v28 with 256 pixels per block (half the weight reads per product), 4 stages
+//   v34-v36 wgmma-3xtf32*  FP32 accuracy: v26's NHWC loaders with every operand in two TF32 parts (the transpose pass
+//                        then splits the copy, the weights are prepared split) and three products per product: 192 x 96
+//                        on 3 warpgroups, 128 x 128 on 2, 192 x 64 on 3, 3 stages (a stage holds four tiles)
 //   v31-v33              v26 with more warpgroups (the loop is bound by issuing its loaders' instructions from 8 warps,
 //                        ncu: IPC 1.09, 72 % of cycles with no eligible warp): 256 x 128 on 4, 192 x 128 on 3,
 //                        256 x 96 on 4
@@ -165,7 +168,8 @@ struct NhwcWeights {
 // window's origin, ky << 16 | kx}.
 struct WgConvNhwcProblem : WgConvCommon {
   int cs, cg;
-  long long hwc;  // H * W * Cs
+  long long hwc;         // H * W * Cs
+  long long lo_in, lo_w;  // 3xTF32: where the lo parts of the input copy and of the weights start, from the hi parts
 
   // Each thread copies chunk c = tid % 8 of rows tid / 8 + (THREADS / 8) i, of A and of B alike, so that its
   // shared-memory offsets are one value plus constants and its global ones advance by a constant per stage.
@@ -201,6 +205,8 @@ struct WgConvNhwcProblem : WgConvCommon {
       const int iy = st.iy0[i] + (e.y >> 16), ix = st.ix0[i] + (e.y & 0xffff);
       const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
       wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] : in, ok);
+      if constexpr (T::PARTS == 2)  // the lo copy of the input follows the hi copy
+        wg::cp_async16(dst + T::A_BYTES + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] + lo_in : in, ok);
     }
   }
   template <class T>
@@ -224,6 +230,8 @@ struct WgConvNhwcProblem : WgConvCommon {
       if (T::BN * 8 % T::THREADS != 0 && tid / 8 + (T::THREADS / 8) * i >= T::BN) break;  // the last pass's idle rows
       const bool ok = (st.ok >> i) & 1u;
       wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
+      if constexpr (T::PARTS == 2)  // the lo weights follow the hi weights
+        wg::cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride + lo_w : wt, ok);
     }
   }
 };
@@ -247,17 +255,36 @@ struct NhwcK {
   }
 };
 
+// 3xTF32's split (gemm_math.cuh, tf32_split<3>): hi = x rounded to the nearest TF32 (ties away from zero), lo = x - hi.
+__device__ __forceinline__ float tf32_hi(float x) { return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u); }
+
+// In place over an NHWC copy: x -> hi, and lo written `lo` floats further on.
+__global__ void split_tf32_kernel(float* __restrict__ x, long long count, long long lo) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const float v = x[i], hi = tf32_hi(v);
+    x[i] = hi;
+    x[i + lo] = v - hi;
+  }
+}
+
 // (G, Mg, Cg, KH, KW) -> (G, Mg, Kpad) in NhwcK's order over cgs >= Cg channels, zeros in the padding, rounded to the
 // nearest TF32.
+// split: the 3xTF32 parts, hi into dst and lo into dst + rows * k_pad.
 __global__ void prep_nhwc_weights_kernel(const float* __restrict__ src, long long rows, int cg, NhwcK ko, int k, int k_pad,
-                                         float* __restrict__ dst) {
+                                         bool split, float* __restrict__ dst) {
   const long long total = rows * k_pad;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const long long r = i / k_pad;
     const int kk = static_cast<int>(i - r * k_pad);
     int tap = 0;
     const int c = kk < k ? ko.channel(kk, tap) : cg;
-    dst[i] = c < cg ? round_tf32(src[(r * cg + c) * ko.taps + tap]) : 0.0f;
+    const float v = c < cg ? src[(r * cg + c) * ko.taps + tap] : 0.0f;
+    if (split) {
+      dst[i] = tf32_hi(v);
+      dst[i + total] = v - tf32_hi(v);
+    } else {
+      dst[i] = round_tf32(v);
+    }
   }
 }
 
@@ -288,7 +315,8 @@ __global__ void pad_round_tf32_kernel(const float* __restrict__ src, long long r
 struct Geometry {
   int groups, mg, cg, k, k_pad, p;
   long long ncols;
-  bool nhwc;              // v26-v28
+  bool nhwc;              // v26-v36
+  int parts;              // 2 for 3xTF32 (v34-v36): hi and lo copies of the input and the weights
   int cs, cgs;            // NHWC: channels stored per pixel, and per group in k's order (Cg, or Cs with one group)
   long long nhwc_floats;  // the NHWC copy of the input, at the head of the workspace
 };
@@ -298,13 +326,14 @@ Geometry geometry(int version, Shape is, const ConvParams& c, Shape os, int n) {
   g.mg = c.filters / c.groups;
   g.cg = is.c / c.groups;
   g.nhwc = version >= 26;
+  g.parts = version >= 34 ? 2 : 1;
   g.cs = g.nhwc && c.groups == 1 ? pad_to(is.c, 4) : is.c;
   g.cgs = c.groups == 1 ? g.cs : g.cg;
   g.k = g.nhwc ? c.kh * c.kw * g.cgs : g.cg * c.kh * c.kw;
   g.k_pad = pad_to(g.k, kPadK);
   g.p = os.h * os.w;
   g.ncols = static_cast<long long>(n) * g.p;
-  g.nhwc_floats = g.nhwc ? static_cast<long long>(n) * is.h * is.w * g.cs : 0;
+  g.nhwc_floats = g.nhwc ? static_cast<long long>(g.parts) * n * is.h * is.w * g.cs : 0;
   return g;
 }
 
@@ -316,6 +345,9 @@ using Tile256x96 = wg::WgTile<96, 4, 256>;
 using Tile256x128w4 = wg::WgTile<128, 4, 256, 4>;
 using Tile192x128w3 = wg::WgTile<128, 4, 192, 3>;
 using Tile256x96w4 = wg::WgTile<96, 4, 256, 4>;
+using Tile192x96w3x3 = wg::WgTile<96, 3, 192, 3, 2>;   // 3xTF32: 72 KB a stage
+using Tile128x128x3 = wg::WgTile<128, 3, 128, 2, 2>;   // 64 KB a stage
+using Tile192x64w3x3 = wg::WgTile<64, 3, 192, 3, 2>;   // 64 KB a stage
 
 // Calls f.template operator()<Tile, Problem>() for a version's instantiation.
 template <class F>
@@ -332,6 +364,9 @@ void with_config(int version, F&& f) {
     case 31: return f.template operator()<Tile256x128w4, WgConvNhwcProblem>();
     case 32: return f.template operator()<Tile192x128w3, WgConvNhwcProblem>();
     case 33: return f.template operator()<Tile256x96w4, WgConvNhwcProblem>();
+    case 34: return f.template operator()<Tile192x96w3x3, WgConvNhwcProblem>();
+    case 35: return f.template operator()<Tile128x128x3, WgConvNhwcProblem>();
+    case 36: return f.template operator()<Tile192x64w3x3, WgConvNhwcProblem>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a wgmma version");
   }
 }
@@ -346,7 +381,7 @@ template <class T, class Problem>
 void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   const ConvParams& c = *a.p;
   Problem pr;
-  pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.mg * g.k_pad);
+  pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.parts) * g.groups * g.mg * g.k_pad);
   pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
   pr.wt = a.prepared;
@@ -367,6 +402,15 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
     for (int b0 = 0; b0 < a.n; b0 += 65535)  // (N, C, H, W) -> (N, H, W, Cs), grid z over images
       transpose_pad(a.in + b0 * static_cast<long long>(a.is.size()), std::min(65535, a.n - b0), a.is.c, static_cast<int>(hw),
                     nhwc + b0 * hw * g.cs, g.cs, static_cast<int>(hw), s);
+    if constexpr (T::PARTS == 2) {
+      const long long count = static_cast<long long>(a.n) * hw * g.cs;
+      split_tf32_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 8192)), 256, 0, s>>>(nhwc, count, count);
+      CUDA_CHECK_LAUNCH();
+      pr.lo_in = count;
+      pr.lo_w = static_cast<long long>(g.groups) * g.mg * g.k_pad;
+    } else {
+      pr.lo_in = pr.lo_w = 0;
+    }
     pr.in = nhwc;
     pr.cs = g.cs;
     pr.cg = g.cg;
@@ -417,7 +461,7 @@ Support wgmma_supports(int version, const Layer& layer, const Epilogue& epi) {
 
 size_t wgmma_prepared_floats(int version, const Layer& layer) {
   const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
-  return static_cast<size_t>(g.groups) * g.mg * g.k_pad + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
+  return static_cast<size_t>(g.parts) * g.groups * g.mg * g.k_pad + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
 }
 
 size_t wgmma_workspace_floats(int version, const Layer& layer, int n) {
@@ -435,10 +479,10 @@ void wgmma_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t
   const Geometry g = geometry(version, a.is, c, a.os, 1);
   const long long rows = static_cast<long long>(g.groups) * g.mg;
   const unsigned blocks = static_cast<unsigned>(std::min<long long>((rows * g.k_pad + 255) / 256, 4096));
-  int2* table = reinterpret_cast<int2*>(prepared + rows * g.k_pad);
+  int2* table = reinterpret_cast<int2*>(prepared + g.parts * rows * g.k_pad);
   if (g.nhwc) {
     const NhwcK ko{g.cgs, c.kh * c.kw};  // one block of every channel: k = (ky, kx, c)
-    prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, ko, g.k, g.k_pad, prepared);
+    prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, ko, g.k, g.k_pad, g.parts == 2, prepared);
     CUDA_CHECK_LAUNCH();
     const int chunks = g.k_pad / 4;
     nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, g.k, ko, c.kw, a.is.w, g.cs);

@@ -34,14 +34,19 @@ namespace bs::cuda::wg {
 // (one m64nBNk8 each per k step, the B tile shared). MI = 2 (256 rows, 2 warpgroups) halves the B tile's reads per
 // product at BN accumulator registers per thread; more warpgroups (3 or 4) give the schedulers more warps to issue
 // the loaders' instructions from.
-template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2>
+// PARTS = 2: 3xTF32 (FP32 accuracy). Every operand comes as two TF32 parts, hi (x rounded to the nearest TF32) and
+// lo = x - hi, each a tile of its own (A hi, A lo, B hi, B lo per stage), and each product is taken as
+// a_lo b_hi + a_hi b_lo + a_hi b_hi, the small terms first (gemm_math.cuh says why that keeps FP32 accuracy).
+template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2, int PARTS_ = 1>
 struct WgTile {
   static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, WG = WG_, THREADS = 128 * WG, MI = BM / (64 * WG);
-  static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = A_BYTES + B_BYTES;
+  static constexpr int PARTS = PARTS_;
+  static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
   static_assert(BN % 32 == 0 && BN <= 256, "B tiles in whole swizzle atoms; wgmma N <= 256");
   static_assert(STAGES >= 3, "loads run STAGES - 2 ahead of the products");
   static_assert(MI >= 1 && MI * 64 * WG == BM && (BM * 8) % THREADS == 0, "whole 64-row pieces per warpgroup");
+  static_assert(PARTS == 1 || PARTS == 2, "one TF32 product, or three");
 };
 
 // Byte offset of (row r, chunk c of 16 bytes) and of (row r, word k < 32) in a swizzled tile.
@@ -101,7 +106,7 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   auto sa = pr.template a_state<T>(group, m0, tid);  // loaders may carry state from stage to stage
   auto sb = pr.template b_state<T>(group, n0, tid);
   const auto a_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES); };
-  const auto b_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES + T::A_BYTES); };
+  const auto b_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES + T::PARTS * T::A_BYTES); };
 
   float acc[T::MI][T::BN / 2];
 #pragma unroll
@@ -134,8 +139,14 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
 #pragma unroll
     for (int kk = 0; kk < T::BK / 8; ++kk)
 #pragma unroll
-      for (int mi = 0; mi < T::MI; ++mi)
-        WgmmaTf32<T::BN>::mma(acc[mi], desc_sw128(a0 + mi * 64 * 128 + kk * 32), desc_sw128(b0 + kk * 32));
+      for (int mi = 0; mi < T::MI; ++mi) {
+        const uint64_t ahi = desc_sw128(a0 + mi * 64 * 128 + kk * 32), bhi = desc_sw128(b0 + kk * 32);
+        if constexpr (T::PARTS == 2) {  // the lo tiles follow their hi tiles
+          WgmmaTf32<T::BN>::mma(acc[mi], desc_sw128(a0 + T::A_BYTES + mi * 64 * 128 + kk * 32), bhi);
+          WgmmaTf32<T::BN>::mma(acc[mi], ahi, desc_sw128(b0 + T::B_BYTES + kk * 32));
+        }
+        WgmmaTf32<T::BN>::mma(acc[mi], ahi, bhi);
+      }
     wgmma_commit();
     wgmma_wait<1>();
     fence_operands(acc);

@@ -1,34 +1,32 @@
-// Convolution versions v23-v25 (--precision tf32): the implicit GEMM on the engine's Hopper mainloop
-// (gemm_wgmma.cuh), for any kernel size, stride, padding and groups. Built for sm_90a only (kernels/CMakeLists.txt);
-// elsewhere the versions report that they need it.
+// Convolution versions v23-v36: the implicit GEMM on the engine's Hopper mainloop (gemm_wgmma.cuh), for any kernel
+// size, stride, padding and groups; v23-v33 compute in TF32 (--precision tf32), v34-v36 in 3xTF32 (FP32 accuracy).
+// Built for sm_90a only (kernels/CMakeLists.txt); elsewhere the versions report that they need it.
 //
-// Per group z: C (N = images * OH * OW pixels x Mg filters) = X_z (pixels x K) * W_z^T, K = Cg * KH * KW. Both
-// operands K-major, as TF32 wgmma requires:
-//   A  implicit im2col, a row per output pixel: element (pixel, k) is input (img, z * Cg + c, oy * sh - ph + ky,
-//      ox * sw - pw + kx), or 0 in the padding. A warp loads 8 rows x 4 consecutive k per instruction (lane
-//      = row * 4 + word), so that its 4-byte cp.async writes land in 32 different banks of the swizzled tile and its
-//      reads of 8 neighbouring pixels share sectors; each thread keeps the origins of its two rows (r, r + 64) and
-//      reads the k table (gemm_prep.hpp) once per k for both.
-//   B  the weights, prepared once into (G, Mg, Kpad): zero-padded along K, rounded to the nearest TF32; rows past
-//      Mg read as zeros (cp.async zero fill), so no padding along the filters.
+// Per group z: C (N = images * OH * OW pixels x Mg filters) = X_z (pixels x K) * W_z^T. Both operands K-major, as
+// TF32 wgmma requires:
+//   A  implicit im2col, a row per output pixel, or 0 in the padding: gathered from the NCHW input 4 bytes at a time
+//      (WgConvProblem, k = (c, ky, kx): a warp loads 8 rows x 4 consecutive k per instruction, so that its writes land
+//      in 32 different banks of the swizzled tile), or from an NHWC copy 16 bytes (4 channels) at a time
+//      (WgConvNhwcProblem, k = (ky, kx, c)); the k table (gemm_prep.hpp) gives each k's offset and (ky, kx).
+//   B  the weights, prepared once into (G, Mg, Kpad) in A's k order: zero-padded along K, rounded to the nearest
+//      TF32 (or split into TF32 hi and lo parts); rows past Mg read as zeros (cp.async zero fill).
 //   C  bias and the activation that follows in the epilogue; split-K partial sums reduced as for v12-v18.
 // Rows are pixels and columns filters (not the other way round as in v12-v18) because a wgmma's N can be any
-// multiple of 8 up to 256: the three versions' widths fit AlexNet's filter counts per group (96, 128, 192, 384 =
-// 2 x 192) without idle columns.
+// multiple of 8 up to 256: the widths fit AlexNet's filter counts per group (96, 128, 192, 384 = 2 x 192).
 //
-//   v23 wgmma-tf32       128 pixels x 128 filters per block, 5 stages, A gathered from NCHW 4 bytes at a time
+//   v23 wgmma-tf32       128 pixels x 128 filters per block, 5 stages, A gathered from NCHW
 //   v24 wgmma-tf32-192   128 x 192, 4 stages
 //   v25 wgmma-tf32-96    128 x 96, 5 stages
-//   v26-v28              v23-v25 reading an NHWC copy of the input 16 bytes (4 channels) at a time (WgConvNhwcProblem)
-//   v29, v30 wgmma-nhwc-256*  v26, v28 with 256 pixels per block (half the weight reads per product), 4 stages
-//   v34-v36 wgmma-3xtf32*  FP32 accuracy: v26's NHWC loaders with every operand in two TF32 parts (the transpose pass
-//                        then splits the copy, the weights are prepared split) and three products per product: 192 x 96
-//                        on 3 warpgroups, 128 x 128 on 2, 192 x 64 on 3, 3 stages (a stage holds four tiles)
+//   v26-v28              v23-v25 reading the NHWC copy
+//   v29, v30             v26, v28 with 256 pixels per block on 2 warpgroups (half the weight reads per product)
 //   v31-v33              v26 with more warpgroups (the loop is bound by issuing its loaders' instructions from 8 warps,
 //                        ncu: IPC 1.09, 72 % of cycles with no eligible warp): 256 x 128 on 4, 192 x 128 on 3,
 //                        256 x 96 on 4
-// Measured (H100, AlexNet tf32 at batch 1024, experiments/precision-tf32.md): v23-v25 were no faster than v17's
-// mma.sync (conv3 3.83 ms against 3.70): the loaders' 4-byte gathers, not the tensor cores, bound them.
+//   v34-v36              FP32 accuracy: the NHWC loaders with every operand in two TF32 parts (the transpose pass then
+//                        splits the copy, the weights are prepared split) and three products per product: 192 x 96 on
+//                        3 warpgroups, 128 x 128 on 2, 192 x 64 on 3, 3 stages (a stage holds four tiles)
+// Measured (H100, AlexNet at batch 1024, experiments/precision-tf32.md and alexnet-engine.md): v23-v25 were no faster
+// than v17's mma.sync (conv3 3.83 ms against 3.70): the loaders, not the tensor cores, bound them.
 //
 // Rounding: the weights are TF32 already; the tensor cores truncate an activation's low 13 bits (they read the top
 // 19), where v16-v18 round it to nearest: the relative error of a product is up to 2^-10 instead of 2^-11, and its
@@ -41,6 +39,7 @@
 #include "kernels/cuda/conv.hpp"
 #include "kernels/cuda/epilogue.cuh"
 #include "kernels/cuda/gemm_launch.cuh"
+#include "kernels/cuda/gemm_math.cuh"
 #include "kernels/cuda/gemm_prep.hpp"
 #include "kernels/cuda/gemm_wgmma.cuh"
 #include "weights_tools/error.hpp"
@@ -50,6 +49,16 @@ namespace {
 
 using gemm::kPadK;
 using gemm::pad_to;
+
+// B's per-thread state: each thread copies chunk c = tid % 8 of rows tid / 8 + (THREADS / 8) i, so that its
+// shared-memory offset is one value plus constants and its global one advances by a constant per stage.
+struct WeightRows {
+  const float* p;     // the thread's first row and chunk at k tile 0
+  long long stride;   // THREADS / 8 rows
+  uint32_t ok, so;    // which of its rows are filters of the group; its first chunk in a stage
+};
+template <class T>
+__host__ __device__ constexpr int weight_rows() { return (T::BN * 8 + T::THREADS - 1) / T::THREADS; }
 
 struct RowsState {
   long long pix[2];  // offset of (img, group's first channel, iy0, ix0) of the thread's two rows
@@ -68,6 +77,7 @@ struct WgConvCommon {
   const float* bias;
   float* out;   // (N, M, OH, OW)
   float* part;  // split-K partial sums (splits, G, Mg, ncols)
+  long long lo_w = 0;  // 3xTF32: where the lo weights start, from the hi ones
 
   __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
     if (m >= ncols || n >= mg) return;
@@ -78,6 +88,32 @@ struct WgConvCommon {
     const int img = m / p, q = m - img * p, nn = group * mg + n;
     if (bias) v += bias[nn];
     out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
+  }
+
+  template <class T>
+  __device__ __forceinline__ WeightRows b_state(int group, int n0, int tid) const {
+    WeightRows st;
+    const int r = tid / 8;
+    st.p = wt + (static_cast<long long>(group) * mg + n0 + r) * k_pad + 4 * (tid % 8);
+    st.stride = static_cast<long long>(T::THREADS / 8) * k_pad;
+    st.ok = 0;
+#pragma unroll
+    for (int i = 0; i < weight_rows<T>(); ++i)
+      st.ok |= (r + (T::THREADS / 8) * i < mg - n0 && r + (T::THREADS / 8) * i < T::BN ? 1u : 0u) << i;
+    st.so = wg::sw_chunk(r, tid % 8);
+    return st;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_b(const WeightRows& st, uint32_t dst, int kt, int tid) const {
+    const float* src = st.p + kt * T::BK;
+#pragma unroll
+    for (int i = 0; i < weight_rows<T>(); ++i) {
+      if (T::BN * 8 % T::THREADS != 0 && tid / 8 + (T::THREADS / 8) * i >= T::BN) break;  // the last pass's idle rows
+      const bool ok = (st.ok >> i) & 1u;
+      wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
+      if constexpr (T::PARTS == 2)  // the lo weights follow the hi weights
+        wg::cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride + lo_w : wt, ok);
+    }
   }
 };
 
@@ -118,61 +154,31 @@ struct WgConvProblem : WgConvCommon {
       }
     }
   }
-
-  struct WeightRows {
-    const float* base;  // the tile's first filter
-    int left;           // filters of the group from there on
-  };
-  template <class T>
-  __device__ __forceinline__ WeightRows b_state(int group, int n0, int) const {
-    return {wt + (static_cast<long long>(group) * mg + n0) * k_pad, mg - n0};
-  }
-  template <class T>
-  __device__ __forceinline__ void load_b(const WeightRows& st, uint32_t dst, int kt, int tid) const {
-    static_assert(T::BN * 8 % T::THREADS == 0, "whole B rows per pass");
-#pragma unroll
-    for (int i = 0; i < T::BN * 8 / T::THREADS; ++i) {
-      const int idx = tid + i * T::THREADS, r = idx / 8, c = idx % 8;
-      const bool ok = r < st.left;
-      wg::cp_async16(dst + wg::sw_chunk(r, c), ok ? st.base + static_cast<long long>(r) * k_pad + kt * T::BK + 4 * c : wt, ok);
-    }
-  }
-
 };
 
-// The NHWC problem of v26-v28: A's rows gathered as 16-byte chunks of 4 channels from an NHWC copy of the input
+// The NHWC problem of v26-v36: A's rows gathered as 16-byte chunks of 4 channels from an NHWC copy of the input
 // (made by a transpose pass into the workspace, channels padded to a multiple of 4 with zeros when there is one
-// group), k ordered (ky, kx, c). Per stage each thread copies one chunk column c = tid % 8 of four rows
-// (tid / 8 + 32 i): one k-table read serves its four rows, and the eight lanes of a row fill its 128 bytes.
-// Rows of A and of B that each thread of an NHWC tile copies per stage.
+// group). Per stage each thread copies chunk column c = tid % 8 of rows tid / 8 + (THREADS / 8) i, as for B: one
+// k-table read serves all its rows, and the eight lanes of a row fill its 128 bytes.
 template <class T>
 __host__ __device__ constexpr int nhwc_rows() { return T::BM * 8 / T::THREADS; }
-template <class T>
-__host__ __device__ constexpr int nhwc_b_rows() { return (T::BN * 8 + T::THREADS - 1) / T::THREADS; }
 
 template <int R>
 struct NhwcRows {
-  long long pix[R];  // offset of (img, iy0, ix0, group's first channel) of the thread's rows tid / 8 + 32 i
+  long long pix[R];  // offset of (img, iy0, ix0, group's first channel) of the thread's R rows
   int iy0[R], ix0[R];
   uint32_t so;       // the first row's chunk in a stage; row i's is 16 THREADS i bytes further (same swizzle phase)
   int2 e;            // the k-table entry of the next stage to load (read one stage ahead)
   int next_kt;
-};
-struct NhwcWeights {
-  const float* p;     // the thread's first row and chunk at k tile 0
-  long long stride;   // THREADS / 8 rows
-  uint32_t ok, so;    // which of its rows are filters of the group; its first chunk in a stage
 };
 
 // in: (N, H, W, Cs), Cs = C rounded up to 4 (one group) or C; ktab: per 4-channel chunk of k, {offset from the
 // window's origin, ky << 16 | kx}.
 struct WgConvNhwcProblem : WgConvCommon {
   int cs, cg;
-  long long hwc;         // H * W * Cs
-  long long lo_in, lo_w;  // 3xTF32: where the lo parts of the input copy and of the weights start, from the hi parts
+  long long hwc;    // H * W * Cs
+  long long lo_in;  // 3xTF32: where the lo part of the input copy starts, from the hi part
 
-  // Each thread copies chunk c = tid % 8 of rows tid / 8 + (THREADS / 8) i, of A and of B alike, so that its
-  // shared-memory offsets are one value plus constants and its global ones advance by a constant per stage.
   template <class T>
   __device__ __forceinline__ NhwcRows<nhwc_rows<T>()> a_state(int group, int m0, int tid) const {
     NhwcRows<nhwc_rows<T>()> st;
@@ -209,61 +215,36 @@ struct WgConvNhwcProblem : WgConvCommon {
         wg::cp_async16(dst + T::A_BYTES + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] + lo_in : in, ok);
     }
   }
-  template <class T>
-  __device__ __forceinline__ NhwcWeights b_state(int group, int n0, int tid) const {
-    NhwcWeights st;
-    const int r = tid / 8;
-    st.p = wt + (static_cast<long long>(group) * mg + n0 + r) * k_pad + 4 * (tid % 8);
-    st.stride = static_cast<long long>(T::THREADS / 8) * k_pad;
-    st.ok = 0;
-#pragma unroll
-    for (int i = 0; i < nhwc_b_rows<T>(); ++i)
-      st.ok |= (r + (T::THREADS / 8) * i < mg - n0 && r + (T::THREADS / 8) * i < T::BN ? 1u : 0u) << i;
-    st.so = wg::sw_chunk(r, tid % 8);
-    return st;
-  }
-  template <class T>
-  __device__ __forceinline__ void load_b(const NhwcWeights& st, uint32_t dst, int kt, int tid) const {
-    const float* src = st.p + kt * T::BK;
-#pragma unroll
-    for (int i = 0; i < nhwc_b_rows<T>(); ++i) {
-      if (T::BN * 8 % T::THREADS != 0 && tid / 8 + (T::THREADS / 8) * i >= T::BN) break;  // the last pass's idle rows
-      const bool ok = (st.ok >> i) & 1u;
-      wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
-      if constexpr (T::PARTS == 2)  // the lo weights follow the hi weights
-        wg::cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride + lo_w : wt, ok);
-    }
-  }
 };
 
+// TF32 roundings of gemm_math.cuh: to nearest (cvt.rna, as v16-v18), or 3xTF32's hi and lo parts.
 __device__ __forceinline__ float round_tf32(float x) {
-  uint32_t bits;
-  asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(bits) : "f"(x));
-  return __uint_as_float(bits);
+  uint32_t hi, lo;
+  gemm::tf32_split<1>(x, hi, lo);
+  return __uint_as_float(hi);
+}
+__device__ __forceinline__ void split_tf32(float x, float& hi, float& lo) {
+  uint32_t h, l;
+  gemm::tf32_split<3>(x, h, l);
+  hi = __uint_as_float(h);
+  lo = __uint_as_float(l);
 }
 
-// The NHWC problem's k order: channel blocks of cb, each block over every tap (ky, kx), channels fastest:
-// k = (block, ky, kx, c). cb = cgs (one block: k = (ky, kx, c)) is what runs. Blocks of 32 channels with the A copies
-// through L1, so that consecutive k tiles reread the same lines at neighbouring taps, were tried and measured 4-13 %
-// slower on AlexNet's conv2-conv5 (experiments/precision-tf32.md): the loads were never the bound.
+// The NHWC problem's k order, k = (ky, kx, c) over cgs channels: kk's channel, and its tap ky * KW + kx. (Blocks of 32
+// channels over the taps with A read through L1, so that neighbouring k tiles reread the same lines, were measured
+// 4-13 % slower on AlexNet's conv2-conv5: experiments/precision-tf32.md.)
 struct NhwcK {
-  int cb, taps;
+  int cgs, taps;
   __device__ __forceinline__ int channel(int kk, int& tap) const {
-    const int per_block = taps * cb, b = kk / per_block, rem = kk - b * per_block;
-    tap = rem / cb;
-    return b * cb + rem - tap * cb;
+    tap = kk / cgs;
+    return kk - tap * cgs;
   }
 };
-
-// 3xTF32's split (gemm_math.cuh, tf32_split<3>): hi = x rounded to the nearest TF32 (ties away from zero), lo = x - hi.
-__device__ __forceinline__ float tf32_hi(float x) { return __uint_as_float((__float_as_uint(x) + 0x1000u) & 0xffffe000u); }
 
 // In place over an NHWC copy: x -> hi, and lo written `lo` floats further on.
 __global__ void split_tf32_kernel(float* __restrict__ x, long long count, long long lo) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count; i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const float v = x[i], hi = tf32_hi(v);
-    x[i] = hi;
-    x[i + lo] = v - hi;
+    split_tf32(x[i], x[i], x[i + lo]);
   }
 }
 
@@ -280,8 +261,7 @@ __global__ void prep_nhwc_weights_kernel(const float* __restrict__ src, long lon
     const int c = kk < k ? ko.channel(kk, tap) : cg;
     const float v = c < cg ? src[(r * cg + c) * ko.taps + tap] : 0.0f;
     if (split) {
-      dst[i] = tf32_hi(v);
-      dst[i + total] = v - tf32_hi(v);
+      split_tf32(v, dst[i], dst[i + total]);
     } else {
       dst[i] = round_tf32(v);
     }
@@ -481,7 +461,7 @@ void wgmma_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t
   const unsigned blocks = static_cast<unsigned>(std::min<long long>((rows * g.k_pad + 255) / 256, 4096));
   int2* table = reinterpret_cast<int2*>(prepared + g.parts * rows * g.k_pad);
   if (g.nhwc) {
-    const NhwcK ko{g.cgs, c.kh * c.kw};  // one block of every channel: k = (ky, kx, c)
+    const NhwcK ko{g.cgs, c.kh * c.kw};
     prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, ko, g.k, g.k_pad, g.parts == 2, prepared);
     CUDA_CHECK_LAUNCH();
     const int chunks = g.k_pad / 4;

@@ -15,22 +15,23 @@ struct Occupancy {
   int wave() const { return sms * per_sm; }
 };
 
-// The kernel's shared-memory limit raised to its need, and how many of its blocks one wave holds. Once per
-// instantiation (the statics are per template).
+// A kernel's shared-memory limit raised to smem bytes, and how many of its blocks one wave holds.
+template <class Kernel>
+Occupancy kernel_occupancy(Kernel kernel, int threads, int smem) {
+  Occupancy o;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, threads, smem));
+  o.per_sm = std::max(1, o.per_sm);
+  return o;
+}
+
+// The engine kernel's occupancy, once per instantiation (the statics are per template).
 template <class T, class Math, class Problem>
 const Occupancy& engine_occupancy() {
-  static const Occupancy occ = [] {
-    auto kernel = engine_kernel<T, Math, Problem>;
-    Occupancy o;
-    int dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, dev));
-    constexpr int smem = engine_smem_bytes<T, Problem>();
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, T::THREADS, smem));
-    o.per_sm = std::max(1, o.per_sm);
-    return o;
-  }();
+  static const Occupancy occ = kernel_occupancy(engine_kernel<T, Math, Problem>, T::THREADS, engine_smem_bytes<T, Problem>());
   return occ;
 }
 

@@ -1,9 +1,9 @@
 // The GEMM engine's Hopper mainloop (sm_90a): the same problems as gemm_engine.cuh (C = A * B per group, split-K,
 // an epilogue per element), with the products on wgmma, the warpgroup-wide asynchronous tensor-core instruction
 // that reads both operands straight from shared memory: no fragment loads through registers, and 64 x N x 8 per
-// instruction instead of mma.sync's 16 x 8 x 8 per warp. Precision: one TF32 product (--precision tf32); the
-// tensor cores read an operand's top 19 bits, so a value not already a TF32 is truncated (the weights are rounded
-// to nearest when they are prepared; the activations are truncated: conv_wgmma.cu says what that costs).
+// instruction instead of mma.sync's 16 x 8 x 8 per warp. Precision: one TF32 product (--precision tf32), or three
+// (3xTF32, FP32 accuracy: WgTile's PARTS); the tensor cores read an operand's top 19 bits, so a value not already a
+// TF32 is truncated (conv_wgmma.cu says what that costs).
 //
 // Layout: TF32 wgmma reads only K-major operands (k contiguous). A stage holds A as BM rows and B as BN rows of
 // BK = 32 values (128 bytes), in the 128-byte swizzle: the 16-byte chunk c of row r sits at chunk c ^ (r % 8), so
@@ -11,9 +11,8 @@
 // different bank groups, for the tensor cores' reads and for the loaders' writes alike. A descriptor names a tile by
 // its start address (advanced by 32 bytes per k step of 8 inside the atom), the atoms' stride (1024) and the swizzle.
 //
-// Block: BM = 128 (or 256) rows as two warpgroups of 64 (or 128: two m64 pieces; each issues m64nBNk8 for its rows
-// against the whole B tile), 256
-// threads that are also the loaders (cp.async, as in the mma.sync engine; the Problem decides what a row is).
+// Block: BM rows over WG warpgroups (WgTile), whose 128 WG threads are also the loaders (cp.async, as in the
+// mma.sync engine; the Problem decides what a row is).
 // Pipeline: STAGES buffers, loads running STAGES - 2 stages ahead of the products, one wgmma batch in flight:
 // iteration i waits for stage i's copies, makes them visible to the async proxy (fence.proxy.async) and meets the
 // other threads at a barrier, refills the buffer of stage i - 2 (whose products every warpgroup has waited for at
@@ -21,11 +20,11 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <cstdint>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/gemm_engine.cuh"
+#include "kernels/cuda/gemm_launch.cuh"
 #include "kernels/cuda/wgmma_ops.cuh"
 
 namespace bs::cuda::wg {
@@ -43,7 +42,7 @@ struct WgTile {
   static constexpr int PARTS = PARTS_;
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
-  static_assert(BN % 32 == 0 && BN <= 256, "B tiles in whole swizzle atoms; wgmma N <= 256");
+  static_assert(BN % 32 == 0 && BN <= 192, "B tiles in whole swizzle atoms; wgmma_ops.cuh has N up to 192");
   static_assert(STAGES >= 3, "loads run STAGES - 2 ahead of the products");
   static_assert(MI >= 1 && MI * 64 * WG == BM && (BM * 8) % THREADS == 0, "whole 64-row pieces per warpgroup");
   static_assert(PARTS == 1 || PARTS == 2, "one TF32 product, or three");
@@ -64,10 +63,6 @@ __device__ __forceinline__ void cp_async4(uint32_t dst, const float* src, bool o
 }
 __device__ __forceinline__ void cp_async16(uint32_t dst, const float* src, bool ok) {
   asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
-}
-// Through L1: for gathered operands whose neighbouring k tiles read the same lines (the NHWC im2col's taps).
-__device__ __forceinline__ void cp_async16_l1(uint32_t dst, const float* src, bool ok) {
-  asm volatile("cp.async.ca.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
 }
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -191,17 +186,7 @@ bool wgmma_image_ok(Kernel kernel) {
 
 template <class T, class Problem>
 const gemm::Occupancy& wgmma_occupancy() {
-  static const gemm::Occupancy occ = [] {
-    auto kernel = wgmma_kernel<T, Problem>;
-    gemm::Occupancy o;
-    int dev = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, dev));
-    CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::SMEM_BYTES));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, T::THREADS, T::SMEM_BYTES));
-    o.per_sm = std::max(1, o.per_sm);
-    return o;
-  }();
+  static const gemm::Occupancy occ = gemm::kernel_occupancy(wgmma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES);
   return occ;
 }
 

@@ -4,7 +4,8 @@
 # whole round is repeated ROUNDS times, so that drift in clocks or host load falls on every configuration
 # alike. Prints each process's warm median per forward pass and, per configuration, the median over rounds.
 # CONFIGS: "off" (--no-profile), "default" (the profiler as shipped), "attrs=A,B" (BATCHSCOPE_CUPTI_ATTRS:
-# CUPTI activity attributes, see cupti_profiler.cpp), or a BATCHSCOPE_CUPTI_KINDS value ("kernel,memcpy").
+# CUPTI activity attributes, see cupti_profiler.cpp), or a BATCHSCOPE_CUPTI_KINDS value ("kernel,memcpy"); any of
+# them with "@CPUS" appended runs under `taskset -c CPUS` ("default@0,8").
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -16,14 +17,17 @@ ROUNDS=${ROUNDS:-5} REPS=${REPS:-300} WARMUP=${WARMUP:-30}
 CONFIGS=${CONFIGS:-off default}
 EXTRA=${EXTRA:-}
 for r in $(seq 1 "$ROUNDS"); do
-  for c in $CONFIGS; do
-    f="$OUT/overhead/r$r-$(echo "$c" | tr '=,' '_+').csv"
+  for cc in $CONFIGS; do
+    c=${cc%@*} wrap=()
+    [ "$c" != "$cc" ] && wrap=(taskset -c "${cc#*@}")  # "default@0,8": the process confined to CPUs 0 and 8
+    f="$OUT/overhead/r$r-$(echo "$cc" | tr '=,@' '_+-').csv"
+    run=("${wrap[@]}" "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f")
     case $c in
-      attrs=*) BATCHSCOPE_CUPTI_ATTRS=${c#attrs=} "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
-      off) "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --no-profile --out "$f" ;;
-      default) "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
-      *) BATCHSCOPE_CUPTI_KINDS=$c "$bin/batchscope" sweep --model data/models/ece408 --backend cuda --batches 1,64 --reps "$REPS" --warmup "$WARMUP" $EXTRA --out "$f" ;;
-    esac >"${f%.csv}.log" 2>&1 || echo "round $r $c: exit $?"
+      attrs=*) BATCHSCOPE_CUPTI_ATTRS=${c#attrs=} "${run[@]}" ;;
+      off) "${run[@]}" --no-profile ;;
+      default) "${run[@]}" ;;
+      *) BATCHSCOPE_CUPTI_KINDS=$c "${run[@]}" ;;
+    esac >"${f%.csv}.log" 2>&1 || echo "round $r $cc: exit $?"
   done
 done
 /usr/bin/python3 - "$OUT/overhead" "$ROUNDS" $CONFIGS <<'PY'
@@ -38,7 +42,7 @@ for c in configs:
     for b in (1, 64):
         v = []
         for r in range(1, rounds + 1):
-            try: v.append(warm(f"{d}/r{r}-{c.replace('=', '_').replace(',', '+')}.csv", b))
+            try: v.append(warm(f"{d}/r{r}-{c.replace('=', '_').replace(',', '+').replace('@', '-')}.csv", b))
             except Exception: pass
         res[(c, b)] = v
 print("config | batch | per-round warm medians, ms | median of rounds, ms | vs off")

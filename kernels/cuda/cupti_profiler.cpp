@@ -229,6 +229,7 @@ class CuptiProfiler : public Profiler {
     } else {
       subscriber_ = nullptr;
     }
+    set_flush_period();
     c.active = true;
     uint32_t v = 0;
     cuptiGetVersion(&v);
@@ -310,6 +311,14 @@ class CuptiProfiler : public Profiler {
       collector().rezero = true;
     }
     if (sel.find("shared-buffer") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0);
+  }
+  // "flush=N" in BATCHSCOPE_CUPTI_ATTRS: CUPTI's worker thread flushes every N ms instead of by its own heuristics
+  // (cuptiActivityFlushPeriod; set once the kinds are enabled).
+  static void set_flush_period() {
+    const char* env = std::getenv("BATCHSCOPE_CUPTI_ATTRS");
+    const std::string sel = env ? env : "";
+    if (const size_t at = sel.find("flush="); at != std::string::npos)
+      CUPTI_CHECK(cuptiActivityFlushPeriod(static_cast<uint32_t>(std::strtoul(sel.c_str() + at + 6, nullptr, 10))));
   }
 
   // BATCHSCOPE_CUPTI_DUMP=FILE: every record as a tab-separated line (type, layer, start, end, correlation, name),

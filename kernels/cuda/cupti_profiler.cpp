@@ -311,6 +311,16 @@ class CuptiProfiler : public Profiler {
       collector().rezero = true;
     }
     if (sel.find("shared-buffer") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0);
+    // "devbuf=BYTES": the size of CUPTI's device buffers for GPU timestamps; "prealloc=N": how many it allocates up front.
+    auto number = [&](const char* key) -> size_t {
+      const size_t at = sel.find(key);
+      return at == std::string::npos ? 0 : std::strtoull(sel.c_str() + at + std::strlen(key), nullptr, 10);
+    };
+    for (auto [key, attr] : {std::pair{"devbuf=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE}, std::pair{"prealloc=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE}})
+      if (size_t v = number(key)) {
+        size_t size = sizeof v;
+        CUPTI_CHECK(cuptiActivitySetAttribute(attr, &size, &v));
+      }
   }
   // "flush=N" in BATCHSCOPE_CUPTI_ATTRS: CUPTI's worker thread flushes every N ms instead of by its own heuristics
   // (cuptiActivityFlushPeriod; set once the kinds are enabled).

@@ -53,7 +53,7 @@ import csv, sys
 for r in csv.DictReader(open(sys.argv[1])):
     if r["run"] == "warm":
         keys = ["total_ms_median", "launch_ms", "memcpy_api_ms", "sync_ms", "host_ms", "conv_ms", "fc_ms"]
-        print("  warm, us:", " ".join(f"{k.replace('_ms', '')}={float(r[k]) * 1e3:.1f}" for k in keys))
+        print("  warm, us:", " ".join(f"{k.replace('_ms', '')}={float(r[k]) * 1e3:.1f}" for k in keys if r[k]))
 PY
   done
 done

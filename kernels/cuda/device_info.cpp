@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdlib>
 #include <string>
 
 #include "kernels/cuda/check.hpp"
@@ -50,7 +51,17 @@ std::shared_ptr<float> host_buffer(size_t floats, bool pinned) {
 }
 
 void init_gpu() {
-  if (gpu_available()) CUDA_CHECK(cudaFree(nullptr));
+  if (!gpu_available()) return;
+  // BATCHSCOPE_SCHEDULE=spin|yield|blocking: how the host thread waits for the device (cudaSetDeviceFlags), a knob
+  // for the profiler-overhead experiments (experiments/profiler-overhead.md); unset, CUDA chooses (spin here).
+  if (const char* s = std::getenv("BATCHSCOPE_SCHEDULE"); s && *s) {
+    const std::string v = s;
+    const unsigned flag = v == "spin" ? cudaDeviceScheduleSpin : v == "yield" ? cudaDeviceScheduleYield
+                        : v == "blocking" ? cudaDeviceScheduleBlockingSync : ~0u;
+    if (flag == ~0u) fail("BATCHSCOPE_SCHEDULE", "expected spin, yield or blocking, found '" + v + "'");
+    CUDA_CHECK(cudaSetDeviceFlags(flag));
+  }
+  CUDA_CHECK(cudaFree(nullptr));
 }
 
 nlohmann::json gpu_info() {

@@ -312,12 +312,8 @@ class CuptiProfiler : public Profiler {
     }
     if (sel.find("shared-buffer") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0);
     // "devbuf=BYTES": the size of CUPTI's device buffers for GPU timestamps; "prealloc=N": how many it allocates up front.
-    auto number = [&](const char* key) -> size_t {
-      const size_t at = sel.find(key);
-      return at == std::string::npos ? 0 : std::strtoull(sel.c_str() + at + std::strlen(key), nullptr, 10);
-    };
     for (auto [key, attr] : {std::pair{"devbuf=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE}, std::pair{"prealloc=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE}})
-      if (size_t v = number(key)) {
+      if (size_t v = attrs_number(key)) {
         size_t size = sizeof v;
         CUPTI_CHECK(cuptiActivitySetAttribute(attr, &size, &v));
       }
@@ -325,10 +321,14 @@ class CuptiProfiler : public Profiler {
   // "flush=N" in BATCHSCOPE_CUPTI_ATTRS: CUPTI's worker thread flushes every N ms instead of by its own heuristics
   // (cuptiActivityFlushPeriod; set once the kinds are enabled).
   static void set_flush_period() {
+    if (const size_t ms = attrs_number("flush=")) CUPTI_CHECK(cuptiActivityFlushPeriod(static_cast<uint32_t>(ms)));
+  }
+  // The number after `key` ("devbuf=") in BATCHSCOPE_CUPTI_ATTRS; 0 where it is absent.
+  static size_t attrs_number(const char* key) {
     const char* env = std::getenv("BATCHSCOPE_CUPTI_ATTRS");
     const std::string sel = env ? env : "";
-    if (const size_t at = sel.find("flush="); at != std::string::npos)
-      CUPTI_CHECK(cuptiActivityFlushPeriod(static_cast<uint32_t>(std::strtoul(sel.c_str() + at + 6, nullptr, 10))));
+    const size_t at = sel.find(key);
+    return at == std::string::npos ? 0 : std::strtoull(sel.c_str() + at + std::strlen(key), nullptr, 10);
   }
 
   // BATCHSCOPE_CUPTI_DUMP=FILE: every record as a tab-separated line (type, layer, start, end, correlation, name),

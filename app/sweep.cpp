@@ -4,7 +4,9 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <iostream>
+#include <thread>
 #include <unistd.h>
 
 #include "app/datasets.hpp"
@@ -412,6 +414,7 @@ class SweepDriver {
         // that ends it is the barrier the timed step starts from).
         if (world_.parallel()) world_.step([&] { fill(); });
         else fill();
+        if (rep_gap_.count() > 0) std::this_thread::sleep_for(rep_gap_);
         t0 = std::chrono::steady_clock::now();
         more = r + 1 < o_.reps || (since(warm_start) < o_.min_time && r + 1 < o_.max_reps);
         world_.step([&] {
@@ -643,6 +646,12 @@ class SweepDriver {
   std::vector<TraceRun> trace_runs_;
   std::vector<std::string> notes_;
   std::chrono::steady_clock::time_point start_;
+  // BATCHSCOPE_REP_GAP_US: an untimed pause before every warm repetition, a knob for the profiler-overhead
+  // experiments (does CUPTI's worker, catching up in the pause, stop slowing the next pass?); not for normal runs.
+  std::chrono::microseconds rep_gap_{[] {
+    const char* g = std::getenv("BATCHSCOPE_REP_GAP_US");
+    return g ? std::max(0L, std::atol(g)) : 0L;
+  }()};
   World& world_ = World::get();
   nlohmann::json device_, rank_devices_;
   struct Steps {

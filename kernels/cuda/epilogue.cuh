@@ -1,6 +1,6 @@
-// Pieces shared by the specialised convolution kernels (v7-v11) and the activation kernel: the activation
-// as a small integer code a kernel can branch on, and the grid of persistent blocks (one wave, each block a
-// contiguous run of whole sets of images) used by v9-v11.
+// Pieces shared by the specialised convolution kernels (v7-v11), the GEMM engines and the activation kernel: the
+// activation as a small integer code a kernel can branch on, a kernel's occupancy (blocks per wave), and the grid of
+// persistent blocks (one wave, each block a contiguous run of whole sets of images) used by v9-v11.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -41,15 +41,29 @@ void dispatch_act(bool has_act, Act act, F&& f) {
   }
 }
 
+// How many blocks of a kernel one wave holds: the GPU's multiprocessors and the blocks each fits at once.
+struct Occupancy {
+  int sms = 0, per_sm = 0;
+  int wave() const { return sms * per_sm; }
+};
+
+// A kernel's shared-memory limit raised to smem bytes, and how many of its blocks one wave holds.
+template <class Kernel>
+Occupancy kernel_occupancy(Kernel kernel, int threads, size_t smem) {
+  Occupancy o;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, threads, smem));
+  o.per_sm = std::max(1, o.per_sm);
+  return o;
+}
+
 // How many blocks of `kernel` fit on the GPU at once (after allowing it `smem` bytes of dynamic shared memory).
 template <class Kernel>
 int resident_blocks(Kernel kernel, int threads, size_t smem) {
-  int dev = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, threads, smem));
-  return std::max(1, sms * per_sm);
+  return kernel_occupancy(kernel, threads, smem).wave();
 }
 
 // One wave of persistent blocks over n images taken in sets of ip.

@@ -6,27 +6,10 @@
 #include <algorithm>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/epilogue.cuh"
 #include "kernels/cuda/gemm_engine.cuh"
 
 namespace bs::cuda::gemm {
-
-struct Occupancy {
-  int sms = 0, per_sm = 0;
-  int wave() const { return sms * per_sm; }
-};
-
-// A kernel's shared-memory limit raised to smem bytes, and how many of its blocks one wave holds.
-template <class Kernel>
-Occupancy kernel_occupancy(Kernel kernel, int threads, int smem) {
-  Occupancy o;
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&o.sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, smem));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&o.per_sm, kernel, threads, smem));
-  o.per_sm = std::max(1, o.per_sm);
-  return o;
-}
 
 // The engine kernel's occupancy, once per instantiation (the statics are per template).
 template <class T, class Math, class Problem>

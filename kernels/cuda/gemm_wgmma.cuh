@@ -185,8 +185,8 @@ bool wgmma_image_ok(Kernel kernel) {
 }
 
 template <class T, class Problem>
-const gemm::Occupancy& wgmma_occupancy() {
-  static const gemm::Occupancy occ = gemm::kernel_occupancy(wgmma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES);
+const Occupancy& wgmma_occupancy() {
+  static const Occupancy occ = kernel_occupancy(wgmma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES);
   return occ;
 }
 

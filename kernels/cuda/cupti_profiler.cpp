@@ -21,6 +21,10 @@
 #include <atomic>
 #include <map>
 #include <mutex>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <utility>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/profile.hpp"
@@ -33,6 +37,9 @@ namespace {
 // the first record after a flush, so a large fresh buffer would bill its page faults to that call (an
 // 8 MB buffer cost ~0.4 ms per run on an H200).
 constexpr size_t kBufferBytes = 1 << 20;
+constexpr size_t kParkBytes = size_t{256} << 20;  // completed buffers held for collect() (buffer_completed)
+constexpr size_t kSpareBuffers = 4;   // pre-touched buffers kept ready while buffers are parked
+constexpr size_t kKeptBuffers = 16;   // recycled buffers kept between collects; the rest are freed
 
 struct Collector {
   std::mutex mu;
@@ -41,6 +48,17 @@ struct Collector {
   std::vector<std::pair<double, uint32_t>> driver_launches;  // (start, correlation id): for attribution only
   bool active = false;
   bool rezero = false;  // clear the written part of a buffer before it is handed out again
+  bool inline_parse = false;  // parse each buffer as CUPTI completes it instead of in collect()
+  std::vector<std::pair<uint8_t*, size_t>> parked;  // completed buffers and their valid bytes, parsed in collect()
+  size_t parked_bytes = 0;
+  size_t park_limit = kParkBytes;
+  // Names are the same few strings over and over: demangled once per kernel (kernel_name) and API call (api_name).
+  struct NameHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
+  std::unordered_map<std::string, std::string, NameHash, std::equal_to<>> kernel_names;
+  std::unordered_map<uint32_t, std::string> api_names;
 };
 Collector& collector() {
   static Collector c;
@@ -71,6 +89,18 @@ std::string runtime_name(uint32_t cbid) {
   std::string s = name;
   if (auto v = s.find("_v"); v != std::string::npos) s = s.substr(0, v);  // cudaMalloc_v3020 -> cudaMalloc
   return s;
+}
+
+const std::string& kernel_name(Collector& c, const char* mangled) {
+  auto it = c.kernel_names.find(std::string_view(mangled));
+  if (it == c.kernel_names.end()) it = c.kernel_names.emplace(mangled, demangle(mangled)).first;
+  return it->second;
+}
+
+const std::string& api_name(Collector& c, uint32_t cbid) {
+  auto it = c.api_names.find(cbid);
+  if (it == c.api_names.end()) it = c.api_names.emplace(cbid, runtime_name(cbid)).first;
+  return it->second;
 }
 
 const char* copy_kind(uint8_t k) {
@@ -111,9 +141,8 @@ const CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  Collector& c = collector();
-  std::lock_guard<std::mutex> lock(c.mu);
+// Turns one completed buffer's records into ProfileRecords (c.mu held) and recycles the buffer.
+void parse_buffer(Collector& c, uint8_t* buffer, size_t valid) {
   CUpti_Activity* rec = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
     ProfileRecord r;
@@ -123,7 +152,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_KIND_KERNEL: {
         auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(rec);
         r.type = RecordType::kernel;
-        r.name = demangle(k->name);
+        r.name = kernel_name(c, k->name);
         r.start = k->start * 1e-9;
         r.end = k->end * 1e-9;
         r.stream = k->streamId;
@@ -165,7 +194,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
       case CUPTI_ACTIVITY_KIND_RUNTIME: {
         auto* a = reinterpret_cast<CUpti_ActivityAPI*>(rec);
         r.type = RecordType::api;
-        r.name = runtime_name(a->cbid);
+        r.name = api_name(c, a->cbid);
         r.start = a->start * 1e-9;
         r.end = a->end * 1e-9;
         r.thread = a->threadId;
@@ -179,7 +208,46 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
     c.records.push_back(std::move(r));
   }
   if (c.rezero) std::memset(buffer, 0, valid);
-  c.free_buffers.push_back(buffer);  // recycled, never returned to the allocator while profiling
+  c.free_buffers.push_back(buffer);  // recycled (parse_parked frees what is beyond kKeptBuffers)
+}
+
+// CUPTI's worker thread hands over each full buffer here while the passes still run. Turning records into
+// ProfileRecords (names demangled, strings built) costs microseconds per record; done here, it kept the worker
+// busy for a third of a core beside the passes, holding the mutex that buffer_requested needs inside the traced
+// CUDA calls. So buffers are parked as they are and parsed in collect(), between batch points. Beyond kParkBytes
+// (at ~1.5 KB of records per batch-1 pass of ECE 408, some 170,000 passes) they are parsed here as before.
+// BATCHSCOPE_CUPTI_ATTRS=inline parses every buffer here: the previous behaviour, kept to measure the difference
+// (experiments/profiler-overhead.md); "park=BYTES" sets the limit (the tests park one buffer, then parse inline).
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  Collector& c = collector();
+  {
+    std::lock_guard<std::mutex> lock(c.mu);
+    if (c.inline_parse || c.parked_bytes + kBufferBytes > c.park_limit) {
+      parse_buffer(c, buffer, valid);
+      return;
+    }
+    c.parked.emplace_back(buffer, valid);
+    c.parked_bytes += kBufferBytes;
+    if (c.free_buffers.size() >= kSpareBuffers) return;
+  }
+  // Keep spare pre-touched buffers ready, so that buffer_requested (called inside a traced CUDA call on the pass's
+  // thread) never has to allocate and touch one: allocated here, on CUPTI's thread, outside the lock.
+  for (size_t i = 0; i < kSpareBuffers; ++i) {
+    uint8_t* b = new_buffer();
+    std::lock_guard<std::mutex> lock(c.mu);
+    c.free_buffers.push_back(b);
+  }
+}
+
+// Parses the parked buffers (c.mu held) and frees the spare buffers beyond what a run needs again.
+void parse_parked(Collector& c) {
+  for (const auto& [buffer, valid] : c.parked) parse_buffer(c, buffer, valid);
+  c.parked.clear();
+  c.parked_bytes = 0;
+  while (c.free_buffers.size() > kKeptBuffers) {
+    std::free(c.free_buffers.back());
+    c.free_buffers.pop_back();
+  }
 }
 
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -242,6 +310,12 @@ class CuptiProfiler : public Profiler {
     cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
+    for (const auto& [buffer, valid] : c.parked) {
+      if (c.rezero) std::memset(buffer, 0, valid);
+      c.free_buffers.push_back(buffer);
+    }
+    c.parked.clear();
+    c.parked_bytes = 0;
     c.records.clear();
     c.driver_launches.clear();
     c.active = false;
@@ -275,6 +349,7 @@ class CuptiProfiler : public Profiler {
     CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
+    parse_parked(c);
     attribute_layers(c.records, c.driver_launches);
     if (const char* dump = std::getenv("BATCHSCOPE_CUPTI_DUMP")) dump_records(dump, c.records, c.driver_launches);
     c.driver_launches.clear();
@@ -297,7 +372,7 @@ class CuptiProfiler : public Profiler {
   // overhead (experiments/profiler-overhead.md), not for normal runs. "pinned": CUPTI keeps its kernel and
   // copy timestamps in pinned host memory instead of device memory; "zeroed": our buffers come zeroed, so
   // CUPTI need not clear them on the traced thread; "shared-buffer": one activity buffer for all threads
-  // instead of one per thread.
+  // instead of one per thread; "inline": records parsed as CUPTI hands over each buffer (buffer_completed).
   static void set_attributes() {
     const char* env = std::getenv("BATCHSCOPE_CUPTI_ATTRS");
     const std::string sel = env ? env : "";
@@ -311,6 +386,9 @@ class CuptiProfiler : public Profiler {
       collector().rezero = true;
     }
     if (sel.find("shared-buffer") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0);
+    // "inline": every buffer parsed as CUPTI completes it; "park=BYTES": how much is parked before that (see buffer_completed).
+    collector().inline_parse = sel.find("inline") != std::string::npos;
+    collector().park_limit = sel.find("park=") != std::string::npos ? attrs_number("park=") : kParkBytes;
     // "devbuf=BYTES": the size of CUPTI's device buffers for GPU timestamps; "prealloc=N": how many it allocates up front.
     for (auto [key, attr] : {std::pair{"devbuf=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE}, std::pair{"prealloc=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE}})
       if (size_t v = attrs_number(key)) {

@@ -44,7 +44,8 @@ std::string csv_num(double v) { return num(v); }
 nlohmann::json to_json(const SweepRow& r) {
   return {{"batch", r.batch}, {"run", r.run}, {"reps", r.reps}, {"median", r.total_median}, {"min", r.total_min},
           {"max", r.total_max}, {"p90", r.total_p90}, {"p99", r.total_p99}, {"ips", r.images_per_s},
-          {"gflops", r.gflop_per_s}, {"categories", r.categories}, {"copy_hidden", r.copy_hidden}, {"check", r.check}, {"l2", r.check_rel_l2},
+          {"gflops", r.gflop_per_s}, {"categories", r.categories}, {"copy_hidden", r.copy_hidden},
+          {"breakdown_reps", r.breakdown_reps}, {"breakdown_median", r.breakdown_median}, {"check", r.check}, {"l2", r.check_rel_l2},
           {"check_images", r.check_images}, {"top1", r.check_top1}, {"rank", r.rank}, {"host", r.host},
           {"device", r.device}, {"rank_batch", r.rank_batch}};
 }
@@ -63,6 +64,8 @@ SweepRow sweep_row_from_json(const nlohmann::json& j) {
   r.gflop_per_s = j.at("gflops");
   r.categories = j.at("categories").get<std::map<std::string, double>>();
   r.copy_hidden = j.at("copy_hidden");
+  r.breakdown_reps = j.at("breakdown_reps");
+  r.breakdown_median = j.at("breakdown_median");
   r.check = j.at("check");
   r.check_rel_l2 = j.at("l2");
   r.check_images = j.at("check_images");
@@ -104,6 +107,8 @@ std::vector<std::string> sweep_csv_header(int ranks) {
     h.push_back(c);
   for (const std::string& c : breakdown_categories()) h.push_back(c + "_ms");
   h.push_back("copy_hidden_ms");
+  h.push_back("breakdown_reps");
+  h.push_back("breakdown_ms_median");
   for (const char* c : {"check", "check_rel_l2", "check_images", "check_top1"}) h.push_back(c);
   if (ranks > 1)
     for (const char* c : {"ranks", "rank", "host", "device", "rank_batch", "images_per_s_one_rank", "scaling_efficiency"})
@@ -125,6 +130,7 @@ std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows
       out += "," + (it == r.categories.end() ? std::string() : num(it->second * 1e3));
     }
     out += "," + (r.copy_hidden < 0 ? std::string() : num(r.copy_hidden * 1e3));
+    out += r.breakdown_median < 0 ? std::string(",,") : "," + std::to_string(r.breakdown_reps) + "," + num(r.breakdown_median * 1e3);
     out += "," + r.check + "," + num(r.check_rel_l2) + "," + std::to_string(r.check_images) + "," +
            (r.check_images > 0 ? num(r.check_top1) : std::string());
     if (ranks > 1)

@@ -18,6 +18,10 @@ struct SweepRow {
   double images_per_s = 0, gflop_per_s = 0;
   std::map<std::string, double> categories;  // seconds (medians over the reps); empty without a profiler
   double copy_hidden = -1;  // seconds of copies under kernels (median over the reps; profile.hpp); -1 without a profiler
+  // The profiled passes the breakdown comes from: how many, and their median (seconds), the time the categories
+  // partition; the timed passes themselves unless --profiled-passes separate. 0 and -1 without a profiler.
+  int breakdown_reps = 0;
+  double breakdown_median = -1;
   std::string check;                         // "ok", "FAIL" or "skipped"
   double check_rel_l2 = 0;
   int check_images = 0;

@@ -35,7 +35,7 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
     app.add_option("--batch", batches[0], "images per forward pass")->capture_default_str();
   } else {
     app.add_option("--batches", batches, "batch sizes, comma-separated")->delimiter(',')->capture_default_str();
-    app.add_option("--reps", reps, "profiled warm repetitions per batch size, at least (median, percentiles, min, max)")
+    app.add_option("--reps", reps, "timed warm repetitions per batch size, at least (median, percentiles, min, max)")
         ->capture_default_str();
     app.add_option("--min-time", min_time, "keep repeating each batch size until this many seconds of warm runs "
                                            "have passed (p99 means something from ~100 repetitions)")
@@ -43,6 +43,12 @@ void SweepOptions::add_to(CLI::App& app, bool profile_command) {
     app.add_option("--max-reps", max_reps, "at most this many warm repetitions under --min-time")->capture_default_str();
     app.add_option("--out", out, "results CSV; FILE.layers.csv and FILE.json are written beside it")->required();
     app.add_flag("--no-profile", no_profile, "time without the profiler (to measure its overhead)");
+    app.add_option("--profiled-passes", profiled_passes,
+                   "where the breakdown comes from: separate (passes of its own after the timed ones, which run untraced, as "
+                   "trtexec's --separateProfileRun) | timed (the timed passes themselves, CUPTI's cost in their times) | auto "
+                   "(separate on GPU backends, timed on the CPU)")
+        ->capture_default_str();
+    app.add_option("--profile-reps", profile_reps, "--profiled-passes separate: profiled passes per batch size (default: --reps, at most 100)");
     app.add_option("--check-images", check_images, "images per batch point checked against the reference (0: none)")
         ->capture_default_str();
     app.add_flag("--global-batch", global_batch, "mpirun: each batch size is split across the ranks (strong scaling)");
@@ -91,6 +97,10 @@ void SweepOptions::validate(int ranks) const {
   if (transfers != "resident" && transfers != "per-layer" && transfers != "overlapped")
     fail("--transfers", "expected resident, per-layer or overlapped, found '" + transfers + "'");
   if (!trace.empty() && no_profile) fail("--trace", "needs the profiler's records (drop --no-profile)");
+  if (profiled_passes != "auto" && profiled_passes != "separate" && profiled_passes != "timed")
+    fail("--profiled-passes", "expected auto, separate or timed, found '" + profiled_passes + "'");
+  if (profile_reps < 0) fail("--profile-reps", "must be positive, found " + std::to_string(profile_reps));
+  if (profile_reps > 0 && profiled_passes == "timed") fail("--profile-reps", "applies to --profiled-passes separate only");
   if (chunk < 0) fail("--chunk", "must be positive, found " + std::to_string(chunk));
   if (chunk > 0 && transfers != "overlapped") fail("--chunk", "applies to --transfers overlapped only");
   if (cuda_graph && transfers == "per-layer")
@@ -150,6 +160,8 @@ class SweepDriver {
     probe_ = open_backend(model_, o_.backend, opts_);  // fails early on an unknown variant or unsupported layer
     for (int b : o_.batches) check_memory(my_share(b));
     if (!o_.no_profile) profiler_ = gpu_ ? make_cupti_profiler() : make_steady_profiler();
+    separate_ = profiler_ && (o_.profiled_passes == "separate" || (o_.profiled_passes == "auto" && gpu_));
+    profile_reps_ = o_.profile_reps > 0 ? o_.profile_reps : std::min(o_.reps, 100);
     inputs_ = make_image_pool(model_, 2 * *std::max_element(o_.batches.begin(), o_.batches.end()));
     if (o_.global_batch) inputs_.count = std::max(inputs_.count, 1);
     if (o_.check_images > 0) {
@@ -203,11 +215,11 @@ class SweepDriver {
     return dst;
   }
 
-  // One forward pass of n images, profiled when a profiler exists. `backend` null: a cold run that
+  // One forward pass of n images, a profiled run where `prof` is given. `backend` null: a cold run that
   // creates and loads the backend inside the measurement.
-  Run run_once(std::unique_ptr<Backend>& backend, int n, const float* in, float* out) {
+  Run run_once(std::unique_ptr<Backend>& backend, int n, const float* in, float* out, Profiler* prof) {
     Run r;
-    if (profiler_) profiler_->begin_run();
+    if (prof) prof->begin_run();
     auto t0 = std::chrono::steady_clock::now();
     if (!backend) {
       backend = open_backend(model_, o_.backend, opts_);
@@ -217,7 +229,7 @@ class SweepDriver {
     // CPU backends time layers with the steady clock either way.
     backend->forward(in, n, model_.logits_layers(), out, gpu_ ? nullptr : &r.stats);
     r.total = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    if (profiler_) profiler_->end_run();
+    if (prof) prof->end_run();
     return r;
   }
 
@@ -253,14 +265,20 @@ class SweepDriver {
     row.gflop_per_s = model_.flops_per_image() * images / lat.p50 * 1e-9;
   }
 
-  SweepRow aggregate(int n, const std::string& kind, const std::vector<Run>& runs) {
+  // A point's row: its times from the timed runs, its breakdown from the profiled ones (the same runs unless
+  // --profiled-passes separate), with their own median, the time the breakdown partitions.
+  SweepRow aggregate(int n, const std::string& kind, const std::vector<Run>& timed, const std::vector<Run>& runs) {
     SweepRow row;
     row.batch = n;
     row.run = kind;
     std::vector<double> totals;
-    for (const Run& r : runs) totals.push_back(r.total);
+    for (const Run& r : timed) totals.push_back(r.total);
     set_times(row, totals, n);
     if (profiler_) {
+      totals.clear();
+      for (const Run& r : runs) totals.push_back(r.total);
+      row.breakdown_reps = static_cast<int>(runs.size());
+      row.breakdown_median = median_of(totals);
       for (const std::string& c : breakdown_categories()) {
         std::vector<double> v;
         for (const Run& r : runs) v.push_back(r.categories.at(c));
@@ -391,16 +409,17 @@ class SweepDriver {
       auto t0 = std::chrono::steady_clock::now();
       world_.step([&] {
         world_.fault_point("cold");
-        std::vector<Run> cold = {run_once(backend, n, feed, out.get())};
+        std::vector<Run> cold = {run_once(backend, n, feed, out.get(), profiler_.get())};
         cold_step.push_back(since(t0));
         attach_records(cold);
-        SweepRow cold_row = aggregate(n, "cold", cold);
+        SweepRow cold_row = aggregate(n, "cold", cold, cold);
         check(cold_row, in.get(), out.get());
         rows_.push_back(cold_row);
         layer_rows(n, "cold", cold, *backend);
         backend->set_tracer(nullptr);
+        if (separate_) profiler_->pause();  // the warm-up and the timed passes run as without a profiler
         for (int w = 0; w < o_.warmup; ++w) backend->forward(feed, n, model_.logits_layers(), out.get(), nullptr);
-        backend->set_tracer(profiler_.get());
+        if (!separate_) backend->set_tracer(profiler_.get());
       });
       // At least --reps repetitions, and more until --min-time seconds of them have passed (p99 needs ~100).
       // Under mpirun each repetition ends in an agreement of every rank (world.hpp), so the ranks run the same
@@ -419,24 +438,41 @@ class SweepDriver {
         more = r + 1 < o_.reps || (since(warm_start) < o_.min_time && r + 1 < o_.max_reps);
         world_.step([&] {
           if (r == 0) world_.fault_point("warm");
-          warm.push_back(run_once(backend, n, feed, out.get()));
+          warm.push_back(run_once(backend, n, feed, out.get(), separate_ ? nullptr : profiler_.get()));
         }, &more);
         warm_steps.push_back(since(t0));
         if (!quiet_progress) progress(static_cast<int>(bi), global, std::min(r + 1, o_.reps), o_.reps);
       }
+      // --profiled-passes separate: the breakdown's own passes, traced, on fresh inputs as the timed ones were, after
+      // one pass that absorbs what turning the tracing back on costs.
+      std::vector<Run> profiled;
+      if (separate_) {
+        world_.step([&] {
+          profiler_->resume();
+          backend->set_tracer(profiler_.get());
+          backend->forward(feed, n, model_.logits_layers(), out.get(), nullptr);
+        });
+        for (int r = 0; r < profile_reps_; ++r) {
+          offset = (offset + global) % inputs_.count;
+          if (world_.parallel()) world_.step([&] { fill(); });
+          else fill();
+          world_.step([&] { profiled.push_back(run_once(backend, n, feed, out.get(), profiler_.get())); });
+        }
+      }
+      std::vector<Run>& traced = separate_ ? profiled : warm;
       world_.step([&] {
-        attach_records(warm);
-        if (!o_.trace.empty() && !warm.empty())
-          trace_runs_.push_back({"batch " + std::to_string(n) + ", warm run 1 of " + std::to_string(warm.size()), warm[0].t0,
-                                 warm[0].t1, warm[0].records});
-        for (Run& w : warm) {
+        attach_records(traced);
+        if (!o_.trace.empty() && !traced.empty())
+          trace_runs_.push_back({"batch " + std::to_string(n) + ", warm run 1 of " + std::to_string(traced.size()), traced[0].t0,
+                                 traced[0].t1, traced[0].records});
+        for (Run& w : traced) {
           for (ProfileRecord& rec : w.records) all_warm_records_.push_back(std::move(rec));
           w.records.clear();
         }
-        SweepRow warm_row = aggregate(n, "warm", warm);
+        SweepRow warm_row = aggregate(n, "warm", warm, traced);
         check(warm_row, in.get(), out.get());
         rows_.push_back(warm_row);
-        layer_rows(n, "warm", warm, *backend);
+        layer_rows(n, "warm", traced, *backend);
         notes_ = backend->notes();
       });
       if (world_.parallel()) {
@@ -553,6 +589,14 @@ class SweepDriver {
     j["cuda_graph"] = o_.cuda_graph;
     j["host_memory"] = o_.host_memory;
     j["profiler"] = id_.profiler;
+    if (profiler_) {
+      j["profiled_passes"] = separate_ ? "separate" : "timed";
+      j["breakdown"] = separate_ ? "the categories are medians over " + std::to_string(profile_reps_) +
+                                       " profiled passes per point, run after the timed ones, which ran untraced: "
+                                       "breakdown_ms_median is what they partition; the latency columns are the timed passes'"
+                                 : "the categories are medians over the timed passes, profiled; they partition breakdown_ms_median, "
+                                   "which is total_ms_median";
+    }
     j["batches"] = o_.batches;
     j["reps"] = o_.reps;
     j["min_time_s"] = o_.min_time;
@@ -582,7 +626,7 @@ class SweepDriver {
                         {"p50_ms", r.total_median * 1e3}, {"p90_ms", r.total_p90 * 1e3}, {"p99_ms", r.total_p99 * 1e3},
                         {"max_ms", r.total_max * 1e3}, {"images_per_s", r.images_per_s}});
     j["latency"] = points;
-    nlohmann::json summary = nlohmann::json::array();  // nvprof-style, over every warm run
+    nlohmann::json summary = nlohmann::json::array();  // nvprof-style, over every profiled warm run
     for (const SummaryRow& r : summarize(all_warm_records_))
       summary.push_back({{"section", r.section}, {"name", r.name}, {"time_s", r.total}, {"calls", r.calls},
                          {"avg_s", r.total / r.calls}, {"min_s", r.min}, {"max_s", r.max}});
@@ -638,6 +682,8 @@ class SweepDriver {
   BackendOptions opts_;
   std::unique_ptr<Backend> probe_, ref_;
   std::unique_ptr<Profiler> profiler_;
+  bool separate_ = false;  // --profiled-passes separate (resolved): the timed passes run untraced
+  int profile_reps_ = 0;   // separate: profiled passes per point
   ImagePool inputs_;
   SweepIdentity id_;
   std::vector<SweepRow> rows_;
@@ -690,6 +736,7 @@ int run_sweep(SweepOptions o) {
 
 int run_profile(SweepOptions o) {
   o.reps = 1;
+  o.profiled_passes = "timed";  // the one warm run is the profiled one
   o.check_images = 0;
   if (!o.trace.empty()) check_writable(o.trace, "--trace");
   SweepDriver d(o);

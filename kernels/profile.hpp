@@ -86,6 +86,10 @@ class Profiler : public Tracer {
   };
   virtual void begin_run() = 0;  // a run starts at now()
   virtual void end_run() = 0;    // and ends at now()
+  // Between runs: stop recording, so that passes run as without a profiler (sweep's --profiled-passes separate), and
+  // start again. Records already made are kept for collect(). Nothing to do for a profiler that costs nothing unused.
+  virtual void pause() {}
+  virtual void resume() {}
   // Every run marked since the last collect(), with the records that started inside its window.
   virtual std::vector<Run> collect() = 0;
   virtual std::string kind() const = 0;  // "steady clock" or "CUPTI activity API <version>"

@@ -95,7 +95,12 @@ def breakdown(sweep, out, name):
         ax2.bar(x, pct, bottom=bottom_pct, color=color, width=0.75)
         bottom_ms = [b + m for b, m in zip(bottom_ms, ms)]
         bottom_pct = [b + p for b, p in zip(bottom_pct, pct)]
-    ax1.plot(x, [r["total_ms_median"] for r in warm], "k_", markersize=14, label="measured total (median)")
+    separate = any(r.get("breakdown_ms_median") is not None and r["breakdown_ms_median"] != r["total_ms_median"] for r in warm)
+    if separate:  # --profiled-passes separate: the bars partition the profiled passes, the latency is the untraced ones'
+        ax1.plot(x, [r["breakdown_ms_median"] for r in warm], "k_", markersize=14, label="profiled passes' total (median)")
+        ax1.plot(x, [r["total_ms_median"] for r in warm], "_", color="tab:red", markersize=14, label="timed passes, untraced (median)")
+    else:
+        ax1.plot(x, [r["total_ms_median"] for r in warm], "k_", markersize=14, label="measured total (median)")
     ax1.set_ylabel("time (ms), median of warm runs")
     ax1.set_title(f"Where the time goes: {sweep.label()}\n" + context([sweep]), fontsize=10)
     ax1.grid(True, axis="y", alpha=0.3)

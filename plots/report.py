@@ -23,11 +23,14 @@ def fmt(v, digits=4):
 def breakdown_table(s):
     cats = [c for c in CATEGORIES if any((r[c] or 0) > 0 for r in s.warm())]
     pct = any(r["total_ms_p99"] is not None for r in s.warm())  # sweeps before the percentiles lack them
+    # --profiled-passes separate: the categories partition passes of their own, whose median is shown beside them.
+    sep = any(r.get("breakdown_ms_median") is not None and r["breakdown_ms_median"] != r["total_ms_median"] for r in s.warm())
     head = ["batch", "reps", "total ms (median)", "min", "max"] + (["p90", "p99"] if pct else []) + \
-        ["images/s", "check"] + [c + " ms" for c in cats]
+        ["images/s", "check"] + (["profiled passes ms (median)"] if sep else []) + [c + " ms" for c in cats]
     rows = [[str(r["batch"]), str(int(r["reps"])), fmt(r["total_ms_median"]), fmt(r["total_ms_min"]), fmt(r["total_ms_max"])] +
             ([fmt(r["total_ms_p90"]), fmt(r["total_ms_p99"])] if pct else []) +
-            [fmt(r["images_per_s"], 5), r["check"]] + [fmt(r[c]) for c in cats] for r in s.warm()]
+            [fmt(r["images_per_s"], 5), r["check"]] + ([fmt(r["breakdown_ms_median"])] if sep else []) +
+            [fmt(r[c]) for c in cats] for r in s.warm()]
     return head, rows
 
 

@@ -13,7 +13,8 @@ REQUIRED = ["model", "weights", "backend", "variant", "transfers", "host_memory"
            [c + "_ms" for c in CATEGORIES]
 NUMERIC = ["batch", "reps", "total_ms_median", "total_ms_min", "total_ms_max", "images_per_s", "gflop_per_s"]
 OPTIONAL_NUMERIC = ["total_ms_p50", "total_ms_p90", "total_ms_p99",  # since the percentiles; absent in older sweeps
-                    "ranks", "images_per_s_one_rank", "scaling_efficiency"]  # under mpirun only
+                    "ranks", "images_per_s_one_rank", "scaling_efficiency",  # under mpirun only
+                    "breakdown_reps", "breakdown_ms_median"]  # the profiled passes the breakdown partitions; absent in older sweeps
 LAYER_REQUIRED = ["batch", "run", "layer", "type", "implementation", "median_ms", "min_ms", "max_ms", "gflop_per_s", "gb_per_s"]
 
 

@@ -259,9 +259,11 @@ namespace {
 
 // A sweep over batches 1 and 2 records HtoD, kernel and DtoH time, and its categories add up to the total
 // measured with the host clock (within 10 %), in both transfer structures.
-TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToTotal) {
+// The breakdown partitions its profiled passes: on a GPU backend by default (auto) passes of their own after the
+// timed ones, which run untraced (--profiled-passes separate), or the timed passes themselves (timed).
+TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToItsPasses) {
   SKIP_WITHOUT_GPU();
-  for (const char* transfers : {"resident", "per-layer"}) {
+  for (auto [transfers, passes] : {std::pair{"resident", "auto"}, std::pair{"per-layer", "auto"}, std::pair{"resident", "timed"}}) {
     test::TempDir d;
     SweepOptions o;
     o.model_dir = test::data_file("models/ece408");
@@ -269,21 +271,27 @@ TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToTotal) {
     o.batches = {1, 2};
     o.reps = 5;
     o.transfers = transfers;
+    o.profiled_passes = passes;
     o.out = d / "r.csv";
     ASSERT_EQ(run_sweep(o), 0);
+    const std::string what = std::string(transfers) + ", " + passes;
     for (int b : {1, 2}) {
       auto row = test::warm_row(d / "r.csv", b);
       ASSERT_FALSE(row.empty());
-      EXPECT_GT(std::stod(row["htod_ms"]), 0.0) << transfers;
-      EXPECT_GT(std::stod(row["conv_ms"]) + std::stod(row["fc_ms"]), 0.0) << transfers;
-      EXPECT_GT(std::stod(row["dtoh_ms"]), 0.0) << transfers;
+      EXPECT_GT(std::stod(row["htod_ms"]), 0.0) << what;
+      EXPECT_GT(std::stod(row["conv_ms"]) + std::stod(row["fc_ms"]), 0.0) << what;
+      EXPECT_GT(std::stod(row["dtoh_ms"]), 0.0) << what;
       if (std::string(transfers) == "per-layer") {
         EXPECT_GT(std::stod(row["alloc_ms"]), 0.0);
       }
       double sum = 0;
       for (const std::string& c : breakdown_categories()) sum += std::stod(row[c + "_ms"]);
-      const double total = std::stod(row["total_ms_median"]);
-      EXPECT_NEAR(sum, total, 0.1 * total) << transfers << " batch " << b;
+      const double part = std::stod(row["breakdown_ms_median"]);
+      EXPECT_NEAR(sum, part, 0.1 * part) << what << " batch " << b;
+      EXPECT_EQ(row["breakdown_reps"], "5") << what;  // separate: --reps (5), at most 100
+      if (std::string(passes) == "timed") {
+        EXPECT_EQ(part, std::stod(row["total_ms_median"])) << what;
+      }
       EXPECT_EQ(row["check"], "ok");
     }
   }

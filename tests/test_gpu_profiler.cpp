@@ -1,11 +1,10 @@
-// The CUPTI profiler on the GPU: every run gets exactly the records of what it did, whether CUPTI's buffers are
-// parked and parsed in collect() (the default), parsed as CUPTI hands them over (BATCHSCOPE_CUPTI_ATTRS=inline), or
-// a mix of both (park=1 buffer, then inline). Each run issues a known set of operations, so the expectation is
-// independent of the profiler: three memsets of known sizes and one host-to-device copy, all inside layer 0.
+// The CUPTI profiler on the GPU: every run gets exactly the records of what it did, across CUPTI's buffers, and none
+// while the profiler is paused (sweep's --profiled-passes separate). Each run issues a known set of operations, so
+// the expectation is independent of the profiler: three memsets of known sizes and one host-to-device copy, all
+// inside layer 0.
 #include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
-#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
@@ -18,49 +17,74 @@ using bs::test::gpu_missing;
 
 namespace {
 
-struct AttrsEnv {
-  explicit AttrsEnv(const char* v) { setenv("BATCHSCOPE_CUPTI_ATTRS", v, 1); }
-  ~AttrsEnv() { unsetenv("BATCHSCOPE_CUPTI_ATTRS"); }
-};
+constexpr size_t kSizes[] = {256, 512, 768};
 
-TEST(GpuCuptiProfiler, EveryRunKeepsExactlyItsRecordsParkedInlineOrMixed) {
+// One run of the known operations on `dev`; profiled where prof is given.
+void known_run(Profiler& prof, void* dev, int r) {
+  static char host[64] = {};
+  prof.begin_run();
+  prof.layer_begin(0);
+  for (size_t bytes : kSizes) ASSERT_EQ(cudaMemsetAsync(dev, r & 0xff, bytes), cudaSuccess);
+  ASSERT_EQ(cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice), cudaSuccess);
+  prof.layer_end(0);
+  ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
+  prof.end_run();
+}
+
+// "" where the run has exactly the known operations' records, else what is wrong.
+std::string check_run(const Profiler::Run& run) {
+  std::map<uint64_t, int> memsets;
+  int copies = 0, memset_calls = 0, outside_layer = 0;
+  for (const ProfileRecord& rec : run.records) {
+    if (rec.type == RecordType::memset) ++memsets[rec.bytes];
+    if (rec.type == RecordType::memcpy && rec.copy_kind == "HtoD" && rec.bytes == 64) ++copies;
+    if (rec.type == RecordType::api && rec.name == "cudaMemsetAsync") ++memset_calls;
+    if ((rec.type == RecordType::memset || rec.type == RecordType::memcpy) && rec.layer != 0) ++outside_layer;
+  }
+  if (memsets == std::map<uint64_t, int>{{256, 1}, {512, 1}, {768, 1}} && copies == 1 && memset_calls == 3 && outside_layer == 0)
+    return "";
+  return std::to_string(memsets.size()) + " memset sizes, " + std::to_string(copies) + " copies, " +
+         std::to_string(memset_calls) + " cudaMemsetAsync calls, " + std::to_string(outside_layer) + " outside layer 0";
+}
+
+TEST(GpuCuptiProfiler, EveryRunKeepsExactlyItsRecordsAcrossBuffers) {
   SKIP_WITHOUT_GPU();
   // ~0.6 KB of records per run: 5000 runs fill three of the profiler's 1 MB buffers, so records cross buffers.
   constexpr int kRuns = 5000;
-  const size_t sizes[] = {256, 512, 768};
   void* dev = nullptr;
   ASSERT_EQ(cudaMalloc(&dev, 4096), cudaSuccess);
-  char host[64] = {};
-  for (const char* attrs : {"", "inline", "park=1048576"}) {
-    AttrsEnv env(attrs);
-    auto prof = make_cupti_profiler();
-    for (int r = 0; r < kRuns; ++r) {
-      prof->begin_run();
-      prof->layer_begin(0);
-      for (size_t bytes : sizes) ASSERT_EQ(cudaMemsetAsync(dev, r & 0xff, bytes), cudaSuccess);
-      ASSERT_EQ(cudaMemcpy(dev, host, sizeof host, cudaMemcpyHostToDevice), cudaSuccess);
-      prof->layer_end(0);
-      ASSERT_EQ(cudaDeviceSynchronize(), cudaSuccess);
-      prof->end_run();
-    }
+  auto prof = make_cupti_profiler();
+  for (int r = 0; r < kRuns; ++r) known_run(*prof, dev, r);
+  const std::vector<Profiler::Run> runs = prof->collect();
+  ASSERT_EQ(runs.size(), static_cast<size_t>(kRuns));
+  int bad = 0;
+  for (size_t i = 0; i < runs.size(); ++i)
+    if (const std::string e = check_run(runs[i]); !e.empty() && ++bad <= 3) ADD_FAILURE() << "run " << i << ": " << e;
+  EXPECT_EQ(bad, 0);
+  cudaFree(dev);
+}
+
+// Paused, runs get no records at all; resumed, every run has its own again, also after a collect().
+TEST(GpuCuptiProfiler, PausedRunsHaveNoRecordsAndResumedRunsAllOfThem) {
+  SKIP_WITHOUT_GPU();
+  void* dev = nullptr;
+  ASSERT_EQ(cudaMalloc(&dev, 4096), cudaSuccess);
+  auto prof = make_cupti_profiler();
+  for (int round = 0; round < 2; ++round) {
+    for (int r = 0; r < 20; ++r) known_run(*prof, dev, r);
+    prof->pause();
+    for (int r = 0; r < 20; ++r) known_run(*prof, dev, r);
+    prof->resume();
+    for (int r = 0; r < 20; ++r) known_run(*prof, dev, r);
     const std::vector<Profiler::Run> runs = prof->collect();
-    ASSERT_EQ(runs.size(), static_cast<size_t>(kRuns)) << attrs;
-    int bad = 0;
+    ASSERT_EQ(runs.size(), 60u) << "round " << round;
     for (size_t i = 0; i < runs.size(); ++i) {
-      std::map<uint64_t, int> memsets;
-      int copies = 0, memset_calls = 0, outside_layer = 0;
-      for (const ProfileRecord& rec : runs[i].records) {
-        if (rec.type == RecordType::memset) ++memsets[rec.bytes];
-        if (rec.type == RecordType::memcpy && rec.copy_kind == "HtoD" && rec.bytes == sizeof host) ++copies;
-        if (rec.type == RecordType::api && rec.name == "cudaMemsetAsync") ++memset_calls;
-        if ((rec.type == RecordType::memset || rec.type == RecordType::memcpy) && rec.layer != 0) ++outside_layer;
+      if (i >= 20 && i < 40) {
+        EXPECT_TRUE(runs[i].records.empty()) << "round " << round << ", paused run " << i << ": " << runs[i].records.size() << " records";
+      } else {
+        EXPECT_EQ(check_run(runs[i]), "") << "round " << round << ", run " << i;
       }
-      const bool ok = memsets == std::map<uint64_t, int>{{256, 1}, {512, 1}, {768, 1}} && copies == 1 && memset_calls == 3 && outside_layer == 0;
-      if (!ok && ++bad <= 3)
-        ADD_FAILURE() << "attrs '" << attrs << "', run " << i << ": " << memsets.size() << " memset sizes, " << copies
-                      << " copies, " << memset_calls << " cudaMemsetAsync calls, " << outside_layer << " outside layer 0";
     }
-    EXPECT_EQ(bad, 0) << attrs;
   }
   cudaFree(dev);
 }

@@ -37,9 +37,6 @@ namespace {
 // the first record after a flush, so a large fresh buffer would bill its page faults to that call (an
 // 8 MB buffer cost ~0.4 ms per run on an H200).
 constexpr size_t kBufferBytes = 1 << 20;
-constexpr size_t kParkBytes = size_t{256} << 20;  // completed buffers held for collect() (buffer_completed)
-constexpr size_t kSpareBuffers = 4;   // pre-touched buffers kept ready while buffers are parked
-constexpr size_t kKeptBuffers = 16;   // recycled buffers kept between collects; the rest are freed
 
 struct Collector {
   std::mutex mu;
@@ -48,10 +45,6 @@ struct Collector {
   std::vector<std::pair<double, uint32_t>> driver_launches;  // (start, correlation id): for attribution only
   bool active = false;
   bool rezero = false;  // clear the written part of a buffer before it is handed out again
-  bool inline_parse = false;  // parse each buffer as CUPTI completes it instead of in collect()
-  std::vector<std::pair<uint8_t*, size_t>> parked;  // completed buffers and their valid bytes, parsed in collect()
-  size_t parked_bytes = 0;
-  size_t park_limit = kParkBytes;
   // Names are the same few strings over and over: demangled once per kernel (kernel_name) and API call (api_name).
   struct NameHash {
     using is_transparent = void;
@@ -141,8 +134,9 @@ const CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 
-// Turns one completed buffer's records into ProfileRecords (c.mu held) and recycles the buffer.
-void parse_buffer(Collector& c, uint8_t* buffer, size_t valid) {
+void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
+  Collector& c = collector();
+  std::lock_guard<std::mutex> lock(c.mu);
   CUpti_Activity* rec = nullptr;
   while (cuptiActivityGetNextRecord(buffer, valid, &rec) == CUPTI_SUCCESS) {
     ProfileRecord r;
@@ -208,46 +202,7 @@ void parse_buffer(Collector& c, uint8_t* buffer, size_t valid) {
     c.records.push_back(std::move(r));
   }
   if (c.rezero) std::memset(buffer, 0, valid);
-  c.free_buffers.push_back(buffer);  // recycled (parse_parked frees what is beyond kKeptBuffers)
-}
-
-// CUPTI's worker thread hands over each full buffer here while the passes still run. Turning records into
-// ProfileRecords (names demangled, strings built) costs microseconds per record; done here, it kept the worker
-// busy for a third of a core beside the passes, holding the mutex that buffer_requested needs inside the traced
-// CUDA calls. So buffers are parked as they are and parsed in collect(), between batch points. Beyond kParkBytes
-// (at ~1.5 KB of records per batch-1 pass of ECE 408, some 170,000 passes) they are parsed here as before.
-// BATCHSCOPE_CUPTI_ATTRS=inline parses every buffer here: the previous behaviour, kept to measure the difference
-// (experiments/profiler-overhead.md); "park=BYTES" sets the limit (the tests park one buffer, then parse inline).
-void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
-  Collector& c = collector();
-  {
-    std::lock_guard<std::mutex> lock(c.mu);
-    if (c.inline_parse || c.parked_bytes + kBufferBytes > c.park_limit) {
-      parse_buffer(c, buffer, valid);
-      return;
-    }
-    c.parked.emplace_back(buffer, valid);
-    c.parked_bytes += kBufferBytes;
-    if (c.free_buffers.size() >= kSpareBuffers) return;
-  }
-  // Keep spare pre-touched buffers ready, so that buffer_requested (called inside a traced CUDA call on the pass's
-  // thread) never has to allocate and touch one: allocated here, on CUPTI's thread, outside the lock.
-  for (size_t i = 0; i < kSpareBuffers; ++i) {
-    uint8_t* b = new_buffer();
-    std::lock_guard<std::mutex> lock(c.mu);
-    c.free_buffers.push_back(b);
-  }
-}
-
-// Parses the parked buffers (c.mu held) and frees the spare buffers beyond what a run needs again.
-void parse_parked(Collector& c) {
-  for (const auto& [buffer, valid] : c.parked) parse_buffer(c, buffer, valid);
-  c.parked.clear();
-  c.parked_bytes = 0;
-  while (c.free_buffers.size() > kKeptBuffers) {
-    std::free(c.free_buffers.back());
-    c.free_buffers.pop_back();
-  }
+  c.free_buffers.push_back(buffer);  // recycled, never returned to the allocator while profiling
 }
 
 const CUpti_ActivityKind kKinds[] = {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY,
@@ -268,23 +223,9 @@ class CuptiProfiler : public Profiler {
     // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
     // "serial-kernel" traces kernels with CUPTI_ACTIVITY_KIND_KERNEL instead of CONCURRENT_KERNEL.
     const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
-    const std::string sel = only ? only : "kernel,memcpy,memset,runtime,driver,graph";
-    const char* names[] = {"kernel", "memcpy", "memset", "runtime"};
-    for (int i = 0; i < 4; ++i)
-      if (sel.find(names[i]) != std::string::npos)
-        CUPTI_CHECK(cuptiActivityEnable(i == 0 && sel.find("serial-kernel") != std::string::npos ? CUPTI_ACTIVITY_KIND_KERNEL : kKinds[i]));
-    if (sel.find("driver") != std::string::npos) {
-      // Enabling single driver calls without the kind traced nothing (CUPTI 13.0, H100): enable the kind, then
-      // turn every call but the launches off again.
-      CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
-      for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id)
-        if (std::find(std::begin(kDriverLaunches), std::end(kDriverLaunches), id) == std::end(kDriverLaunches))
-          cuptiActivityEnableDriverApi(id, 0);  // ids that no longer exist are refused, harmlessly
-    }
-    for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
-                                CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})
-      CUPTI_CHECK(cuptiActivityEnableRuntimeApi(id, 0));
+    sel_ = only ? only : "kernel,memcpy,memset,runtime,driver,graph";
+    enable_kinds();
+    const std::string& sel = sel_;
     // CUDA graphs (--cuda-graph): a replayed kernel's correlation id is the graph launch's, outside every layer, so
     // the layer comes from the graph node that ran it instead: nodes created while a layer's window is open (during
     // stream capture) belong to that layer, and so do their clones in the instantiated graph. Without the callback
@@ -306,21 +247,18 @@ class CuptiProfiler : public Profiler {
   ~CuptiProfiler() override {
     if (subscriber_) cuptiUnsubscribe(subscriber_);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);  // disabling a kind never enabled is harmless
-    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+    disable_kinds();
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
-    for (const auto& [buffer, valid] : c.parked) {
-      if (c.rezero) std::memset(buffer, 0, valid);
-      c.free_buffers.push_back(buffer);
-    }
-    c.parked.clear();
-    c.parked_bytes = 0;
     c.records.clear();
     c.driver_launches.clear();
     c.active = false;
     c.rezero = false;
   }
+
+  // Between runs only: records of work already issued are still delivered (CUPTI keeps them for collect()).
+  void pause() override { disable_kinds(); }
+  void resume() override { enable_kinds(); }
 
   void layer_begin(int layer) override {
     windows_.push_back({layer, now(), 0.0});
@@ -349,7 +287,6 @@ class CuptiProfiler : public Profiler {
     CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
-    parse_parked(c);
     attribute_layers(c.records, c.driver_launches);
     if (const char* dump = std::getenv("BATCHSCOPE_CUPTI_DUMP")) dump_records(dump, c.records, c.driver_launches);
     c.driver_launches.clear();
@@ -368,11 +305,37 @@ class CuptiProfiler : public Profiler {
   }
 
  private:
+  // Turns on the record kinds that sel_ names (the constructor, and resume() after pause()). Enabling a kind turns on
+  // every call of it again, so the calls left untraced are turned off after it, each time.
+  void enable_kinds() const {
+    const std::string& sel = sel_;
+    const char* names[] = {"kernel", "memcpy", "memset", "runtime"};
+    for (int i = 0; i < 4; ++i)
+      if (sel.find(names[i]) != std::string::npos)
+        CUPTI_CHECK(cuptiActivityEnable(i == 0 && sel.find("serial-kernel") != std::string::npos ? CUPTI_ACTIVITY_KIND_KERNEL : kKinds[i]));
+    if (sel.find("driver") != std::string::npos) {
+      // Enabling single driver calls without the kind traced nothing (CUPTI 13.0, H100): enable the kind, then
+      // turn every call but the launches off again.
+      CUPTI_CHECK(cuptiActivityEnable(CUPTI_ACTIVITY_KIND_DRIVER));
+      for (CUpti_CallbackId id = 1; id < CUPTI_DRIVER_TRACE_CBID_SIZE; ++id)
+        if (std::find(std::begin(kDriverLaunches), std::end(kDriverLaunches), id) == std::end(kDriverLaunches))
+          cuptiActivityEnableDriverApi(id, 0);  // ids that no longer exist are refused, harmlessly
+    }
+    for (CUpti_CallbackId id : {CUPTI_RUNTIME_TRACE_CBID_cudaGetLastError_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaPeekAtLastError_v3020,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaEventRecord_v3020, CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v3020,
+                                CUPTI_RUNTIME_TRACE_CBID_cudaEventElapsedTime_v12080})
+      CUPTI_CHECK(cuptiActivityEnableRuntimeApi(id, 0));
+  }
+  void disable_kinds() const {
+    for (CUpti_ActivityKind k : kKinds) cuptiActivityDisable(k);  // disabling a kind never enabled is harmless
+    cuptiActivityDisable(CUPTI_ACTIVITY_KIND_DRIVER);
+  }
+
   // BATCHSCOPE_CUPTI_ATTRS (e.g. "pinned,zeroed"): CUPTI activity attributes to try against the profiler's
   // overhead (experiments/profiler-overhead.md), not for normal runs. "pinned": CUPTI keeps its kernel and
   // copy timestamps in pinned host memory instead of device memory; "zeroed": our buffers come zeroed, so
   // CUPTI need not clear them on the traced thread; "shared-buffer": one activity buffer for all threads
-  // instead of one per thread; "inline": records parsed as CUPTI hands over each buffer (buffer_completed).
+  // instead of one per thread.
   static void set_attributes() {
     const char* env = std::getenv("BATCHSCOPE_CUPTI_ATTRS");
     const std::string sel = env ? env : "";
@@ -386,9 +349,6 @@ class CuptiProfiler : public Profiler {
       collector().rezero = true;
     }
     if (sel.find("shared-buffer") != std::string::npos) set(CUPTI_ACTIVITY_ATTR_PER_THREAD_ACTIVITY_BUFFER, 0);
-    // "inline": every buffer parsed as CUPTI completes it; "park=BYTES": how much is parked before that (see buffer_completed).
-    collector().inline_parse = sel.find("inline") != std::string::npos;
-    collector().park_limit = sel.find("park=") != std::string::npos ? attrs_number("park=") : kParkBytes;
     // "devbuf=BYTES": the size of CUPTI's device buffers for GPU timestamps; "prealloc=N": how many it allocates up front.
     for (auto [key, attr] : {std::pair{"devbuf=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_SIZE}, std::pair{"prealloc=", CUPTI_ACTIVITY_ATTR_DEVICE_BUFFER_PRE_ALLOCATE_VALUE}})
       if (size_t v = attrs_number(key)) {
@@ -471,6 +431,7 @@ class CuptiProfiler : public Profiler {
   }
 
   std::vector<Run> runs_;
+  std::string sel_;  // which kinds are traced (BATCHSCOPE_CUPTI_KINDS; all by default)
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<int> open_layer_{-1};      // the layer whose window is open, -1 between layers
   mutable std::mutex graph_mu_;

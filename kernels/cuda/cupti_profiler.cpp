@@ -217,28 +217,14 @@ class CuptiProfiler : public Profiler {
       std::lock_guard<std::mutex> lock(c.mu);
       while (c.free_buffers.size() < 8) c.free_buffers.push_back(new_buffer());
     }
-    set_attributes();
-    CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     // BATCHSCOPE_CUPTI_KINDS (e.g. "kernel,memcpy") narrows what is traced: a knob for measuring where the
     // profiler's own overhead comes from (experiments/profiler-overhead.md), not for normal runs.
     // "serial-kernel" traces kernels with CUPTI_ACTIVITY_KIND_KERNEL instead of CONCURRENT_KERNEL.
     const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
     sel_ = only ? only : "kernel,memcpy,memset,runtime,driver,graph";
-    enable_kinds();
-    const std::string& sel = sel_;
-    // CUDA graphs (--cuda-graph): a replayed kernel's correlation id is the graph launch's, outside every layer, so
-    // the layer comes from the graph node that ran it instead: nodes created while a layer's window is open (during
-    // stream capture) belong to that layer, and so do their clones in the instantiated graph. Without the callback
-    // subscription (another tool holds CUPTI's one subscriber; or BATCHSCOPE_CUPTI_KINDS without "graph") replayed
-    // kernels stay outside layers.
-    if (sel.find("graph") != std::string::npos &&
-        cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&CuptiProfiler::on_resource), this) == CUPTI_SUCCESS) {
-      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
-      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
-    } else {
-      subscriber_ = nullptr;
-    }
-    set_flush_period();
+    const char* attrs = std::getenv("BATCHSCOPE_CUPTI_ATTRS");
+    detach_ = attrs && std::strstr(attrs, "detach");
+    attach();
     c.active = true;
     uint32_t v = 0;
     cuptiGetVersion(&v);
@@ -247,7 +233,7 @@ class CuptiProfiler : public Profiler {
   ~CuptiProfiler() override {
     if (subscriber_) cuptiUnsubscribe(subscriber_);
     cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    disable_kinds();
+    if (!detached_) disable_kinds();
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
     c.records.clear();
@@ -257,8 +243,22 @@ class CuptiProfiler : public Profiler {
   }
 
   // Between runs only: records of work already issued are still delivered (CUPTI keeps them for collect()).
-  void pause() override { disable_kinds(); }
-  void resume() override { enable_kinds(); }
+  // BATCHSCOPE_CUPTI_ATTRS=detach: pause detaches CUPTI from the process (cuptiFinalize) after delivering every
+  // record, and resume attaches it again; otherwise the record kinds are turned off and on.
+  void pause() override {
+    if (!detach_) return disable_kinds();
+    CUDA_CHECK(cudaDeviceSynchronize());
+    CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
+    if (subscriber_) cuptiUnsubscribe(subscriber_);
+    subscriber_ = nullptr;
+    CUPTI_CHECK(cuptiFinalize());
+    detached_ = true;
+  }
+  void resume() override {
+    if (!detach_) return enable_kinds();
+    attach();
+    detached_ = false;
+  }
 
   void layer_begin(int layer) override {
     windows_.push_back({layer, now(), 0.0});
@@ -305,6 +305,27 @@ class CuptiProfiler : public Profiler {
   }
 
  private:
+  // Sets CUPTI up: attributes, buffer callbacks, the kinds in sel_, the graph-node subscription and the flush period.
+  void attach() {
+    set_attributes();
+    CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
+    enable_kinds();
+    const std::string& sel = sel_;
+    // CUDA graphs (--cuda-graph): a replayed kernel's correlation id is the graph launch's, outside every layer, so
+    // the layer comes from the graph node that ran it instead: nodes created while a layer's window is open (during
+    // stream capture) belong to that layer, and so do their clones in the instantiated graph. Without the callback
+    // subscription (another tool holds CUPTI's one subscriber; or BATCHSCOPE_CUPTI_KINDS without "graph") replayed
+    // kernels stay outside layers.
+    if (sel.find("graph") != std::string::npos &&
+        cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&CuptiProfiler::on_resource), this) == CUPTI_SUCCESS) {
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
+      cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);
+    } else {
+      subscriber_ = nullptr;
+    }
+    set_flush_period();
+  }
+
   // Turns on the record kinds that sel_ names (the constructor, and resume() after pause()). Enabling a kind turns on
   // every call of it again, so the calls left untraced are turned off after it, each time.
   void enable_kinds() const {
@@ -432,6 +453,7 @@ class CuptiProfiler : public Profiler {
 
   std::vector<Run> runs_;
   std::string sel_;  // which kinds are traced (BATCHSCOPE_CUPTI_KINDS; all by default)
+  bool detach_ = false, detached_ = false;  // pause() detaches CUPTI (BATCHSCOPE_CUPTI_ATTRS=detach); it is now
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<int> open_layer_{-1};      // the layer whose window is open, -1 between layers
   mutable std::mutex graph_mu_;

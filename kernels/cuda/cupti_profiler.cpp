@@ -222,8 +222,6 @@ class CuptiProfiler : public Profiler {
     // "serial-kernel" traces kernels with CUPTI_ACTIVITY_KIND_KERNEL instead of CONCURRENT_KERNEL.
     const char* only = std::getenv("BATCHSCOPE_CUPTI_KINDS");
     sel_ = only ? only : "kernel,memcpy,memset,runtime,driver,graph";
-    const char* attrs = std::getenv("BATCHSCOPE_CUPTI_ATTRS");
-    detach_ = attrs && std::strstr(attrs, "detach");
     attach();
     c.active = true;
     uint32_t v = 0;
@@ -232,8 +230,10 @@ class CuptiProfiler : public Profiler {
   }
   ~CuptiProfiler() override {
     if (subscriber_) cuptiUnsubscribe(subscriber_);
-    cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
-    if (!detached_) disable_kinds();
+    if (!detached_) {  // any CUPTI call would attach it again
+      cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED);
+      disable_kinds();
+    }
     Collector& c = collector();
     std::lock_guard<std::mutex> lock(c.mu);
     c.records.clear();
@@ -242,11 +242,12 @@ class CuptiProfiler : public Profiler {
     c.rezero = false;
   }
 
-  // Between runs only: records of work already issued are still delivered (CUPTI keeps them for collect()).
-  // BATCHSCOPE_CUPTI_ATTRS=detach: pause detaches CUPTI from the process (cuptiFinalize) after delivering every
-  // record, and resume attaches it again; otherwise the record kinds are turned off and on.
+  // Between runs only. pause() detaches CUPTI from the process (cuptiFinalize) once every record so far is in the
+  // collector, and resume() attaches it again. Turning the record kinds off instead left the untraced passes 6-12 %
+  // slower than without a profiler at batch 1 (H100, ECE 408); detached they are within 2 % (profiler-overhead.md).
+  // Graph node ids survive it, so replayed kernels keep their layers. While paused, nothing may call CUPTI (no runs,
+  // no layer windows, no collect()): any CUPTI call attaches it again, without this profiler's set-up.
   void pause() override {
-    if (!detach_) return disable_kinds();
     CUDA_CHECK(cudaDeviceSynchronize());
     CUPTI_CHECK(cuptiActivityFlushAll(CUPTI_ACTIVITY_FLAG_FLUSH_FORCED));
     if (subscriber_) cuptiUnsubscribe(subscriber_);
@@ -255,7 +256,6 @@ class CuptiProfiler : public Profiler {
     detached_ = true;
   }
   void resume() override {
-    if (!detach_) return enable_kinds();
     attach();
     detached_ = false;
   }
@@ -453,7 +453,7 @@ class CuptiProfiler : public Profiler {
 
   std::vector<Run> runs_;
   std::string sel_;  // which kinds are traced (BATCHSCOPE_CUPTI_KINDS; all by default)
-  bool detach_ = false, detached_ = false;  // pause() detaches CUPTI (BATCHSCOPE_CUPTI_ATTRS=detach); it is now
+  bool detached_ = false;  // between pause() and resume()
   CUpti_SubscriberHandle subscriber_ = nullptr;
   std::atomic<int> open_layer_{-1};      // the layer whose window is open, -1 between layers
   mutable std::mutex graph_mu_;

@@ -101,6 +101,8 @@ void SweepOptions::validate(int ranks) const {
     fail("--profiled-passes", "expected auto, separate or timed, found '" + profiled_passes + "'");
   if (profile_reps < 0) fail("--profile-reps", "must be positive, found " + std::to_string(profile_reps));
   if (profile_reps > 0 && profiled_passes == "timed") fail("--profile-reps", "applies to --profiled-passes separate only");
+  if (no_profile && (profile_reps > 0 || profiled_passes != "auto"))
+    fail(profile_reps > 0 ? "--profile-reps" : "--profiled-passes", "needs the profiler (drop --no-profile)");
   if (chunk < 0) fail("--chunk", "must be positive, found " + std::to_string(chunk));
   if (chunk > 0 && transfers != "overlapped") fail("--chunk", "applies to --transfers overlapped only");
   if (cuda_graph && transfers == "per-layer")

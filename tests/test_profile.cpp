@@ -325,6 +325,12 @@ TEST(SweepOutputs, BadOptionsFailBeforeWritingAnything) {
   b.profiled_passes = "timed";
   b.profile_reps = 5;
   expect_error(b, "--profile-reps: applies to --profiled-passes separate only");
+  b = o;
+  b.no_profile = true;
+  b.profiled_passes = "separate";
+  expect_error(b, "--profiled-passes: needs the profiler (drop --no-profile)");
+  b.profile_reps = 4;
+  expect_error(b, "--profile-reps: needs the profiler (drop --no-profile)");
 }
 
 // --profiled-passes: where the breakdown comes from. timed (auto on the CPU): the timed passes, so the passes the

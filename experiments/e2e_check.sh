@@ -5,8 +5,9 @@
 #               compute-sanitizer memcheck over GpuTransfers.*
 #   BIG=1       AlexNet FP32 batch ${AB_BATCH:-1024}, cuda auto: resident vs overlapped (chunks $CHUNKS), pinned and
 #               pageable; end-to-end median against the sum of its kernels
-#   SMALL=1     AlexNet batch 1: resident vs --cuda-graph, profiled (kernel sum) and not (end-to-end), and PyTorch's
-#               eager and CUDA-graph forward in the same run
+#   SMALL=1     AlexNet batch 1: resident vs --cuda-graph, default (end-to-end untraced, kernel sum from the separate
+#               profiled passes), --profiled-passes timed, and --no-profile; PyTorch's eager and CUDA-graph forward in
+#               the same run
 #   OVERHEAD=1  the profiler's overhead at batch 1 and 64 (experiments/profiler_overhead.sh, ROUNDS rounds)
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -24,7 +25,8 @@ step() { echo "== $1 ($(date +%T))"; }
 tuning=""  # the shipped H100 table (tuning tables refuse another device)
 nvidia-smi -L | grep -q H100 && tuning="--tuning experiments/tuning/h100-alexnet.json"
 
-# kernels: the sum of the kernel categories of a CSV's warm row; e2e: its median total
+# kernels: the sum of the kernel categories of a CSV's warm row; e2e: its median total (the timed passes, untraced on GPU
+# backends since --profiled-passes separate); profiled: the median of the passes the breakdown comes from
 summary() {  # CSV label
   /usr/bin/python3 - "$1" "$2" <<'PY'
 import csv, sys
@@ -36,7 +38,7 @@ for r in csv.DictReader(open(sys.argv[1])):
     hid = r.get("copy_hidden_ms") or "0"
     print(f"{sys.argv[2]:38s} batch {r['batch']:>5s}  e2e p50 {tot:9.4f} ms  p99 {float(r['total_ms_p99']):9.4f}  kernels {k:9.4f} ms  "
           f"e2e/kernels {tot / k if k else float('nan'):6.3f}  htod {float(r['htod_ms'] or 0):7.3f}  dtoh {float(r['dtoh_ms'] or 0):6.3f}  "
-          f"hidden copy {float(hid):7.3f}  check {r['check']}")
+          f"hidden copy {float(hid):7.3f}  profiled {float(r.get('breakdown_ms_median') or 'nan'):9.4f} ms  check {r['check']}")
 PY
 }
 
@@ -79,13 +81,13 @@ if [ "${BIG:-1}" = 1 ]; then
 fi
 
 if [ "${SMALL:-1}" = 1 ]; then
-  step "AlexNet FP32 batch 1, cuda auto: resident vs --cuda-graph (pinned), profiled and not"
+  step "AlexNet FP32 batch 1, cuda auto: resident vs --cuda-graph (pinned): default, profiled timed passes, unprofiled"
   common="--model data/models/alexnet --backend cuda $tuning --batches 1 --reps ${SMALL_REPS:-300} --warmup 30 --check-images 1 --check-backend cpu --host-memory pinned"
   for g in "" "--cuda-graph"; do
-    for p in "" "--no-profile"; do
+    for p in "" "--profiled-passes timed" "--no-profile"; do
       name=small$(echo "$g$p" | tr -d ' -')
       $bin/batchscope sweep $common $g $p --out e2e/$name.csv >e2e/$name.log 2>&1 || echo "$name: exit $?"
-      summary e2e/$name.csv "batch 1 ${g:-eager} ${p:-profiled}"
+      summary e2e/$name.csv "batch 1 ${g:-eager} ${p:-default}"
     done
   done
   step "PyTorch, same run: fp32 eager and CUDA-graph replay (batch 1), fp32 eager (batch ${AB_BATCH:-1024})"
@@ -95,6 +97,6 @@ fi
 
 if [ "${OVERHEAD:-1}" = 1 ]; then
   step "profiler overhead (ECE 408, batch 1 and 64, ${ROUNDS:-5} rounds)"
-  OUT=e2e ROUNDS=${ROUNDS:-5} bash experiments/profiler_overhead.sh 2>&1 | tail -6
+  OUT=e2e ROUNDS=${ROUNDS:-5} bash experiments/profiler_overhead.sh 2>&1 | grep -v "^round"
 fi
 tar czf "$OUT/e2e.tar.gz" e2e

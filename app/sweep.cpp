@@ -398,6 +398,13 @@ class SweepDriver {
         fill_from_pool(inputs_, model_, n, offset, in.get());
         feed = to_16bit(in.get(), in16.get(), in_floats);
       };
+      // The next repetition's inputs, in before its clock starts; under mpirun in a step of their own (the agreement
+      // that ends it is the barrier the timed step starts from).
+      auto next_inputs = [&] {
+        offset = (offset + global) % inputs_.count;
+        if (world_.parallel()) world_.step([&] { fill(); });
+        else fill();
+      };
       std::unique_ptr<Backend> backend;
       std::vector<double> cold_step, warm_steps;
       world_.step([&] {  // untimed: host buffers and the first inputs
@@ -430,11 +437,7 @@ class SweepDriver {
       const auto warm_start = std::chrono::steady_clock::now();
       for (bool more = true; more;) {
         const int r = static_cast<int>(warm.size());
-        offset = (offset + global) % inputs_.count;
-        // The next inputs go in before the clock starts; under mpirun, in a step of their own (the agreement
-        // that ends it is the barrier the timed step starts from).
-        if (world_.parallel()) world_.step([&] { fill(); });
-        else fill();
+        next_inputs();
         if (rep_gap_.count() > 0) std::this_thread::sleep_for(rep_gap_);
         t0 = std::chrono::steady_clock::now();
         more = r + 1 < o_.reps || (since(warm_start) < o_.min_time && r + 1 < o_.max_reps);
@@ -455,9 +458,7 @@ class SweepDriver {
           backend->forward(feed, n, model_.logits_layers(), out.get(), nullptr);
         });
         for (int r = 0; r < profile_reps_; ++r) {
-          offset = (offset + global) % inputs_.count;
-          if (world_.parallel()) world_.step([&] { fill(); });
-          else fill();
+          next_inputs();
           world_.step([&] { profiled.push_back(run_once(backend, n, feed, out.get(), profiler_.get())); });
         }
       }

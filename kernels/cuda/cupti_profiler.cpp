@@ -310,13 +310,12 @@ class CuptiProfiler : public Profiler {
     set_attributes();
     CUPTI_CHECK(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed));
     enable_kinds();
-    const std::string& sel = sel_;
     // CUDA graphs (--cuda-graph): a replayed kernel's correlation id is the graph launch's, outside every layer, so
     // the layer comes from the graph node that ran it instead: nodes created while a layer's window is open (during
     // stream capture) belong to that layer, and so do their clones in the instantiated graph. Without the callback
     // subscription (another tool holds CUPTI's one subscriber; or BATCHSCOPE_CUPTI_KINDS without "graph") replayed
     // kernels stay outside layers.
-    if (sel.find("graph") != std::string::npos &&
+    if (sel_.find("graph") != std::string::npos &&
         cuptiSubscribe(&subscriber_, reinterpret_cast<CUpti_CallbackFunc>(&CuptiProfiler::on_resource), this) == CUPTI_SUCCESS) {
       cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CREATED);
       cuptiEnableCallback(1, subscriber_, CUPTI_CB_DOMAIN_RESOURCE, CUPTI_CBID_RESOURCE_GRAPHNODE_CLONED);

@@ -18,9 +18,11 @@ void BackendFlags::add_to(CLI::App& app, bool with_fc) {
                                            "the fp32 reference")
       ->capture_default_str();
   app.add_option("--input-precision", input_precision, "cuda, cudnn: fp32 (the default: the input is copied as FP32 and "
-                                                       "converted on the device inside the first layer) | fp16 | bf16 (with the "
-                                                       "same --precision: the host holds the input as 16-bit values, converted "
-                                                       "once before timing; half the copy)")
+                                                       "converted on the device inside the first layer) | u8 (any --precision: "
+                                                       "the host holds raw 8-bit pixels, whole numbers 0..255, widened to FP32 on "
+                                                       "the device inside the first layer; a quarter of the copy) | fp16 | bf16 "
+                                                       "(with the same --precision: the host holds the input as 16-bit values, "
+                                                       "converted once before timing; half the copy)")
       ->capture_default_str();
 }
 

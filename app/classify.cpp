@@ -73,6 +73,9 @@ std::vector<float> load_photo(const std::string& path, const Model& m) {
 
 int run_classify(const ClassifyOptions& o) {
   o.flags.validate(o.backend);
+  if (o.flags.input_precision == "u8")  // the photos reach the network with the channel means taken off: not 8-bit values
+    fail("--input-precision", "u8: classify subtracts the model's channel means on the host, so its input is not raw "
+                              "8-bit pixels; use fp32, fp16 or bf16");
   if (!have_opencv()) load_photo("", Model{});  // the clear error, before loading anything
   Model m = load_model(o.model_dir);
   if (!m.preprocess.present) fail(o.model_dir + "/model.json", "has no 'preprocess' section, so photos cannot be prepared for it");
@@ -92,8 +95,9 @@ int run_classify(const ClassifyOptions& o) {
   }
   auto b = open_backend(m, o.backend, o.flags.options());
   const int n = static_cast<int>(o.images.size());
-  const std::vector<uint16_t> batch16 = to_input_precision(batch.data(), batch.size(), o.flags.input_precision);
-  std::vector<float> logits = run_batches(*b, m, batch.data(), n, 0, m.logits_layers(), nullptr, batch16.empty() ? nullptr : batch16.data());
+  const std::vector<uint8_t> conv = to_input_precision(batch.data(), batch.size(), o.flags.input_precision);
+  std::vector<float> logits = run_batches(*b, m, batch.data(), n, 0, m.logits_layers(), nullptr, conv.empty() ? nullptr : conv.data(),
+                                          input_value_bytes(o.flags.input_precision));
   std::vector<float> prob(logits.size());
   ref::softmax(logits.data(), n, classes, prob.data());
   const bool synthetic = m.weights_note.rfind("synthetic", 0) == 0;

@@ -89,10 +89,10 @@ ImagePool make_image_pool(const Model& m, int min_count) {
   }
   in.count = std::max(min_count, 16);
   std::mt19937 rng(42);
-  std::uniform_real_distribution<float> u(0.0f, 255.0f);
+  std::uniform_int_distribution<int> u(0, 255);  // whole numbers, as 8-bit pixels are (--input-precision u8 carries them)
   in.images.resize(static_cast<size_t>(in.count) * m.input.size());
-  for (float& x : in.images) x = u(rng);
-  in.source = "synthetic uniform [0, 255) images, seed 42";
+  for (float& x : in.images) x = static_cast<float>(u(rng));
+  in.source = "synthetic 8-bit images (uniform whole numbers 0..255), seed 42";
   return in;
 }
 

@@ -24,7 +24,7 @@ LabelledImages load_labelled(const std::string& images, const std::string& label
                              const std::string& count_flag);
 
 // Images to draw batches from: the shipped test set matching the model's input (with its labels), else
-// deterministic random images (uniform [0, 255), seed 42), at least `min_count` of them.
+// deterministic random 8-bit images (uniform whole numbers 0..255, seed 42), at least `min_count` of them.
 struct ImagePool {
   std::vector<float> images;  // (count, C, H, W)
   std::vector<int> labels;    // empty for synthetic images

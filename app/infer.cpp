@@ -61,8 +61,9 @@ int run_tensor(const InferOptions& o, const Model& m, Backend& b) {
   const int n = static_cast<int>(x.shape[0]);
   std::vector<float> in = x.to_float();
   const size_t layers = m.logits_layers();
-  const std::vector<uint16_t> in16 = to_input_precision(in.data(), in.size(), o.flags.input_precision);
-  std::vector<float> y = run_batches(b, m, in.data(), n, o.batch, layers, nullptr, in16.empty() ? nullptr : in16.data());
+  const std::vector<uint8_t> conv = to_input_precision(in.data(), in.size(), o.flags.input_precision);
+  std::vector<float> y = run_batches(b, m, in.data(), n, o.batch, layers, nullptr, conv.empty() ? nullptr : conv.data(),
+                                     input_value_bytes(o.flags.input_precision));
   const int64_t f = layers ? m.layers[layers - 1].out.size() : m.input.size();
   if (o.probabilities) ref::softmax(y.data(), n, f, y.data());
   write_npy(o.output, Array::from_float({n, f}, y));
@@ -112,20 +113,21 @@ int run_infer(const InferOptions& o) {
 
   const size_t layers = m.logits_layers();
   const float* shard = set.images.data() + static_cast<size_t>(first) * m.input.size();
-  // --input-precision fp16 / bf16: the shard as 16-bit values, converted once, before anything is timed.
-  const std::vector<uint16_t> shard16_v = to_input_precision(shard, static_cast<size_t>(count) * m.input.size(), o.flags.input_precision);
-  const uint16_t* shard16 = shard16_v.empty() ? nullptr : shard16_v.data();
+  // --input-precision u8 / fp16 / bf16: the shard in that type, converted once, before anything is timed.
+  const std::vector<uint8_t> shard_conv = to_input_precision(shard, static_cast<size_t>(count) * m.input.size(), o.flags.input_precision);
+  const uint8_t* shard_c = shard_conv.empty() ? nullptr : shard_conv.data();
+  const size_t value_bytes = input_value_bytes(o.flags.input_precision);
   std::vector<RunStats> runs(o.reps);
   std::vector<double> totals;
   std::vector<float> logits;
   world.step([&] {
-    for (int w = 0; w < o.warmup; ++w) run_batches(*b, m, shard, count, o.batch, layers, nullptr, shard16);
+    for (int w = 0; w < o.warmup; ++w) run_batches(*b, m, shard, count, o.batch, layers, nullptr, shard_c, value_bytes);
   });
   for (int r = 0; r < o.reps; ++r) {  // under mpirun every repetition starts and ends together on every rank
     const auto t0 = std::chrono::steady_clock::now();
     world.step([&] {
       if (r == 0) world.fault_point("infer");
-      logits = run_batches(*b, m, shard, count, o.batch, layers, &runs[r], shard16);
+      logits = run_batches(*b, m, shard, count, o.batch, layers, &runs[r], shard_c, value_bytes);
     });
     totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (o.reps > 1 && world.root()) std::cerr << "\rrepetition " << r + 1 << "/" << o.reps << std::flush;

@@ -51,13 +51,42 @@ std::vector<uint16_t> convert_input(const float* src, size_t count, const std::s
   return out;
 }
 
-std::vector<uint16_t> to_input_precision(const float* src, size_t count, const std::string& input_precision) {
-  if (!is_half_precision(input_precision)) return {};
-  return convert_input(src, count, input_precision);
+size_t input_value_bytes(const std::string& input_precision) {
+  if (input_precision == "fp32") return 4;
+  if (input_precision == "u8") return 1;
+  if (is_half_precision(input_precision)) return 2;
+  fail("--input-precision", "unknown precision '" + input_precision + "' (expected fp32, u8, fp16 or bf16)");
+}
+
+size_t input_buffer_floats(size_t values, const std::string& input_precision) {
+  return (values * input_value_bytes(input_precision) + sizeof(float) - 1) / sizeof(float);
+}
+
+void convert_input_bytes(const float* src, size_t count, const std::string& input_precision, void* dst) {
+  if (input_precision != "u8") {
+    convert_input(src, count, input_precision, static_cast<uint16_t*>(dst));
+    return;
+  }
+  auto* d = static_cast<uint8_t*>(dst);
+  for (size_t i = 0; i < count; ++i) {
+    const float v = src[i];
+    if (!(v >= 0.0f && v <= 255.0f) || v != std::floor(v))  // NaN fails the first test
+      fail("--input-precision", "u8: input value " + std::to_string(v) + " (value " + std::to_string(i) +
+                                    " of the batch) is not a whole number in 0..255 (u8 carries raw 8-bit pixels); use "
+                                    "--input-precision fp32");
+    d[i] = static_cast<uint8_t>(v);
+  }
+}
+
+std::vector<uint8_t> to_input_precision(const float* src, size_t count, const std::string& input_precision) {
+  if (input_precision == "fp32") return {};
+  std::vector<uint8_t> out(count * input_value_bytes(input_precision));
+  convert_input_bytes(src, count, input_precision, out.data());
+  return out;
 }
 
 std::string transfers_label(const std::string& transfers, bool cuda_graph, const std::string& input_precision) {
-  return transfers + (cuda_graph ? "+graph" : "") + (is_half_precision(input_precision) ? "+in-" + input_precision : "");
+  return transfers + (cuda_graph ? "+graph" : "") + (input_precision != "fp32" ? "+in-" + input_precision : "");
 }
 
 }  // namespace bs

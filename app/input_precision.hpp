@@ -1,8 +1,10 @@
-// --input-precision fp16 | bf16: the input held on the host as 16-bit values, the way a deployment whose data
-// pipeline stores images in the model's precision would hand them over, so that the host-to-device copy moves half
-// the bytes. The conversion happens once, before anything is timed (the default, fp32, copies FP32 values and
-// converts them on the device inside the first layer's time). The reference (cpu-ref) always reads the FP32 input:
-// the input's rounding is part of what the precision costs.
+// --input-precision u8 | fp16 | bf16: the input held on the host in fewer bytes than FP32, the way a deployment's data
+// pipeline hands images over, so that the host-to-device copy moves less. u8 (with any --precision): the raw 8-bit
+// pixel values, one byte each (a quarter of the copy), widened to FP32 on the device inside the first layer's time;
+// values that are not whole numbers in 0..255 are refused, not rounded. fp16 / bf16 (with the same --precision): the
+// values in the model's own 16-bit type (half the copy). The conversion happens on the host before the clock starts,
+// as a data pipeline would deliver the batch (the default, fp32, copies FP32 values). The reference (cpu-ref) always
+// reads the FP32 input: the input's rounding is part of what the precision costs (u8 has none).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -18,9 +20,17 @@ uint16_t bf16_bits(float v);
 // with one line naming --input-precision and the value's index, rather than becoming inf.
 void convert_input(const float* src, size_t count, const std::string& precision, uint16_t* dst);
 std::vector<uint16_t> convert_input(const float* src, size_t count, const std::string& precision);
-// convert_input for a 16-bit input precision; empty for fp32 (the FP32 values go as they are).
-std::vector<uint16_t> to_input_precision(const float* src, size_t count, const std::string& input_precision);
-// The results' `transfers` label of a GPU run: resident | overlapped, then +graph, then +in-fp16 / +in-bf16.
+// Bytes per input value on the host and in the copy: 4 (fp32), 2 (fp16, bf16) or 1 (u8).
+size_t input_value_bytes(const std::string& input_precision);
+// Floats of a host buffer that holds `values` input values in `input_precision` (forward reads them through its
+// float pointer).
+size_t input_buffer_floats(size_t values, const std::string& input_precision);
+// count values of src into dst (input_value_bytes each) as `input_precision` (u8, fp16 or bf16). u8: a value that is
+// not a whole number in 0..255 fails with one line naming --input-precision, the value and its index.
+void convert_input_bytes(const float* src, size_t count, const std::string& input_precision, void* dst);
+// convert_input_bytes into a vector of bytes, for u8, fp16 and bf16; empty for fp32 (the FP32 values go as they are).
+std::vector<uint8_t> to_input_precision(const float* src, size_t count, const std::string& input_precision);
+// The results' `transfers` label of a GPU run: resident | overlapped, then +graph, then +in-u8 / +in-fp16 / +in-bf16.
 std::string transfers_label(const std::string& transfers, bool cuda_graph, const std::string& input_precision);
 
 }  // namespace bs

@@ -21,14 +21,14 @@ std::unique_ptr<Backend> open_backend(const Model& m, const std::string& name, c
 }
 
 std::vector<float> run_batches(Backend& b, const Model& m, const float* images, int count, int batch,
-                               size_t n_layers, RunStats* stats, const uint16_t* images16) {
+                               size_t n_layers, RunStats* stats, const uint8_t* converted, size_t value_bytes) {
   const int64_t in_size = m.input.size();
   const int64_t out_size = n_layers ? m.layers[n_layers - 1].out.size() : in_size;
   std::vector<float> out(static_cast<size_t>(out_size) * count);
   if (batch <= 0) batch = count;
   for (int start = 0; start < count; start += batch) {
     const int n = std::min(batch, count - start);
-    const float* in = images16 ? reinterpret_cast<const float*>(images16 + start * in_size) : images + start * in_size;
+    const float* in = converted ? reinterpret_cast<const float*>(converted + start * in_size * value_bytes) : images + start * in_size;
     b.forward(in, n, n_layers, out.data() + start * out_size, stats);
   }
   return out;

@@ -15,9 +15,10 @@ namespace bs {
 std::unique_ptr<Backend> open_backend(const Model& m, const std::string& name, const BackendOptions& opts);
 
 // Runs `count` images (N, C, H, W) through layers [0, n_layers) in batches of `batch`; returns the outputs.
-// images16: the same images as 16-bit values (convert_input), what a backend with a 16-bit input_precision reads.
+// converted: the same images in --input-precision u8 / fp16 / bf16 (to_input_precision), value_bytes each: what a
+// backend with that input_precision reads.
 std::vector<float> run_batches(Backend& b, const Model& m, const float* images, int count, int batch,
-                               size_t n_layers, RunStats* stats, const uint16_t* images16 = nullptr);
+                               size_t n_layers, RunStats* stats, const uint8_t* converted = nullptr, size_t value_bytes = 0);
 
 std::string fmt_num(double v);
 

@@ -209,12 +209,17 @@ class SweepDriver {
     return m;
   }
 
-  // --input-precision fp16 / bf16: the input's 16-bit copy in dst (values 16-bit words), made before the clock
+  // --input-precision u8 / fp16 / bf16: the input converted into dst (bytes or 16-bit words), before the clock
   // starts; the reference keeps reading the FP32 values. Without one (dst null): src as it is.
-  const float* to_16bit(const float* src, float* dst, size_t values) const {
+  const float* to_input_type(const float* src, float* dst, size_t values) const {
     if (!dst) return src;
-    convert_input(src, values, opts_.input_precision, reinterpret_cast<uint16_t*>(dst));
+    convert_input_bytes(src, values, opts_.input_precision, dst);
     return dst;
+  }
+  // A host buffer for the converted copy of `values` input values; null for an FP32 input.
+  std::shared_ptr<float> converted_buffer(size_t values) const {
+    if (opts_.input_precision == "fp32") return nullptr;
+    return host_buffer(input_buffer_floats(values, opts_.input_precision), opts_.pinned_host);
   }
 
   // One forward pass of n images, a profiled run where `prof` is given. `backend` null: a cold run that
@@ -392,11 +397,11 @@ class SweepDriver {
                   << describe_split(split_evenly(global, world_.size())) << "\n";
       const size_t in_floats = static_cast<size_t>(n) * model_.input.size();
       const size_t out_floats = static_cast<size_t>(n) * model_.layers[model_.logits_layers() - 1].out.size();
-      std::shared_ptr<float> in, out, in16;
-      const float* feed = nullptr;  // what the backend reads: in, or its 16-bit copy in16 (--input-precision)
+      std::shared_ptr<float> in, out, in_conv;
+      const float* feed = nullptr;  // what the backend reads: in, or its converted copy in_conv (--input-precision)
       auto fill = [&] {
         fill_from_pool(inputs_, model_, n, offset, in.get());
-        feed = to_16bit(in.get(), in16.get(), in_floats);
+        feed = to_input_type(in.get(), in_conv.get(), in_floats);
       };
       // The next repetition's inputs, in before its clock starts; under mpirun in a step of their own (the agreement
       // that ends it is the barrier the timed step starts from).
@@ -410,7 +415,7 @@ class SweepDriver {
       world_.step([&] {  // untimed: host buffers and the first inputs
         in = host_buffer(in_floats, opts_.pinned_host);
         out = host_buffer(out_floats, opts_.pinned_host);
-        if (is_half_precision(opts_.input_precision)) in16 = host_buffer((in_floats + 1) / 2, opts_.pinned_host);
+        in_conv = converted_buffer(in_floats);
         fill();
         if (!quiet_progress) progress(static_cast<int>(bi), global, 0, o_.reps);
       });
@@ -495,8 +500,8 @@ class SweepDriver {
     auto out = host_buffer(static_cast<size_t>(batch) * model_.layers[model_.logits_layers() - 1].out.size(), opts_.pinned_host);
     fill_from_pool(inputs_, model_, batch, 0, in.get());
     const size_t values = static_cast<size_t>(batch) * model_.input.size();
-    auto in16 = is_half_precision(opts_.input_precision) ? host_buffer((values + 1) / 2, opts_.pinned_host) : nullptr;
-    const float* feed = to_16bit(in.get(), in16.get(), values);
+    auto in_conv = converted_buffer(values);
+    const float* feed = to_input_type(in.get(), in_conv.get(), values);
     b.set_tracer(nullptr);
     std::vector<double> t;
     for (int r = -1 - o_.warmup; r < o_.reps; ++r) {

@@ -102,7 +102,7 @@ struct Point {
 struct Worker {
   std::unique_ptr<Backend> backend;
   std::shared_ptr<float> in, out;
-  std::shared_ptr<float> in16;  // --input-precision fp16 / bf16: a wrapped batch gathered as 16-bit values
+  std::shared_ptr<float> in_conv;  // --input-precision u8 / fp16 / bf16: a wrapped batch gathered in that type
   size_t capacity = 0;  // images the buffers hold
 };
 
@@ -119,23 +119,25 @@ class Streamer {
     const size_t floats = static_cast<size_t>(pool_.count) * m_.input.size();
     staged_ = host_buffer(floats, o_.host_memory == "pinned");
     std::copy_n(pool_.images.data(), floats, staged_.get());
-    // --input-precision fp16 / bf16: the queue holds 16-bit values instead, converted once, before any clock starts.
-    if (is_half_precision(opts_.input_precision)) {
-      staged16_ = host_buffer((floats + 1) / 2, o_.host_memory == "pinned");
-      convert_input(pool_.images.data(), floats, opts_.input_precision, reinterpret_cast<uint16_t*>(staged16_.get()));
+    // --input-precision u8 / fp16 / bf16: the queue holds the values in that type instead, converted once, before
+    // any clock starts.
+    if (opts_.input_precision != "fp32") {
+      value_bytes_ = input_value_bytes(opts_.input_precision);
+      staged_conv_ = host_buffer(input_buffer_floats(floats, opts_.input_precision), o_.host_memory == "pinned");
+      convert_input_bytes(pool_.images.data(), floats, opts_.input_precision, staged_conv_.get());
     }
   }
 
   // Where batch [start, start + n) of the pool lies: in place, or gathered into `buf`.
   const float* batch_at(int start, int n, const Worker& w) const {
     start %= pool_.count;
-    if (staged16_) {  // 16-bit values: the same, 2 bytes each (forward reads them through its float pointer)
-      const size_t per = m_.input.size();
-      const auto* q = reinterpret_cast<const uint16_t*>(staged16_.get());
+    if (staged_conv_) {  // converted values: the same, value_bytes_ each (forward reads them through its float pointer)
+      const size_t per = m_.input.size() * value_bytes_;
+      const auto* q = reinterpret_cast<const char*>(staged_conv_.get());
       if (start + n <= pool_.count) return reinterpret_cast<const float*>(q + static_cast<size_t>(start) * per);
-      auto* d = reinterpret_cast<uint16_t*>(w.in16.get());
+      auto* d = reinterpret_cast<char*>(w.in_conv.get());
       for (int i = 0; i < n; ++i) std::copy_n(q + static_cast<size_t>((start + i) % pool_.count) * per, per, d + static_cast<size_t>(i) * per);
-      return w.in16.get();
+      return w.in_conv.get();
     }
     float* buf = w.in.get();
     if (start + n <= pool_.count) return staged_.get() + static_cast<size_t>(start) * m_.input.size();
@@ -148,7 +150,7 @@ class Streamer {
     for (Worker& w : workers_)
       if (w.capacity < static_cast<size_t>(batch)) {
         w.in = host_buffer(in_floats * batch, o_.host_memory == "pinned");
-        if (staged16_) w.in16 = host_buffer((in_floats * batch + 1) / 2, o_.host_memory == "pinned");
+        if (staged_conv_) w.in_conv = host_buffer(input_buffer_floats(in_floats * batch, opts_.input_precision), o_.host_memory == "pinned");
         w.out = host_buffer(out_floats * batch, o_.host_memory == "pinned");
         w.capacity = batch;
       }
@@ -242,7 +244,8 @@ class Streamer {
   const ImagePool& pool_;
   BackendOptions opts_;
   std::vector<Worker> workers_;
-  std::shared_ptr<float> staged_, staged16_;
+  std::shared_ptr<float> staged_, staged_conv_;
+  size_t value_bytes_ = 4;
 };
 
 struct RankInfo {

@@ -9,6 +9,8 @@
 #               profiled passes), --profiled-passes timed, and --no-profile; PyTorch's eager and CUDA-graph forward in
 #               the same run
 #   OVERHEAD=1  the profiler's overhead at batch 1 and 64 (experiments/profiler_overhead.sh, ROUNDS rounds)
+#   INPUTS="fp32 u8"  the --input-precision values BIG and SMALL run (default fp32); SMALL writes a --trace of the
+#               default --cuda-graph run for each
 set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-out}
@@ -63,14 +65,17 @@ if [ "${BIG:-1}" = 1 ]; then
   B=${AB_BATCH:-1024}
   step "AlexNet FP32 batch $B, cuda auto, resident vs overlapped"
   common="--model data/models/alexnet --backend cuda $tuning --batches $B --reps ${REPS:-7} --warmup 2 --check-images 1 --check-backend cpu"
+  for ip in ${INPUTS:-fp32}; do
+  sfx=$([ "$ip" = fp32 ] || echo "-in$ip")
   for h in pinned pageable; do
-    $bin/batchscope sweep $common --host-memory $h --out e2e/big-resident-$h.csv >e2e/big-resident-$h.log 2>&1 || echo "resident $h: exit $?"
-    summary e2e/big-resident-$h.csv "resident, $h"
+    $bin/batchscope sweep $common --input-precision $ip --host-memory $h --out e2e/big-resident-$h$sfx.csv >e2e/big-resident-$h$sfx.log 2>&1 || echo "resident $h $ip: exit $?"
+    summary e2e/big-resident-$h$sfx.csv "resident, $h, input $ip"
     for c in ${CHUNKS:-0 128}; do
-      $bin/batchscope sweep $common --host-memory $h --transfers overlapped $([ "$c" = 0 ] || echo --chunk $c) \
-        --out e2e/big-overlapped-c$c-$h.csv >e2e/big-overlapped-c$c-$h.log 2>&1 || echo "overlapped $c $h: exit $?"
-      summary e2e/big-overlapped-c$c-$h.csv "overlapped, chunk $c ($h)"
+      $bin/batchscope sweep $common --input-precision $ip --host-memory $h --transfers overlapped $([ "$c" = 0 ] || echo --chunk $c) \
+        --out e2e/big-overlapped-c$c-$h$sfx.csv >e2e/big-overlapped-c$c-$h$sfx.log 2>&1 || echo "overlapped $c $h $ip: exit $?"
+      summary e2e/big-overlapped-c$c-$h$sfx.csv "overlapped, chunk $c ($h), input $ip"
     done
+  done
   done
   $bin/batchscope sweep $common --host-memory pinned --transfers overlapped --cuda-graph --out e2e/big-overlapped-graph-pinned.csv \
     >e2e/big-overlapped-graph-pinned.log 2>&1 || echo "overlapped graph: exit $?"
@@ -83,12 +88,15 @@ fi
 if [ "${SMALL:-1}" = 1 ]; then
   step "AlexNet FP32 batch 1, cuda auto: resident vs --cuda-graph (pinned): default, profiled timed passes, unprofiled"
   common="--model data/models/alexnet --backend cuda $tuning --batches 1 --reps ${SMALL_REPS:-300} --warmup 30 --check-images 1 --check-backend cpu --host-memory pinned"
+  for ip in ${INPUTS:-fp32}; do
   for g in "" "--cuda-graph"; do
     for p in "" "--profiled-passes timed" "--no-profile"; do
-      name=small$(echo "$g$p" | tr -d ' -')
-      $bin/batchscope sweep $common $g $p --out e2e/$name.csv >e2e/$name.log 2>&1 || echo "$name: exit $?"
-      summary e2e/$name.csv "batch 1 ${g:-eager} ${p:-default}"
+      name=small$(echo "$g$p" | tr -d ' -')$([ "$ip" = fp32 ] || echo "-in$ip")
+      trace=$([ "$g" = --cuda-graph ] && [ -z "$p" ] && echo "--trace e2e/$name.trace.json")
+      $bin/batchscope sweep $common --input-precision $ip $g $p $trace --out e2e/$name.csv >e2e/$name.log 2>&1 || echo "$name: exit $?"
+      summary e2e/$name.csv "batch 1 ${g:-eager} ${p:-default} in $ip"
     done
+  done
   done
   step "PyTorch, same run: fp32 eager and CUDA-graph replay (batch 1), fp32 eager (batch ${AB_BATCH:-1024})"
   timeout 300 python3 experiments/pytorch_alexnet.py --batches 1,${AB_BATCH:-1024} --modes fp32,fp32-graph --reps 100 --warmup 10 \

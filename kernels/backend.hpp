@@ -50,10 +50,12 @@ struct BackendOptions {
   std::string tuning_file;
   // fp32 | tf32 (menus.hpp: precision_menu); the cpu backends are the fp32 reference and refuse anything else.
   std::string precision = "fp32";
-  // fp32 | fp16 | bf16 (GPU backends, 16-bit only with the same --precision): what forward's `in` holds. fp32: FP32
-  // values, converted on the device inside the first layer; fp16 / bf16: 16-bit values (raw IEEE binary16 or
-  // bfloat16 bits, (N, C, H, W), already converted on the host: app/input_precision.hpp), copied as they are (half the
-  // bytes) and read by the first layer.
+  // fp32 | u8 | fp16 | bf16 (GPU backends, not with per-layer transfers; 16-bit only with the same --precision): what
+  // forward's `in` holds. fp32: FP32 values, converted on the device inside the first layer; u8: one byte per value
+  // (raw 8-bit pixels, (N, C, H, W)), copied as they are (a quarter of the bytes) and widened to FP32 on the device
+  // inside the first layer's time; fp16 / bf16: 16-bit values (raw IEEE binary16 or bfloat16 bits, (N, C, H, W),
+  // already converted on the host: app/input_precision.hpp), copied as they are (half the bytes) and read by the
+  // first layer.
   std::string input_precision = "fp32";
 };
 
@@ -66,7 +68,7 @@ class Backend {
   // Takes the model (uploads weights for device backends). Throws, naming the layer, when a layer is
   // unsupported: nothing falls back silently.
   virtual void load(const Model& model) = 0;
-  // Runs layers [0, n_layers) on n images. in: (N, C, H, W) host floats (16-bit values with a 16-bit
+  // Runs layers [0, n_layers) on n images. in: (N, C, H, W) host floats (bytes or 16-bit values with a u8 or 16-bit
   // input_precision); out: (N, features of the last layer run) host floats.
   virtual void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) = 0;
   // Which implementation ran a layer ("im2col+sgemm", "v6 implicit-gemm", ...), for reports.

@@ -142,8 +142,9 @@ void check_precision(const std::string& precision, const std::string& flag) {
 }
 
 void check_input_precision(const std::string& input, const std::string& precision) {
-  if (input == "fp32") return;
-  if (input != "fp16" && input != "bf16") fail("--input-precision", "unknown precision '" + input + "' (expected fp32, fp16 or bf16)");
+  if (input == "fp32" || input == "u8") return;  // u8: widened to FP32 on the device, whatever the layers compute in
+  if (input != "fp16" && input != "bf16")
+    fail("--input-precision", "unknown precision '" + input + "' (expected fp32, u8, fp16 or bf16)");
   if (input != precision)
     fail("--input-precision", input + " needs --precision " + input + " (the input is copied as the type the first layer computes in; "
                                       "found --precision " + precision + ")");

@@ -38,8 +38,10 @@ const std::vector<Policy>& precision_menu();        // --precision
 void check_precision(const std::string& precision, const std::string& flag = "--precision");
 double precision_tolerance(const std::string& precision);
 bool is_half_precision(const std::string& precision);  // fp16 or bf16: 16-bit storage between layers
-// --input-precision: fp32 (the default: the input is copied as FP32 and converted on the device), or the run's own
-// 16-bit precision (the host holds the input as 16-bit values: half the copy). Fails naming the flag otherwise.
+// --input-precision: fp32 (the default: the input is copied as FP32 and converted on the device), u8 (with any
+// precision: the host holds raw 8-bit pixel values, a quarter of the copy, widened to FP32 on the device inside the
+// first layer's time), or the run's own 16-bit precision (the host holds the input as 16-bit values: half the copy).
+// Fails naming the flag otherwise.
 void check_input_precision(const std::string& input, const std::string& precision);
 // Whether version `e` may run in a run of `precision`: its own precision, and under tf32 also fc v5 (the
 // memory-bound weight-streaming kernel for small batches, FP32 and as fast).

@@ -155,6 +155,54 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
   test::expect_error_at([&] { open_backend(models[0], "cuda", o); }, "--input-precision", "bf16 needs --precision bf16");
 }
 
+// --input-precision u8: the raw bytes, copied as they are and widened on the device, must give exactly the outputs of
+// the same whole numbers copied as FP32, whatever the layers compute in (fp32, tf32, fp16), resident and overlapped
+// (chunks start at byte offsets into the host buffer) and from a replayed graph, pinned and pageable; guard zones,
+// the widened buffer's among them, checked after every pass. cudnn: within the precision's tolerance of cpu-ref (its
+// algorithm search may pick differently in two instances).
+TEST(GpuTransfers, EightBitInputEqualsTheSameValuesInFp32) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model models[] = {load_model(test::data_file("models/ece408")),
+                          test::conv_chain("c3", {3, 20, 22}, 8, true, Act::relu, true, rng)};
+  struct Case { const char* backend; bool overlapped, graph; };
+  const Case cases[] = {{"cuda", false, false}, {"cuda", true, true}, {"cuda", true, false},
+                        {"cudnn", false, false}, {"cudnn", true, true}};
+  std::uniform_int_distribution<int> pixel(0, 255);
+  for (const Model& m : models)
+    for (const char* precision : {"fp32", "tf32", "fp16"})
+      for (const Case& c : cases)
+        for (bool pinned : {true, false}) {
+          BackendOptions o;
+          o.precision = precision;
+          o.overlapped_transfers = c.overlapped;
+          o.cuda_graph = c.graph;
+          o.chunk = c.overlapped ? 16 : 0;
+          o.guard_check = true;
+          auto f32 = open_backend(m, c.backend, o);
+          o.input_precision = "u8";
+          auto u8 = open_backend(m, c.backend, o);
+          for (int n : {37, 37, 5}) {
+            std::vector<float> in(static_cast<size_t>(m.input.size()) * n);
+            for (float& v : in) v = static_cast<float>(pixel(rng));
+            const std::vector<uint8_t> bytes = to_input_precision(in.data(), in.size(), "u8");
+            ASSERT_EQ(bytes.size(), in.size());
+            std::vector<float> as_floats(input_buffer_floats(in.size(), "u8"));  // the bytes, carried in a float buffer
+            std::memcpy(as_floats.data(), bytes.data(), bytes.size());
+            const std::vector<float> want = forward(*f32, m, in, n, pinned);
+            const std::vector<float> got = forward(*u8, m, as_floats, n, pinned);
+            const std::string what = std::string(c.backend) + " " + precision + " in.c " + std::to_string(m.input.c) +
+                                     (c.overlapped ? " overlapped" : "") + (c.graph ? " graph" : "") + (pinned ? " pinned" : " pageable") +
+                                     " batch " + std::to_string(n) + " seed " + std::to_string(seed);
+            if (std::string(c.backend) == "cuda") {
+              EXPECT_EQ(got, want) << what;
+            }
+            EXPECT_LE(test::rel_l2(got, test::cpu_ref_output(m, in, n)), precision_tolerance(precision)) << what;
+          }
+        }
+}
+
 TEST(GpuTransfers, BadCombinationsAreClearErrors) {
   SKIP_WITHOUT_GPU();
   BackendOptions o;
@@ -165,6 +213,12 @@ TEST(GpuTransfers, BadCombinationsAreClearErrors) {
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--cuda-graph: needs --transfers resident or overlapped"), std::string::npos) << e.what();
+  }
+  o.cuda_graph = false;
+  for (const char* input : {"u8", "fp16"}) {
+    o.input_precision = input;
+    o.precision = input == std::string("u8") ? "fp32" : input;
+    test::expect_error_at([&] { make_backend("cuda", o); }, "--input-precision", std::string(input) + " needs --transfers resident or overlapped");
   }
 }
 

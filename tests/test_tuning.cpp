@@ -178,6 +178,7 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   EXPECT_NO_THROW(check_input_precision("bf16", "bf16"));
   test::expect_error_at([] { check_input_precision("fp16", "bf16"); }, "--input-precision", "fp16 needs --precision fp16");
   test::expect_error_at([] { check_input_precision("half", "fp16"); }, "--input-precision", "unknown precision 'half'");
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) EXPECT_NO_THROW(check_input_precision("u8", p)) << p;
   EXPECT_DOUBLE_EQ(precision_tolerance("fp32"), 1e-4);
   EXPECT_DOUBLE_EQ(precision_tolerance("tf32"), 5e-3);
   EXPECT_DOUBLE_EQ(precision_tolerance("fp16"), 1e-2);
@@ -329,4 +330,28 @@ TEST(InputPrecision, HostConversionRoundsToNearestEven) {
   test::expect_error_at([&] { convert_input(big.data(), big.size(), "fp16"); }, "--input-precision",
                         "fp16: input value 70000.000000 (value 1 of the batch) exceeds 65504");
   EXPECT_EQ(convert_input(big.data(), big.size(), "bf16")[1], 0x4789);  // 70000 = 0x4788b800: up
+}
+
+// --input-precision u8: whole numbers 0..255 become their bytes; anything else is refused with the value and its
+// index, not rounded or clamped. The sizes a host buffer needs, and the results' label.
+TEST(InputPrecision, EightBitCarriesWholeNumbersAndRefusesTheRest) {
+  const std::vector<float> px = {0.0f, 255.0f, 17.0f, 128.0f, 1.0f};
+  EXPECT_EQ(to_input_precision(px.data(), px.size(), "u8"), (std::vector<uint8_t>{0, 255, 17, 128, 1}));
+  const std::vector<uint8_t> h = to_input_precision(px.data(), 2, "fp16");  // 2 bytes per value, little-endian words
+  EXPECT_EQ(h, (std::vector<uint8_t>{0x00, 0x00, 0xf8, 0x5b}));           // 255 = 0x5bf8
+  for (float bad : {255.5f, -1.0f, 256.0f, 0.25f, NAN, INFINITY}) {
+    const std::vector<float> v = {3.0f, bad};
+    test::expect_error_at([&] { to_input_precision(v.data(), v.size(), "u8"); }, "--input-precision",
+                          "(value 1 of the batch) is not a whole number in 0..255");
+  }
+  EXPECT_EQ(input_value_bytes("fp32"), 4u);
+  EXPECT_EQ(input_value_bytes("bf16"), 2u);
+  EXPECT_EQ(input_value_bytes("u8"), 1u);
+  test::expect_error_at([] { input_value_bytes("int8"); }, "--input-precision", "unknown precision 'int8'");
+  EXPECT_EQ(input_buffer_floats(5, "u8"), 2u);  // 5 bytes in 8
+  EXPECT_EQ(input_buffer_floats(8, "u8"), 2u);
+  EXPECT_EQ(input_buffer_floats(3, "fp16"), 2u);
+  EXPECT_EQ(input_buffer_floats(3, "fp32"), 3u);
+  EXPECT_EQ(transfers_label("overlapped", true, "u8"), "overlapped+graph+in-u8");
+  EXPECT_EQ(transfers_label("resident", false, "fp32"), "resident");
 }

@@ -6,6 +6,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/const_bank.hpp"
+#include "kernels/cuda/ops.hpp"
 #include "kernels/menus.hpp"
 #include "weights_tools/error.hpp"
 
@@ -98,6 +99,9 @@ GpuPipelineBackend::GpuPipelineBackend(const BackendOptions& o, const std::strin
     fail("--cuda-graph", "needs --transfers resident or overlapped (per-layer allocates and copies synchronously around every layer)");
   if (o.chunk < 0) fail("--chunk", "must be 0 (the default) or more, found " + std::to_string(o.chunk));
   check_input_precision(o.input_precision, o.precision);
+  if (o.per_layer_transfers && o.input_precision != "fp32")
+    fail("--input-precision", o.input_precision + " needs --transfers resident or overlapped (per-layer copies FP32 "
+                              "values in and out around every layer)");
   require_cuda_device(name);
   CUDA_CHECK(cudaStreamCreate(&stream_));
   if (o.overlapped_transfers) {
@@ -163,7 +167,8 @@ size_t GpuPipelineBackend::device_bytes_needed(int n) const {
                                         workspace_floats(i, n));
   }
   if (opts_.per_layer_transfers) return sizeof(float) * per_layer;
-  return sizeof(float) * (weights + resident_extra_floats(n) + static_cast<size_t>(m.input.size()) * n + 2 * max_act * n + ws);
+  const size_t in_floats = static_cast<size_t>(m.input.size()) * n * (input8() ? 2 : 1);  // u8: the bytes' slot and the widened FP32
+  return sizeof(float) * (weights + resident_extra_floats(n) + in_floats + 2 * max_act * n + ws);
 }
 
 size_t GpuPipelineBackend::device_bytes_free() const {
@@ -226,6 +231,8 @@ void GpuPipelineBackend::size_buffers(int n, size_t n_layers, int in_images) {
   in_.resize(in_floats_ + guard);
   act_[0].resize(act_floats_ + guard);
   act_[1].resize(act_floats_ + guard);
+  wide_floats_ = input8() ? static_cast<size_t>(m.input.size()) * n : 0;
+  if (input8()) in_wide_.resize(wide_floats_ + guard);
   workspace_.resize(ws);
   ws_ptr_ = workspace_.get();
   ws_floats_ = workspace_.size();
@@ -249,6 +256,10 @@ const float* GpuPipelineBackend::run_layers(const float* src, int n, size_t n_la
     if (fused_away(i)) continue;
     if (tracer_) tracer_->layer_begin(static_cast<int>(i));
     if (timed_) record(ev + 2 * i);
+    if (i == 0 && input8()) {  // raw 8-bit values widened to FP32, inside the first layer's time
+      cuda::u8_to_float(reinterpret_cast<const unsigned char*>(src), static_cast<long long>(m.input.size()) * n, in_wide_.get(), stream_);
+      src = in_wide_.get();
+    }
     float* dst = act_[which].get();
     const DevLayer& d = dev_[i];
     const float* next = run_layer(i, src, n, dst, cur, LayerWeights{d.w.get(), d.b.size() ? d.b.get() : nullptr, d.tex, d.id});
@@ -464,6 +475,10 @@ void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_laye
 
 void GpuPipelineBackend::poison(size_t in_floats, size_t act_floats) {
   CUDA_CHECK(cudaMemsetAsync(in_.get() + in_floats, kGuardByte, kGuardFloats * sizeof(float), stream_));
+  if (input8()) {
+    CUDA_CHECK(cudaMemsetAsync(in_wide_.get(), 0xff, wide_floats_ * sizeof(float), stream_));  // NaN until widened
+    CUDA_CHECK(cudaMemsetAsync(in_wide_.get() + wide_floats_, kGuardByte, kGuardFloats * sizeof(float), stream_));
+  }
   for (auto& a : act_) {
     CUDA_CHECK(cudaMemsetAsync(a.get(), 0xff, act_floats * sizeof(float), stream_));  // NaN everywhere
     CUDA_CHECK(cudaMemsetAsync(a.get() + act_floats, kGuardByte, kGuardFloats * sizeof(float), stream_));
@@ -472,8 +487,9 @@ void GpuPipelineBackend::poison(size_t in_floats, size_t act_floats) {
 
 void GpuPipelineBackend::check_guards(size_t in_floats, size_t act_floats) {
   std::vector<unsigned char> host(kGuardFloats * sizeof(float));
-  const std::pair<const float*, const char*> zones[] = {
+  std::vector<std::pair<const float*, const char*>> zones = {
       {in_.get() + in_floats, "input"}, {act_[0].get() + act_floats, "activation A"}, {act_[1].get() + act_floats, "activation B"}};
+  if (input8()) zones.push_back({in_wide_.get() + wide_floats_, "widened u8 input"});
   for (const auto& [ptr, what] : zones) {
     CUDA_CHECK(cudaMemcpy(host.data(), ptr, host.size(), cudaMemcpyDeviceToHost));
     for (unsigned char c : host)

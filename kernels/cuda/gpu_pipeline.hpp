@@ -11,6 +11,8 @@
 //              filled and drained by the host (OpenMP threads) while the device works on other chunks.
 // With cuda_graph, the layers of each batch or chunk size (and input place) are captured once into a CUDA graph
 // after one eager pass and replayed from then on; the copies stay outside the graph.
+// --input-precision u8 (resident, overlapped): the bytes are copied as they are (a quarter of FP32's) and widened to
+// FP32 by one kernel inside the first layer's time (and graph), into a buffer of their own.
 // A derived backend says which layers it runs (supports), how (run_layer), and names them (describe).
 #pragma once
 #include <cuda_runtime.h>
@@ -68,9 +70,11 @@ class GpuPipelineBackend : public Backend {
   // src: where the last layer left it; spare: an activation buffer that is not src. Default: src as it is.
   virtual const float* finish_output(const float* src, Shape, int, float*) { return src; }
 
-  // Bytes per value of the input forward receives and copies: 4, or 2 with a 16-bit --input-precision.
-  bool input16() const { return opts_.input_precision != "fp32"; }
-  size_t in_elem_bytes() const { return input16() ? 2 : 4; }
+  // Bytes per value of the input forward receives and copies: 4, 2 with a 16-bit --input-precision, 1 with u8 (whose
+  // bytes run_layers widens to FP32 before the first layer sees them: derived backends see FP32 values).
+  bool input16() const { return opts_.input_precision == "fp16" || opts_.input_precision == "bf16"; }
+  bool input8() const { return opts_.input_precision == "u8"; }
+  size_t in_elem_bytes() const { return input8() ? 1 : input16() ? 2 : 4; }
 
   const Model* model_ = nullptr;
   BackendOptions opts_;
@@ -102,8 +106,9 @@ class GpuPipelineBackend : public Backend {
   std::string name_;
   std::vector<DevLayer> dev_;
   DeviceBuffer<float> in_, act_[2];  // resident: (N, C, H, W) input; ping-pong activations
+  DeviceBuffer<float> in_wide_;      // --input-precision u8: the batch's (or chunk's) bytes widened to FP32
   DeviceBuffer<float> out_;          // overlapped: the whole batch's output, each chunk's copied in at its end
-  size_t in_floats_ = 0, act_floats_ = 0;  // what this forward uses of in_ and act_ (guards follow)
+  size_t in_floats_ = 0, act_floats_ = 0, wide_floats_ = 0;  // what this forward uses of in_, act_, in_wide_ (guards follow)
   // overlapped
   cudaStream_t copy_in_ = nullptr, copy_out_ = nullptr;
   std::vector<cudaEvent_t> chunk_events_;  // per chunk: input copied, compute done, output copied

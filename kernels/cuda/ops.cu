@@ -24,6 +24,21 @@ __global__ void activation_kernel(float* x, long long count, int act) {
   }
 }
 
+// --input-precision u8: four bytes in, four floats out per thread (one 4-byte load, one 16-byte store); the last
+// thread also takes the count % 4 values left over. in and out must be 4- and 16-byte aligned.
+__global__ void u8_to_float_kernel(const uchar4* __restrict__ in, long long quads, long long count, float4* __restrict__ out) {
+  for (long long q = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; q < quads;
+       q += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const uchar4 v = in[q];
+    out[q] = make_float4(v.x, v.y, v.z, v.w);
+  }
+  if (blockIdx.x == 0 && threadIdx.x == 0) {
+    const auto* b = reinterpret_cast<const unsigned char*>(in);
+    auto* f = reinterpret_cast<float*>(out);
+    for (long long i = 4 * quads; i < count; ++i) f[i] = b[i];
+  }
+}
+
 // One block per image: max, sum of exponentials, normalise.
 __global__ void softmax_kernel(const float* __restrict__ in, int features, float* __restrict__ out) {
   __shared__ float red[32];
@@ -171,6 +186,15 @@ int fc_splits(int n, int inputs, int outputs) {
 
 void activation_forward(float* x, long long count, Act act, cudaStream_t s) {
   activation_kernel<<<blocks_for(count, 256), 256, 0, s>>>(x, count, act_code(act));
+  CUDA_CHECK_LAUNCH();
+}
+
+void u8_to_float(const unsigned char* in, long long count, float* out, cudaStream_t s) {
+  if (reinterpret_cast<uintptr_t>(in) % 4 || reinterpret_cast<uintptr_t>(out) % 16)
+    fail("u8_to_float", "needs a 4-byte aligned input and a 16-byte aligned output (internal)");
+  const long long quads = count / 4;
+  u8_to_float_kernel<<<std::max(1u, blocks_for(quads, 256)), 256, 0, s>>>(reinterpret_cast<const uchar4*>(in), quads, count,
+                                                                          reinterpret_cast<float4*>(out));
   CUDA_CHECK_LAUNCH();
 }
 

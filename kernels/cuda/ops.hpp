@@ -33,6 +33,8 @@ bool lrn_pool_fusable(Shape lrn_shape);
 void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, const PoolParams& pp, Shape os, float* out,
                       cudaStream_t s);
 void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s);
+// --input-precision u8: count bytes widened to floats (in 4-byte aligned, out 16-byte aligned).
+void u8_to_float(const unsigned char* in, long long count, float* out, cudaStream_t s);
 
 constexpr int kAutoFcVariant = kAutoVariant;
 // Without a tuning table (menus.cpp: fc_auto_heuristic): v5 up to 4 images, v8 up to 256, else v7.

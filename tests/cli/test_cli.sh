@@ -148,6 +148,10 @@ expect_fail "^batchscope: error: --input-precision: fp16 needs --precision fp16 
 expect_fail "--input-precision: unknown precision 'fp8'" $bs sweep --model "$model" --backend cpu --input-precision fp8 --out "$tmp/ip.csv"
 expect_absent "$tmp/ip.csv"
 expect_fail "--input-precision: bf16 needs --precision bf16" $bs profile --model "$model" --backend cuda --precision fp16 --input-precision bf16
+expect_fail "--input-precision: the cpu backend does not use it \(it applies to --backend cuda and cudnn\)" $bs sweep --model "$model" --backend cpu --input-precision u8 --out "$tmp/u8.csv"
+expect_absent "$tmp/u8.csv"
+expect_fail "--input-precision: u8: classify subtracts the model's channel means on the host" \
+  $bs classify --model "$model" --backend cuda --input-precision u8 "$src/data/imagenet/images/cat.jpg"
 expect_fail "--conv-variants: v13 computes in fp32; --precision tf32 times v16, v17, v18" $bs tune --model "$model" --precision tf32 --conv-variants 13
 expect_ok "^  +tf32 +FP32 storage, convolution and fully connected products in TF32" $bs variants
 expect_ok "v16 +gemm-tf32 .*\[any; tf32\]" $bs variants

@@ -12,6 +12,7 @@
 #include "app/input_precision.hpp"
 #include "app/runner.hpp"
 #include "app/sweep.hpp"
+#include "app/throughput.hpp"
 #include "gpu_util.hpp"
 #include "kernels/menus.hpp"
 #include "kernels/profile.hpp"
@@ -201,6 +202,63 @@ TEST(GpuTransfers, EightBitInputEqualsTheSameValuesInFp32) {
             EXPECT_LE(test::rel_l2(got, test::cpu_ref_output(m, in, n)), precision_tolerance(precision)) << what;
           }
         }
+}
+
+// The commands carry a converted input to the backend: throughput (its queue converted once, a batch that wraps around
+// the test set's end gathered byte by byte into a worker's buffer, two workers) and sweep (refilled every pass). The
+// same pixel values reach the layers whatever the input type (u8 widens exactly; fp16 holds whole numbers to 2048
+// exactly), so top-1 correctness over 10,500 labelled images must equal the FP32 input's to the image, and the
+// results must name the input.
+TEST(GpuTransfers, ThroughputAndSweepCarryAConvertedInput) {
+  SKIP_WITHOUT_GPU();
+  struct Case { const char* precision; const char* input; };
+  std::map<std::string, std::string> correct;  // by precision: the FP32 input's correctness
+  for (bool graph : {false, true})
+    for (const Case c : {Case{"fp32", "fp32"}, Case{"fp32", "u8"}, Case{"fp16", "fp32"}, Case{"fp16", "fp16"}, Case{"fp16", "u8"}}) {
+      const std::string what = std::string(c.precision) + " input " + c.input + (graph ? " graph" : "");
+      test::TempDir d;
+      ThroughputOptions t;
+      t.model_dir = test::data_file("models/ece408");
+      t.backend = "cuda";
+      t.flags.precision = c.precision;
+      t.flags.input_precision = c.input;
+      t.images = 10500;  // the test set holds 10,000: the last batch wraps around its end
+      t.batches = {3000};
+      t.streams = 2;
+      t.cuda_graph = graph;
+      t.out = d / "t.csv";
+      ASSERT_EQ(run_throughput(t), 0) << what;
+      const auto rows = test::read_csv(d / "t.csv");
+      ASSERT_GE(rows.size(), 2u) << what;
+      std::map<std::string, std::string> all;
+      for (size_t r = 1; r < rows.size(); ++r) {
+        std::map<std::string, std::string> row;
+        for (size_t i = 0; i < rows[0].size() && i < rows[r].size(); ++i) row[rows[0][i]] = rows[r][i];
+        if (row["rank"] == "all") all = row;
+      }
+      ASSERT_FALSE(all.empty()) << what;
+      EXPECT_EQ(all["transfers"], transfers_label("resident", graph, c.input)) << what;
+      ASSERT_FALSE(all["correctness"].empty()) << what;
+      if (std::string(c.input) == "fp32") correct[c.precision] = all["correctness"];
+      else EXPECT_EQ(all["correctness"], correct[c.precision]) << what;
+    }
+  test::TempDir d;
+  SweepOptions o;
+  o.model_dir = test::data_file("models/ece408");
+  o.backend = "cuda";
+  o.flags.input_precision = "u8";
+  o.batches = {1, 64};
+  o.reps = 3;
+  o.transfers = "overlapped";
+  o.host_memory = "pageable";
+  o.out = d / "r.csv";
+  ASSERT_EQ(run_sweep(o), 0);
+  for (int b : {1, 64}) {
+    auto row = test::warm_row(d / "r.csv", b);
+    ASSERT_FALSE(row.empty()) << b;
+    EXPECT_EQ(row["transfers"], "overlapped+in-u8") << b;
+    EXPECT_EQ(row["check"], "ok") << b;
+  }
 }
 
 TEST(GpuTransfers, BadCombinationsAreClearErrors) {

@@ -14,8 +14,10 @@
 #include "app/sweep.hpp"
 #include "app/throughput.hpp"
 #include "gpu_util.hpp"
+#include "kernels/cuda/gpu_pipeline.hpp"
 #include "kernels/menus.hpp"
 #include "kernels/profile.hpp"
+#include "kernels/tuning.hpp"
 #include "test_util.hpp"
 
 using namespace bs;
@@ -258,6 +260,47 @@ TEST(GpuTransfers, ThroughputAndSweepCarryAConvertedInput) {
     ASSERT_FALSE(row.empty()) << b;
     EXPECT_EQ(row["transfers"], "overlapped+in-u8") << b;
     EXPECT_EQ(row["check"], "ok") << b;
+  }
+}
+
+// A tuning table gives each chunk size its own version, and with it its own workspace: the workspace must hold what
+// every chunk needs, not only the largest chunk (found on the H100: AlexNet batch 1024 overlapped stopped with "wgmma
+// workspace too small" once the table gave the 64-image chunks another version than the 256-image ones). Here the
+// 16-image chunks run v5 (im2col into the workspace) and the 32-image ones v12 (none).
+TEST(GpuTransfers, OverlappedChunksEachHaveTheirTunedVersionsWorkspace) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = test::conv_chain("c3", {3, 20, 22}, 8, false, Act::relu, false, rng);  // a bare convolution: v5 runs it
+  const std::vector<int> chunks = overlapped_chunks(128, 0);
+  ASSERT_EQ(chunks, (std::vector<int>{16, 32, 32, 32, 16}));
+  test::TempDir d;
+  int dev = 0;
+  cudaDeviceProp p{};
+  ASSERT_EQ(cudaGetDevice(&dev), cudaSuccess);
+  ASSERT_EQ(cudaGetDeviceProperties(&p, dev), cudaSuccess);
+  TuningTable t;
+  t.device.name = p.name;
+  for (auto [batch, best] : {std::pair{16, 5}, std::pair{32, 12}}) {
+    TuningEntry e;
+    e.kind = "conv";
+    e.layer = m.layers[0].name;
+    e.signature = tuning_signature(m, 0);
+    e.batch = batch;
+    e.best = best;
+    e.times_ms = {{5, 1.0}, {12, 1.0}};
+    t.entries.push_back(e);
+  }
+  write_tuning(d / "t.json", t);
+  BackendOptions o;
+  o.tuning_file = d / "t.json";
+  o.overlapped_transfers = true;
+  o.guard_check = true;
+  auto gpu = open_backend(m, "cuda", o);
+  for (bool pinned : {true, false}) {
+    const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * 128, rng);
+    EXPECT_LE(test::rel_l2(forward(*gpu, m, in, 128, pinned), test::cpu_ref_output(m, in, 128)), 1e-5)
+        << (pinned ? "pinned" : "pageable") << " seed " << seed;
   }
 }
 

@@ -162,7 +162,8 @@ size_t GpuPipelineBackend::device_bytes_needed(int n) const {
     const Layer& l = m.layers[i];
     weights += static_cast<size_t>(l.weight_count());
     max_act = std::max<size_t>(max_act, l.out.size());
-    ws = std::max(ws, workspace_floats(i, n));
+    for (int k : opts_.overlapped_transfers ? overlapped_chunks(n, opts_.chunk) : std::vector<int>{n})
+      ws = std::max(ws, workspace_floats(i, k));  // each chunk size runs its own plan
     per_layer = std::max(per_layer, static_cast<size_t>(l.weight_count()) + static_cast<size_t>(l.in.size() + l.out.size()) * n +
                                         workspace_floats(i, n));
   }
@@ -220,11 +221,13 @@ void GpuPipelineBackend::forward(const float* in, int n, size_t n_layers, float*
   }
 }
 
-void GpuPipelineBackend::size_buffers(int n, size_t n_layers, int in_images) {
+void GpuPipelineBackend::size_buffers(int n, size_t n_layers, int in_images, const std::vector<int>& runs) {
   const Model& m = *model_;
   size_t max_act = 0, ws = 0;
   for (size_t i = 0; i < m.layers.size(); ++i) max_act = std::max<size_t>(max_act, m.layers[i].out.size());
-  for (size_t i = 0; i < n_layers; ++i) ws = std::max(ws, workspace_floats(i, n));
+  // Each size runs its own plan (a tuning table may give a smaller chunk a version with a larger workspace).
+  for (int k : runs.empty() ? std::vector<int>{n} : runs)
+    for (size_t i = 0; i < n_layers; ++i) ws = std::max(ws, workspace_floats(i, k));
   in_floats_ = static_cast<size_t>(m.input.size()) * in_images;
   act_floats_ = max_act * n;
   const size_t guard = opts_.guard_check ? kGuardFloats : 0;
@@ -348,7 +351,7 @@ void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_lay
   std::vector<size_t> first(chunks, 0);  // each chunk's first image
   for (int c = 1; c < chunks; ++c) first[c] = first[c - 1] + count[c - 1];
   const size_t in_per = m.input.size(), out_per = m.layers[n_layers - 1].out.size();
-  size_buffers(chunk, n_layers, n);
+  size_buffers(chunk, n_layers, n, count);
   out_.resize(out_per * n);
   const bool in_pinned = host_pinned(in), out_pinned = host_pinned(out);
   const size_t stage_need[2] = {in_pinned ? 0 : in_per * chunk, out_pinned ? 0 : out_per * chunk};

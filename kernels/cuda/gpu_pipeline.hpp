@@ -91,8 +91,9 @@ class GpuPipelineBackend : public Backend {
   void forward_resident(const float* in, int n, size_t n_layers, float* out);
   void forward_overlapped(const float* in, int n, size_t n_layers, float* out);
   void forward_per_layer(const float* in, int n, size_t n_layers, float* out);
-  // Sizes the resident buffers for batches (or chunks) of n and an input of in_images images; poisons them if asked.
-  void size_buffers(int n, size_t n_layers, int in_images);
+  // Sizes the resident buffers for batches (or chunks) of at most n and an input of in_images images, the workspace
+  // for every size in `runs` (default: n); poisons them if asked.
+  void size_buffers(int n, size_t n_layers, int in_images, const std::vector<int>& runs = {});
   // Layers [0, n_layers) of n images from the device input src on stream_, with events from events_[ev]; the last
   // result is copied to copy_to when given (and that is returned). Sets cur to the output shape.
   const float* run_layers(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to);

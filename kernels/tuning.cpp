@@ -38,6 +38,19 @@ std::optional<int> TuningTable::lookup(const std::string& kind, const std::strin
   return best->best;
 }
 
+std::vector<std::string> stale_entries(const TuningTable& t) {
+  std::vector<std::string> out;
+  for (const TuningEntry& e : t.entries)
+    for (const TuningEntry& o : t.entries) {
+      if (&o == &e || o.kind != e.kind || o.signature != e.signature) continue;
+      if (e.times_ms.count(o.best) || e.unsupported.count(o.best)) continue;
+      out.push_back(e.kind + " '" + e.signature + "' at batch " + std::to_string(e.batch) + " never measured v" +
+                    std::to_string(o.best) + ", the choice at batch " + std::to_string(o.batch));
+      break;  // one line per entry
+    }
+  return out;
+}
+
 std::string tuning_signature(const Model& m, size_t i, const std::string& precision) {
   const Layer& l = m.layers[i];
   std::string s;

@@ -45,6 +45,12 @@ struct TuningTable {
   std::optional<int> lookup(const std::string& kind, const std::string& signature, int n) const;
 };
 
+// Entries that cannot be trusted to hold the best version: for one (kind, signature), an entry whose measurement
+// (times_ms, unsupported) left out a version that another batch size's entry chose (a table merged from tunings over
+// different version lists, e.g. sizes measured before a version existed). One line each, naming the entry, the
+// version it never measured and the batch size that chose it; empty when every entry is comparable.
+std::vector<std::string> stale_entries(const TuningTable& t);
+
 // Layer i's signature within m (with the activation, and for convolutions a following 2x2 max pool, that a
 // variant could fuse into it).
 std::string tuning_signature(const Model& m, size_t i, const std::string& precision = "fp32");  // " @tf32" appended for tf32

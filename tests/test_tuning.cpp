@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <filesystem>
 
 #include "app/input_precision.hpp"
 
@@ -74,6 +75,29 @@ TEST(Tuning, LookupTakesTheBatchOrTheNearestInLog2) {
   EXPECT_FALSE(t.lookup("conv", sig + " +max_pool2x2", 1).has_value());  // another segment
   EXPECT_FALSE(t.lookup("fc", sig, 1).has_value());
   EXPECT_EQ(t.lookup("fc", "fc in9216 out4096 +relu", 1024), 5);
+}
+
+// A table whose sizes were measured over different version lists (merged by hand, or sizes tuned before a version
+// existed) names the entries that never measured a version another size chose; the shipped tables have none (the H100
+// table's FP32 batch 4, 64 and 256 convolution entries, measured before v34-v36, made auto run v13/v14 at 256 images,
+// 20 % slower per image than at 128 or 512: experiments/end-to-end.md).
+TEST(Tuning, StaleEntriesNameWhatTheyNeverMeasured) {
+  TuningTable t = sample_table();
+  EXPECT_TRUE(stale_entries(t).empty());  // every conv entry measured v12-v14 (v7 unsupported)
+  t.entries[0].best = 7;                  // batch 1 now chooses v7, which the others list as unsupported: still comparable
+  EXPECT_TRUE(stale_entries(t).empty());
+  t.entries[0].best = 36;                 // a version only batch 1 measured
+  t.entries[0].times_ms[36] = 0.5;
+  const std::vector<std::string> s = stale_entries(t);
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0], "conv 'conv in(3,227,227) m96 k11x11 s4x4 p0x0 g1 +relu' at batch 16 never measured v36, the choice at batch 1");
+  EXPECT_NE(s[1].find("at batch 256 never measured v36"), std::string::npos) << s[1];
+  for (const auto& f : std::filesystem::directory_iterator(test::source_dir() + "/experiments/tuning")) {
+    const TuningTable shipped = read_tuning(f.path().string(), "");
+    ASSERT_FALSE(shipped.entries.empty()) << f.path();
+    const std::vector<std::string> stale = stale_entries(shipped);
+    EXPECT_TRUE(stale.empty()) << f.path() << ": " << stale.size() << " stale entries, the first: " << stale[0];
+  }
 }
 
 TEST(Tuning, RefusesATableFromAnotherDevice) {

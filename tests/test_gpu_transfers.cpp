@@ -7,6 +7,7 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <functional>
 #include <map>
 
 #include "app/input_precision.hpp"
@@ -107,6 +108,40 @@ TEST(GpuTransfers, HalfPrecisionOverlappedAndGraphedWithinTolerance) {
     }
 }
 
+// The two models the converted-input tests run: ECE 408 (one channel) and a 3-channel chain (a pad channel on the
+// 16-bit NHWC paths).
+std::vector<Model> one_and_three_channel_models(std::mt19937& rng) {
+  std::vector<Model> models;
+  models.push_back(load_model(test::data_file("models/ece408")));
+  models.push_back(test::conv_chain("c3", {3, 20, 22}, 8, true, Act::relu, true, rng));
+  return models;
+}
+
+// One backend reading FP32 input and one reading `input` (u8, fp16, bf16), otherwise configured as o, on the same
+// values (values(count): fresh FP32 input values) at batches 37, 37 and 5: cuda's outputs must be equal, and the
+// converted input's within the precision's tolerance of cpu-ref. what: the case, for failure messages.
+void expect_converted_input_matches(const Model& m, const std::string& backend, BackendOptions o, const std::string& input,
+                                    bool pinned, const std::function<std::vector<float>(size_t)>& values,
+                                    const std::string& what) {
+  auto f32 = open_backend(m, backend, o);
+  o.input_precision = input;
+  auto conv = open_backend(m, backend, o);
+  for (int n : {37, 37, 5}) {
+    const std::vector<float> in = values(static_cast<size_t>(m.input.size()) * n);
+    const std::vector<uint8_t> bytes = to_input_precision(in.data(), in.size(), input);
+    ASSERT_EQ(bytes.size(), in.size() * input_value_bytes(input));
+    std::vector<float> as_floats(input_buffer_floats(in.size(), input));  // the converted values, carried in a float buffer
+    std::memcpy(as_floats.data(), bytes.data(), bytes.size());
+    const std::vector<float> want = forward(*f32, m, in, n, pinned);
+    const std::vector<float> got = forward(*conv, m, as_floats, n, pinned);
+    const std::string at = what + " batch " + std::to_string(n);
+    if (backend == "cuda") {
+      EXPECT_EQ(got, want) << at;
+    }
+    EXPECT_LE(test::rel_l2(got, test::cpu_ref_output(m, in, n)), precision_tolerance(o.precision)) << at;
+  }
+}
+
 // --input-precision fp16 / bf16: the host's 16-bit copy (rounded to nearest even, as the device's conversion rounds)
 // must give the cuda backend exactly the outputs of the FP32 input converted on the device, on every path that reads
 // it: v22's conv1 staging 16-bit NCHW itself, the layout kernel before v20 (with a pad channel for 3 channels), the
@@ -116,8 +151,7 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
-  const Model models[] = {load_model(test::data_file("models/ece408")),
-                          test::conv_chain("c3", {3, 20, 22}, 8, true, Act::relu, true, rng)};
+  const std::vector<Model> models = one_and_three_channel_models(rng);
   struct Case { const char* backend; const char* conv; bool overlapped, graph; };
   const Case cases[] = {{"cuda", "auto", false, false}, {"cuda", "20", false, false}, {"cuda", "auto", true, true},
                         {"cuda", "20", true, false},    {"cudnn", "", false, false},  {"cudnn", "", true, true}};
@@ -133,24 +167,11 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
           o.cuda_graph = c.graph;
           o.chunk = c.overlapped ? 16 : 0;
           o.guard_check = true;
-          auto f32 = open_backend(m, c.backend, o);
-          o.input_precision = precision;
-          auto h16 = open_backend(m, c.backend, o);
-          for (int n : {37, 37, 5}) {
-            const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
-            const std::vector<uint16_t> in16 = convert_input(in.data(), in.size(), precision);
-            std::vector<float> as_floats((in16.size() + 1) / 2);  // the 16-bit values, carried in a float buffer
-            std::memcpy(as_floats.data(), in16.data(), in16.size() * sizeof(uint16_t));
-            const std::vector<float> want = forward(*f32, m, in, n, pinned);
-            const std::vector<float> got = forward(*h16, m, as_floats, n, pinned);
-            const std::string what = std::string(c.backend) + " conv " + c.conv + " " + precision + " in.c " + std::to_string(m.input.c) +
-                                     (c.overlapped ? " overlapped" : "") + (c.graph ? " graph" : "") + (pinned ? " pinned" : " pageable") +
-                                     " batch " + std::to_string(n) + " seed " + std::to_string(seed);
-            if (std::string(c.backend) == "cuda") {
-              EXPECT_EQ(got, want) << what;
-            }
-            EXPECT_LE(test::rel_l2(got, test::cpu_ref_output(m, in, n)), precision_tolerance(precision)) << what;
-          }
+          expect_converted_input_matches(
+              m, c.backend, o, precision, pinned, [&](size_t count) { return test::random_vector(count, rng); },
+              std::string(c.backend) + " conv " + c.conv + " " + precision + " in.c " + std::to_string(m.input.c) +
+                  (c.overlapped ? " overlapped" : "") + (c.graph ? " graph" : "") + (pinned ? " pinned" : " pageable") +
+                  " seed " + std::to_string(seed));
         }
   BackendOptions o;
   o.precision = "fp16";
@@ -167,8 +188,7 @@ TEST(GpuTransfers, EightBitInputEqualsTheSameValuesInFp32) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
-  const Model models[] = {load_model(test::data_file("models/ece408")),
-                          test::conv_chain("c3", {3, 20, 22}, 8, true, Act::relu, true, rng)};
+  const std::vector<Model> models = one_and_three_channel_models(rng);
   struct Case { const char* backend; bool overlapped, graph; };
   const Case cases[] = {{"cuda", false, false}, {"cuda", true, true}, {"cuda", true, false},
                         {"cudnn", false, false}, {"cudnn", true, true}};
@@ -183,26 +203,15 @@ TEST(GpuTransfers, EightBitInputEqualsTheSameValuesInFp32) {
           o.cuda_graph = c.graph;
           o.chunk = c.overlapped ? 16 : 0;
           o.guard_check = true;
-          auto f32 = open_backend(m, c.backend, o);
-          o.input_precision = "u8";
-          auto u8 = open_backend(m, c.backend, o);
-          for (int n : {37, 37, 5}) {
-            std::vector<float> in(static_cast<size_t>(m.input.size()) * n);
+          auto pixels = [&](size_t count) {
+            std::vector<float> in(count);
             for (float& v : in) v = static_cast<float>(pixel(rng));
-            const std::vector<uint8_t> bytes = to_input_precision(in.data(), in.size(), "u8");
-            ASSERT_EQ(bytes.size(), in.size());
-            std::vector<float> as_floats(input_buffer_floats(in.size(), "u8"));  // the bytes, carried in a float buffer
-            std::memcpy(as_floats.data(), bytes.data(), bytes.size());
-            const std::vector<float> want = forward(*f32, m, in, n, pinned);
-            const std::vector<float> got = forward(*u8, m, as_floats, n, pinned);
-            const std::string what = std::string(c.backend) + " " + precision + " in.c " + std::to_string(m.input.c) +
-                                     (c.overlapped ? " overlapped" : "") + (c.graph ? " graph" : "") + (pinned ? " pinned" : " pageable") +
-                                     " batch " + std::to_string(n) + " seed " + std::to_string(seed);
-            if (std::string(c.backend) == "cuda") {
-              EXPECT_EQ(got, want) << what;
-            }
-            EXPECT_LE(test::rel_l2(got, test::cpu_ref_output(m, in, n)), precision_tolerance(precision)) << what;
-          }
+            return in;
+          };
+          expect_converted_input_matches(m, c.backend, o, "u8", pinned, pixels,
+                                         std::string(c.backend) + " " + precision + " in.c " + std::to_string(m.input.c) +
+                                             (c.overlapped ? " overlapped" : "") + (c.graph ? " graph" : "") +
+                                             (pinned ? " pinned" : " pageable") + " seed " + std::to_string(seed));
         }
 }
 

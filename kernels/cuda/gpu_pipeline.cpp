@@ -46,16 +46,18 @@ bool host_pinned(const void* p) {
   return a.type == cudaMemoryTypeHost;
 }
 
-// memcpy, over every OpenMP thread (OMP_NUM_THREADS limits them) for large copies. On the H100 machine (16 cores) a
-// 158 MB chunk moves from pageable into pinned memory at 7.5 GB/s on one thread, 35 on 8 and 47 on 16
-// (experiments/probes/host_copy_rate.cu): overlapped pageable transfers keep the GPU fed only above ~21 GB/s of FP32
-// AlexNet images (618 KB per 30 us of kernels), and the doubling chunks ask for twice that while they ramp up.
+// memcpy, over up to 12 OpenMP threads (OMP_NUM_THREADS limits them) for large copies, in 4 MB pieces handed out as
+// threads come free, so that a thread the system preempts delays one piece rather than a whole slice of the copy.
+// Measured on the H100 machine (16 cores; experiments/end-to-end.md, "Pageable staging"): AlexNet FP32 batch 1024,
+// overlapped, pageable: equal slices on 8 threads 37.6-39.3 ms, on 16 threads 45.9-47.8 (the slowest slice waits for
+// the driver's and the profiler's threads); pieces on 8 / 12 / 16 threads 37.4-37.5 / 36.3-36.7 / 36.6-37.5.
 void host_copy(void* dst, const void* src, size_t bytes) {
-  const int threads = bytes >= (8u << 20) ? std::max(1, omp_get_max_threads()) : 1;
-  const size_t slice = (bytes + threads - 1) / threads;
-#pragma omp parallel for num_threads(threads) schedule(static)
-  for (int t = 0; t < threads; ++t) {
-    const size_t at = std::min(bytes, slice * t), len = std::min(bytes - at, slice);
+  constexpr size_t kPiece = 4u << 20;
+  const long long pieces = static_cast<long long>((bytes + kPiece - 1) / kPiece);
+  const int threads = bytes >= (8u << 20) ? std::clamp(omp_get_max_threads(), 1, 12) : 1;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (long long p = 0; p < pieces; ++p) {
+    const size_t at = static_cast<size_t>(p) * kPiece, len = std::min(bytes - at, kPiece);
     std::memcpy(static_cast<char*>(dst) + at, static_cast<const char*>(src) + at, len);
   }
 }

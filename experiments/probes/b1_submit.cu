@@ -35,14 +35,7 @@
 #include <thread>
 #include <vector>
 
-#define CK(x)                                                                               \
-  do {                                                                                      \
-    cudaError_t e_ = (x);                                                                   \
-    if (e_ != cudaSuccess) {                                                                \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_));      \
-      std::exit(1);                                                                         \
-    }                                                                                       \
-  } while (0)
+#include "check.cuh"
 
 __device__ __forceinline__ unsigned long long now_ns() {
   unsigned long long t;
@@ -155,28 +148,21 @@ int main(int argc, char** argv) {
   };
   cudaGraphExec_t g_kernels = graph_of([&] { p.kernels(s); });
   cudaGraphExec_t g_nop = graph_of([&] { spin<<<132, 128, 0, s>>>(0, p.d_stamp, nullptr, 0, nullptr); });
-  cudaGraphExec_t g_armed_bare = graph_of([&] {
-    wait_flag<<<1, 1, 0, s>>>(d_go);
-    p.kernels(s);
-    set_flag<<<1, 1, 0, s>>>(d_done);
-  });
-  cudaGraphExec_t g_whole = graph_of([&] { p.copy_in(s); p.kernels(s); p.copy_out(s); });
-  cudaGraphExec_t g_armed = graph_of([&] {
-    wait_flag<<<1, 1, 0, s>>>(d_go);
-    p.copy_in(s);
-    p.kernels(s);
-    p.copy_out(s);
-    set_flag<<<1, 1, 0, s>>>(d_done);
-  });
-
-  cudaGraphExec_t g_bus = graph_of([&] { p.bus_in(s); p.kernels(s); p.bus_out(s); });
-  cudaGraphExec_t g_bus_armed = graph_of([&] {
-    wait_flag<<<1, 1, 0, s>>>(d_go);
-    p.bus_in(s);
-    p.kernels(s);
-    p.bus_out(s);
-    set_flag<<<1, 1, 0, s>>>(d_done);
-  });
+  // Armed: the pass behind a kernel that waits for the host's go flag, and a kernel that raises the done flag after it.
+  auto armed_graph_of = [&](auto body) {
+    return graph_of([&] {
+      wait_flag<<<1, 1, 0, s>>>(d_go);
+      body();
+      set_flag<<<1, 1, 0, s>>>(d_done);
+    });
+  };
+  auto whole = [&] { p.copy_in(s); p.kernels(s); p.copy_out(s); };
+  auto bus = [&] { p.bus_in(s); p.kernels(s); p.bus_out(s); };
+  cudaGraphExec_t g_armed_bare = armed_graph_of([&] { p.kernels(s); });
+  cudaGraphExec_t g_whole = graph_of(whole);
+  cudaGraphExec_t g_armed = armed_graph_of(whole);
+  cudaGraphExec_t g_bus = graph_of(bus);
+  cudaGraphExec_t g_bus_armed = armed_graph_of(bus);
   auto sync = [&] { CK(cudaStreamSynchronize(s)); };
   auto spin_wait = [&] {
     cudaError_t e;

@@ -15,14 +15,7 @@
 #include <cstring>
 #include <vector>
 
-#define CK(x)                                                                          \
-  do {                                                                                 \
-    cudaError_t e_ = (x);                                                              \
-    if (e_ != cudaSuccess) {                                                           \
-      std::fprintf(stderr, "%s:%d %s\n", __FILE__, __LINE__, cudaGetErrorString(e_)); \
-      std::exit(1);                                                                    \
-    }                                                                                  \
-  } while (0)
+#include "check.cuh"
 
 static void copy(char* dst, const char* src, size_t bytes, int threads) {
   const size_t slice = (bytes + threads - 1) / threads;

@@ -2,14 +2,14 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "app/classify.hpp"
-#include "app/infer.hpp"
-#include "app/report.hpp"
-#include "app/sweep.hpp"
-#include "app/throughput.hpp"
-#include "app/tune.hpp"
-#include "app/variants.hpp"
-#include "app/world.hpp"
+#include "app/commands/classify.hpp"
+#include "app/commands/infer.hpp"
+#include "app/commands/report.hpp"
+#include "app/commands/sweep.hpp"
+#include "app/commands/throughput.hpp"
+#include "app/commands/tune.hpp"
+#include "app/commands/variants.hpp"
+#include "app/exec/world.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/limits.hpp"
 

@@ -4,7 +4,7 @@
 #include <string>
 
 #include "fuzz/harness.hpp"
-#include "kernels/model.hpp"
+#include "kernels/model/model.hpp"
 #include "weights_tools/npy.hpp"
 
 namespace {

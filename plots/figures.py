@@ -211,7 +211,7 @@ def variants_per_layer(sweeps, out, batch=None):
     return _save(fig, out, "variants_per_layer"), b
 
 
-# Tolerances on the relative L2 of the logits against the reference (kernels/menus.cpp precision_tolerance).
+# Tolerances on the relative L2 of the logits against the reference (kernels/plan/menus.cpp precision_tolerance).
 TOLERANCE = {"fp32": 1e-4, "tf32": 5e-3, "fp16": 1e-2, "bf16": 5e-2}
 KERNEL_CATEGORIES = ["conv", "pool", "fc", "act", "lrn", "softmax", "flatten", "other_kernel"]
 

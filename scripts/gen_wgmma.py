@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes kernels/cuda/wgmma_ops.cuh: the wgmma.mma_async m64nNk8 TF32 instructions the sm_90a engine issues
+"""Writes kernels/cuda/engine/wgmma_ops.cuh: the wgmma.mma_async m64nNk8 TF32 instructions the sm_90a engine issues
 (gemm_wgmma.cuh), one per tile width N. Inline PTX needs every accumulator as its own operand (N/2 per thread),
 so the statements are generated rather than written out by hand. Run: python3 scripts/gen_wgmma.py"""
 import pathlib

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/backend.hpp"
+#include "kernels/exec/backend.hpp"
 #include "op_cases.hpp"
 #include "weights_tools/error.hpp"
 

@@ -6,8 +6,8 @@
 #include <string>
 #include <vector>
 
-#include "kernels/backend.hpp"
-#include "kernels/model.hpp"
+#include "kernels/exec/backend.hpp"
+#include "kernels/model/model.hpp"
 #include "test_util.hpp"
 
 namespace bs::test {

@@ -2,7 +2,7 @@
 // the bvlc writer read back, synthesis, and the AlexNet importer's rearrangements.
 #include <gtest/gtest.h>
 
-#include "kernels/model.hpp"
+#include "kernels/model/model.hpp"
 #include "test_util.hpp"
 #include "weights_tools/bvlc.hpp"
 #include "weights_tools/error.hpp"

@@ -2,7 +2,7 @@
 // relative L2 <= 1e-5; output buffers poisoned and guarded.
 #include <gtest/gtest.h>
 
-#include "kernels/backend.hpp"
+#include "kernels/exec/backend.hpp"
 #include "op_cases.hpp"
 
 using namespace bs;

@@ -5,13 +5,13 @@
 
 #include <map>
 
-#include "app/datasets.hpp"
-#include "app/runner.hpp"
-#include "app/sweep.hpp"
-#include "kernels/profile.hpp"
-#include "kernels/backend.hpp"
-#include "kernels/cuda/conv.hpp"
-#include "kernels/cuda/ops.hpp"
+#include "app/exec/datasets.hpp"
+#include "app/exec/runner.hpp"
+#include "app/commands/sweep.hpp"
+#include "kernels/profile/profile.hpp"
+#include "kernels/exec/backend.hpp"
+#include "kernels/cuda/ops/conv.hpp"
+#include "kernels/cuda/ops/ops.hpp"
 #include "gpu_util.hpp"
 #include "op_cases.hpp"
 #include "weights_tools/error.hpp"

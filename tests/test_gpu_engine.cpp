@@ -7,13 +7,13 @@
 
 #include <cmath>
 
-#include "app/backend_flags.hpp"
-#include "app/runner.hpp"
-#include "app/tune.hpp"
+#include "app/cli/backend_flags.hpp"
+#include "app/exec/runner.hpp"
+#include "app/commands/tune.hpp"
 #include "gpu_util.hpp"
 #include "test_util.hpp"
-#include "kernels/menus.hpp"
-#include "kernels/tuning.hpp"
+#include "kernels/plan/menus.hpp"
+#include "kernels/plan/tuning.hpp"
 #include "weights_tools/npy.hpp"
 
 using namespace bs;

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "gpu_util.hpp"
-#include "kernels/profile.hpp"
+#include "kernels/profile/profile.hpp"
 
 using namespace bs;
 using bs::test::gpu_missing;

@@ -10,15 +10,15 @@
 #include <functional>
 #include <map>
 
-#include "app/input_precision.hpp"
-#include "app/runner.hpp"
-#include "app/sweep.hpp"
-#include "app/throughput.hpp"
+#include "app/exec/input_precision.hpp"
+#include "app/exec/runner.hpp"
+#include "app/commands/sweep.hpp"
+#include "app/commands/throughput.hpp"
 #include "gpu_util.hpp"
-#include "kernels/cuda/gpu_pipeline.hpp"
-#include "kernels/menus.hpp"
-#include "kernels/profile.hpp"
-#include "kernels/tuning.hpp"
+#include "kernels/cuda/backends/gpu_pipeline.hpp"
+#include "kernels/plan/menus.hpp"
+#include "kernels/profile/profile.hpp"
+#include "kernels/plan/tuning.hpp"
 #include "test_util.hpp"
 
 using namespace bs;

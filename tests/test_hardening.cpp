@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "kernels/model.hpp"
+#include "kernels/model/model.hpp"
 #include "test_util.hpp"
 #include "weights_tools/bvlc.hpp"
 #include "weights_tools/idx.hpp"

@@ -4,9 +4,9 @@
 
 #include <nlohmann/json.hpp>
 
-#include "app/datasets.hpp"
-#include "app/runner.hpp"
-#include "kernels/backend.hpp"
+#include "app/exec/datasets.hpp"
+#include "app/exec/runner.hpp"
+#include "kernels/exec/backend.hpp"
 #include "test_util.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/mxnet_import.hpp"

@@ -1,7 +1,7 @@
 // model.json parsing, shape inference, weight layouts, and the errors for bad model files.
 #include <gtest/gtest.h>
 
-#include "kernels/model.hpp"
+#include "kernels/model/model.hpp"
 #include "test_util.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/layout.hpp"

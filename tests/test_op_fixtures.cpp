@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "kernels/backend.hpp"
+#include "kernels/exec/backend.hpp"
 #include "test_util.hpp"
 
 using namespace bs;

@@ -6,11 +6,11 @@
 #include <nlohmann/json.hpp>
 #include <sstream>
 
-#include "app/latency_stats.hpp"
-#include "app/results_io.hpp"
-#include "app/sweep.hpp"
-#include "app/trace_export.hpp"
-#include "kernels/profile.hpp"
+#include "app/results/latency_stats.hpp"
+#include "app/results/results_io.hpp"
+#include "app/commands/sweep.hpp"
+#include "app/results/trace_export.hpp"
+#include "kernels/profile/profile.hpp"
 #include "test_util.hpp"
 #include "weights_tools/error.hpp"
 

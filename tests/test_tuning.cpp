@@ -1,17 +1,17 @@
-// The tuning table (kernels/tuning.hpp), the kernel menus (kernels/menus.hpp) and the backend flags
-// (app/backend_flags.hpp): everything auto's choice and the variant flags rest on that runs without a GPU.
+// The tuning table (kernels/plan/tuning.hpp), the kernel menus (kernels/plan/menus.hpp) and the backend flags
+// (app/cli/backend_flags.hpp): everything auto's choice and the variant flags rest on that runs without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
 #include <filesystem>
 
-#include "app/input_precision.hpp"
+#include "app/exec/input_precision.hpp"
 
 #include <cstdlib>
 
-#include "app/backend_flags.hpp"
-#include "kernels/menus.hpp"
-#include "kernels/tuning.hpp"
+#include "app/cli/backend_flags.hpp"
+#include "kernels/plan/menus.hpp"
+#include "kernels/plan/tuning.hpp"
 #include "test_util.hpp"
 
 using namespace bs;

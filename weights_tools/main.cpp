@@ -2,7 +2,7 @@
 #include <CLI/CLI.hpp>
 #include <iostream>
 
-#include "kernels/model.hpp"
+#include "kernels/model/model.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/limits.hpp"
 #include "weights_tools/inspect.hpp"

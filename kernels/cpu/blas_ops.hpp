@@ -4,7 +4,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/model.hpp"
+#include "kernels/model/model.hpp"
 
 namespace bs::blas {
 

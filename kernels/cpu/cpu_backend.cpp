@@ -6,7 +6,7 @@
 #include <chrono>
 #include <cstring>
 
-#include "kernels/backend.hpp"
+#include "kernels/exec/backend.hpp"
 #include "kernels/cpu/blas_ops.hpp"
 #include "kernels/cpu/ref_ops.hpp"
 #include "weights_tools/error.hpp"

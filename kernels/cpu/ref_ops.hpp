@@ -3,7 +3,7 @@
 #pragma once
 #include <cstdint>
 
-#include "kernels/model.hpp"
+#include "kernels/model/model.hpp"
 
 namespace bs::ref {
 

@@ -1,0 +1,27 @@
+// `batchscope tune`: times every convolution and fully connected version that supports each layer of a model
+// at each batch size, on this GPU, and writes the tuning table that the cuda backend's auto reads
+// (kernels/plan/tuning.hpp).
+#pragma once
+#include <CLI/CLI.hpp>
+#include <string>
+#include <vector>
+
+namespace bs {
+
+struct TuneOptions {
+  std::string model_dir;
+  std::string precision = "fp32";  // fp32 | tf32: which versions are timed, and the signatures' " @tf32"
+  std::vector<int> batches = {1, 4, 16, 64, 256, 1024};
+  int reps = 5, warmup = 2;
+  std::string out;  // default: default_tuning_path(device)
+  std::vector<std::string> conv_variants, fc_variants;  // default: every version on the menu
+  double cut = 20.0;  // a version slower than cut x the best so far after its first run is not repeated
+  std::string command_line;
+
+  void add_to(CLI::App& app);
+  void validate() const;
+};
+
+int run_tune(const TuneOptions& o);
+
+}  // namespace bs

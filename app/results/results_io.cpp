@@ -1,0 +1,174 @@
+#include "app/results/results_io.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+
+#include "kernels/profile/profile.hpp"
+#include "weights_tools/error.hpp"
+#include "weights_tools/io.hpp"
+
+namespace bs {
+namespace {
+
+std::string num(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.6g", v);
+  return buf;
+}
+
+std::string quote(const std::string& s) {
+  if (s.find_first_of(",\"\n") == std::string::npos) return s;
+  std::string q = "\"";
+  for (char c : s) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+  return q + "\"";
+}
+
+std::string identity_cells(const SweepIdentity& id) {
+  return quote(id.model) + "," + quote(id.weights) + "," + id.backend + "," + quote(id.variant) + "," +
+         quote(id.fc_variant) + "," + id.precision + "," + id.transfers + "," + id.host_memory + "," + quote(id.profiler);
+}
+const char* kIdentityHeader = "model,weights,backend,variant,fc_variant,precision,transfers,host_memory,profiler";
+
+}  // namespace
+
+std::string identity_csv_header() { return kIdentityHeader; }
+std::string identity_csv_cells(const SweepIdentity& id) { return identity_cells(id); }
+std::string csv_quote(const std::string& s) { return quote(s); }
+std::string csv_num(double v) { return num(v); }
+
+nlohmann::json to_json(const SweepRow& r) {
+  return {{"batch", r.batch}, {"run", r.run}, {"reps", r.reps}, {"median", r.total_median}, {"min", r.total_min},
+          {"max", r.total_max}, {"p90", r.total_p90}, {"p99", r.total_p99}, {"ips", r.images_per_s},
+          {"gflops", r.gflop_per_s}, {"categories", r.categories}, {"copy_hidden", r.copy_hidden},
+          {"breakdown_reps", r.breakdown_reps}, {"breakdown_median", r.breakdown_median}, {"check", r.check}, {"l2", r.check_rel_l2},
+          {"check_images", r.check_images}, {"top1", r.check_top1}, {"rank", r.rank}, {"host", r.host},
+          {"device", r.device}, {"rank_batch", r.rank_batch}};
+}
+
+SweepRow sweep_row_from_json(const nlohmann::json& j) {
+  SweepRow r;
+  r.batch = j.at("batch");
+  r.run = j.at("run");
+  r.reps = j.at("reps");
+  r.total_median = j.at("median");
+  r.total_min = j.at("min");
+  r.total_max = j.at("max");
+  r.total_p90 = j.at("p90");
+  r.total_p99 = j.at("p99");
+  r.images_per_s = j.at("ips");
+  r.gflop_per_s = j.at("gflops");
+  r.categories = j.at("categories").get<std::map<std::string, double>>();
+  r.copy_hidden = j.at("copy_hidden");
+  r.breakdown_reps = j.at("breakdown_reps");
+  r.breakdown_median = j.at("breakdown_median");
+  r.check = j.at("check");
+  r.check_rel_l2 = j.at("l2");
+  r.check_images = j.at("check_images");
+  r.check_top1 = j.at("top1");
+  r.rank = j.at("rank");
+  r.host = j.at("host");
+  r.device = j.at("device");
+  r.rank_batch = j.at("rank_batch");
+  return r;
+}
+
+nlohmann::json to_json(const LayerRow& r) {
+  return {{"batch", r.batch}, {"run", r.run}, {"layer", r.layer}, {"type", r.type}, {"impl", r.implementation},
+          {"median", r.median}, {"min", r.min}, {"max", r.max}, {"gflops", r.gflop_per_s}, {"gbs", r.gb_per_s},
+          {"rank", r.rank}};
+}
+
+LayerRow layer_row_from_json(const nlohmann::json& j) {
+  LayerRow r;
+  r.batch = j.at("batch");
+  r.run = j.at("run");
+  r.layer = j.at("layer");
+  r.type = j.at("type");
+  r.implementation = j.at("impl");
+  r.median = j.at("median");
+  r.min = j.at("min");
+  r.max = j.at("max");
+  r.gflop_per_s = j.at("gflops");
+  r.gb_per_s = j.at("gbs");
+  r.rank = j.at("rank");
+  return r;
+}
+
+std::vector<std::string> sweep_csv_header(int ranks) {
+  std::vector<std::string> h;
+  for (const char* c : {"model", "weights", "backend", "variant", "fc_variant", "precision", "transfers", "host_memory",
+                        "profiler", "batch", "run", "reps", "total_ms_median", "total_ms_min", "total_ms_max",
+                        "total_ms_p50", "total_ms_p90", "total_ms_p99", "images_per_s", "gflop_per_s"})
+    h.push_back(c);
+  for (const std::string& c : breakdown_categories()) h.push_back(c + "_ms");
+  h.push_back("copy_hidden_ms");
+  h.push_back("breakdown_reps");
+  h.push_back("breakdown_ms_median");
+  for (const char* c : {"check", "check_rel_l2", "check_images", "check_top1"}) h.push_back(c);
+  if (ranks > 1)
+    for (const char* c : {"ranks", "rank", "host", "device", "rank_batch", "images_per_s_one_rank", "scaling_efficiency"})
+      h.push_back(c);
+  return h;
+}
+
+std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows, int ranks) {
+  std::string out;
+  for (const std::string& h : sweep_csv_header(ranks)) out += (out.empty() ? "" : ",") + h;
+  out += "\n";
+  for (const SweepRow& r : rows) {
+    out += identity_cells(id) + "," + std::to_string(r.batch) + "," + r.run + "," + std::to_string(r.reps) + "," +
+           num(r.total_median * 1e3) + "," + num(r.total_min * 1e3) + "," + num(r.total_max * 1e3) + "," +
+           num(r.total_median * 1e3) + "," + num(r.total_p90 * 1e3) + "," + num(r.total_p99 * 1e3) + "," +
+           num(r.images_per_s) + "," + num(r.gflop_per_s);
+    for (const std::string& c : breakdown_categories()) {
+      auto it = r.categories.find(c);
+      out += "," + (it == r.categories.end() ? std::string() : num(it->second * 1e3));
+    }
+    out += "," + (r.copy_hidden < 0 ? std::string() : num(r.copy_hidden * 1e3));
+    out += r.breakdown_median < 0 ? std::string(",,") : "," + std::to_string(r.breakdown_reps) + "," + num(r.breakdown_median * 1e3);
+    out += "," + r.check + "," + num(r.check_rel_l2) + "," + std::to_string(r.check_images) + "," +
+           (r.check_images > 0 ? num(r.check_top1) : std::string());
+    if (ranks > 1)
+      out += "," + std::to_string(ranks) + "," + r.rank + "," + quote(r.host) + "," + quote(r.device) + "," +
+             std::to_string(r.rank_batch) + "," + (r.images_per_s_one_rank < 0 ? "" : num(r.images_per_s_one_rank)) + "," +
+             (r.scaling_efficiency < 0 ? "" : num(r.scaling_efficiency));
+    out += "\n";
+  }
+  return out;
+}
+
+std::string layers_csv(const SweepIdentity& id, const std::vector<LayerRow>& rows, int ranks) {
+  std::string out = std::string(kIdentityHeader) +
+                    ",batch,run,layer,type,implementation,median_ms,min_ms,max_ms,gflop_per_s,gb_per_s" +
+                    (ranks > 1 ? ",rank" : "") + "\n";
+  for (const LayerRow& r : rows)
+    out += identity_cells(id) + "," + std::to_string(r.batch) + "," + r.run + "," + quote(r.layer) + "," + r.type + "," +
+           quote(r.implementation) + "," + num(r.median * 1e3) + "," + num(r.min * 1e3) + "," + num(r.max * 1e3) + "," +
+           num(r.gflop_per_s) + "," + num(r.gb_per_s) + (ranks > 1 ? "," + r.rank : "") + "\n";
+  return out;
+}
+
+std::string sibling(const std::string& csv_path, const std::string& suffix) {
+  std::string base = csv_path;
+  if (base.size() > 4 && base.compare(base.size() - 4, 4, ".csv") == 0) base.resize(base.size() - 4);
+  return base + suffix;
+}
+
+void write_text_atomic(const std::string& path, const std::string& text) { atomic_write_bytes(path, text.data(), text.size()); }
+
+void check_writable(const std::string& path, const std::string& flag) {
+  namespace fs = std::filesystem;
+  fs::path p(path);
+  fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
+  std::error_code ec;
+  if (!fs::is_directory(dir, ec)) fail(flag, "cannot write " + path + ": folder " + dir.string() + " does not exist");
+  if (fs::is_directory(p, ec)) fail(flag, "cannot write " + path + ": it is a folder");
+  if (access(dir.c_str(), W_OK) != 0) fail(flag, "cannot write " + path + ": " + std::strerror(errno));
+}
+
+}  // namespace bs

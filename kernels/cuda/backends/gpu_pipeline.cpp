@@ -1,0 +1,507 @@
+#include "kernels/cuda/backends/gpu_pipeline.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <omp.h>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/ops/const_bank.hpp"
+#include "kernels/cuda/ops/ops.hpp"
+#include "kernels/plan/menus.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs {
+namespace {
+
+constexpr size_t kGuardFloats = 4096;
+constexpr unsigned char kGuardByte = 0x7f;
+
+cudaTextureObject_t make_texture(const float* dev, size_t count) {
+  cudaResourceDesc res{};
+  res.resType = cudaResourceTypeLinear;
+  res.res.linear.devPtr = const_cast<float*>(dev);
+  res.res.linear.desc = cudaCreateChannelDesc<float>();
+  res.res.linear.sizeInBytes = count * sizeof(float);
+  cudaTextureDesc td{};
+  td.readMode = cudaReadModeElementType;
+  cudaTextureObject_t t = 0;
+  CUDA_CHECK(cudaCreateTextureObject(&t, &res, &td, nullptr));
+  return t;
+}
+
+// The host weights of a layer, or null.
+void host_weights(const Layer& l, const std::vector<float>*& w, const std::vector<float>*& b) {
+  w = b = nullptr;
+  if (auto* c = std::get_if<ConvParams>(&l.op)) { w = &c->weight; b = &c->bias; }
+  if (auto* f = std::get_if<FcParams>(&l.op)) { w = &f->weight; b = &f->bias; }
+}
+
+// Whether the runtime knows host memory as pinned (page-locked, allocated or registered through CUDA).
+bool host_pinned(const void* p) {
+  cudaPointerAttributes a{};
+  if (cudaPointerGetAttributes(&a, p) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  return a.type == cudaMemoryTypeHost;
+}
+
+// memcpy, over up to 12 OpenMP threads (OMP_NUM_THREADS limits them) for large copies, in 4 MB pieces handed out as
+// threads come free, so that a thread the system preempts delays one piece rather than a whole slice of the copy.
+// Measured on the H100 machine (16 cores; experiments/end-to-end.md, "Pageable staging"): AlexNet FP32 batch 1024,
+// overlapped, pageable: equal slices on 8 threads 37.6-39.3 ms, on 16 threads 45.9-47.8 (the slowest slice waits for
+// the driver's and the profiler's threads); pieces on 8 / 12 / 16 threads 37.4-37.5 / 36.3-36.7 / 36.6-37.5.
+void host_copy(void* dst, const void* src, size_t bytes) {
+  constexpr size_t kPiece = 4u << 20;
+  const long long pieces = static_cast<long long>((bytes + kPiece - 1) / kPiece);
+  const int threads = bytes >= (8u << 20) ? std::clamp(omp_get_max_threads(), 1, 12) : 1;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1)
+  for (long long p = 0; p < pieces; ++p) {
+    const size_t at = static_cast<size_t>(p) * kPiece, len = std::min(bytes - at, kPiece);
+    std::memcpy(static_cast<char*>(dst) + at, static_cast<const char*>(src) + at, len);
+  }
+}
+
+}  // namespace
+
+std::vector<int> overlapped_chunks(int n, int chunk) {
+  std::vector<int> sizes;
+  int left = n;
+  int next = chunk;
+  if (chunk <= 0) {  // default: quarters of the batch, reached by doubling from a sixteenth (the first chunk's copy
+    chunk = std::max(32, (n + 3) / 4);  // in has nothing to hide under; each copy must fit under the compute before it)
+    next = std::max(16, chunk / 4);
+  }
+  for (; left > 0; left -= sizes.back()) {
+    sizes.push_back(std::min(next, left));
+    next = std::min(chunk, 2 * next);
+  }
+  return sizes;
+}
+
+void require_cuda_device(const std::string& backend) {
+  int count = 0;
+  cudaError_t e = cudaGetDeviceCount(&count);
+  if (e != cudaSuccess || count == 0)
+    fail("--backend " + backend, std::string("no CUDA GPU is available (") +
+                                     (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
+}
+
+std::vector<Shape> stored_input_shapes(const Model& m) {
+  std::vector<Shape> out(m.layers.size(), m.input);
+  Shape stored = m.input;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    out[i] = stored;
+    if (m.layers[i].kind() != LayerKind::flatten) stored = m.layers[i].out;
+  }
+  return out;
+}
+
+GpuPipelineBackend::GpuPipelineBackend(const BackendOptions& o, const std::string& name) : opts_(o), name_(name) {
+  if (o.per_layer_transfers && o.overlapped_transfers) fail("--transfers", "per-layer and overlapped exclude each other");
+  if (o.per_layer_transfers && o.cuda_graph)
+    fail("--cuda-graph", "needs --transfers resident or overlapped (per-layer allocates and copies synchronously around every layer)");
+  if (o.chunk < 0) fail("--chunk", "must be 0 (the default) or more, found " + std::to_string(o.chunk));
+  check_input_precision(o.input_precision, o.precision);
+  if (o.per_layer_transfers && o.input_precision != "fp32")
+    fail("--input-precision", o.input_precision + " needs --transfers resident or overlapped (per-layer copies FP32 "
+                              "values in and out around every layer)");
+  require_cuda_device(name);
+  CUDA_CHECK(cudaStreamCreate(&stream_));
+  if (o.overlapped_transfers) {
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_in_, cudaStreamNonBlocking));
+    CUDA_CHECK(cudaStreamCreateWithFlags(&copy_out_, cudaStreamNonBlocking));
+  }
+}
+
+GpuPipelineBackend::~GpuPipelineBackend() {
+  drop_graphs();
+  for (auto& d : dev_)
+    if (d.tex) cudaDestroyTextureObject(d.tex);
+  for (auto& e : events_) cudaEventDestroy(e);
+  for (auto& e : chunk_events_) cudaEventDestroy(e);
+  for (auto& dir : stage_)
+    for (float* p : dir)
+      if (p) cudaFreeHost(p);
+  for (cudaStream_t s : {copy_in_, copy_out_, stream_})
+    if (s) cudaStreamDestroy(s);
+}
+
+void GpuPipelineBackend::drop_graphs() {
+  for (auto& [key, g] : graphs_) cudaGraphExecDestroy(g.exec);
+  graphs_.clear();
+}
+
+void GpuPipelineBackend::load(const Model& m) {
+  model_ = &m;
+  for (auto& d : dev_)
+    if (d.tex) cudaDestroyTextureObject(d.tex);
+  dev_.clear();
+  dev_.resize(m.layers.size());
+  for (const Layer& l : m.layers) {
+    Support s = supports(l);
+    if (!s.ok) fail("layer '" + l.name + "'", "backend " + name_ + " does not support it: " + s.reason);
+  }
+  after_load();
+  if (opts_.per_layer_transfers) return;  // weights travel with each layer
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const std::vector<float>* w;
+    const std::vector<float>* b;
+    host_weights(m.layers[i], w, b);
+    if (!w) continue;
+    DevLayer& d = dev_[i];
+    d.w.upload(w->data(), w->size(), stream_);
+    if (!b->empty()) d.b.upload(b->data(), b->size(), stream_);
+    if (wants_texture(i)) d.tex = make_texture(d.w.get(), w->size());
+    d.id = cuda::next_weights_id();
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+size_t GpuPipelineBackend::device_bytes_needed(int n) const {
+  if (!model_) return 0;
+  const Model& m = *model_;
+  size_t weights = 0, max_act = static_cast<size_t>(m.input.size()), ws = 0, per_layer = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i) {
+    const Layer& l = m.layers[i];
+    weights += static_cast<size_t>(l.weight_count());
+    max_act = std::max<size_t>(max_act, l.out.size());
+    for (int k : opts_.overlapped_transfers ? overlapped_chunks(n, opts_.chunk) : std::vector<int>{n})
+      ws = std::max(ws, workspace_floats(i, k));  // each chunk size runs its own plan
+    per_layer = std::max(per_layer, static_cast<size_t>(l.weight_count()) + static_cast<size_t>(l.in.size() + l.out.size()) * n +
+                                        workspace_floats(i, n));
+  }
+  if (opts_.per_layer_transfers) return sizeof(float) * per_layer;
+  const size_t in_floats = static_cast<size_t>(m.input.size()) * n * (input8() ? 2 : 1);  // u8: the bytes' slot and the widened FP32
+  return sizeof(float) * (weights + resident_extra_floats(n) + in_floats + 2 * max_act * n + ws);
+}
+
+size_t GpuPipelineBackend::device_bytes_free() const {
+  size_t free = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+void GpuPipelineBackend::ensure_events(size_t n_layers) {
+  while (events_.size() < 2 * n_layers) {
+    cudaEvent_t e;
+    CUDA_CHECK(cudaEventCreate(&e));
+    events_.push_back(e);
+  }
+}
+
+void GpuPipelineBackend::forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) {
+  if (!model_) fail(name_, "forward() before load()");
+  n_layers = std::min(n_layers, model_->layers.size());
+  timed_ = stats != nullptr;  // no per-layer events unless someone reads them
+  recorded_.clear();
+  size_t passes = 1;          // layer passes whose events hold times: one, or one per chunk
+  if (opts_.per_layer_transfers) {
+    plan_batch(n);
+    ensure_events(n_layers);
+    forward_per_layer(in, n, n_layers, out);
+  } else if (opts_.overlapped_transfers && n_layers > 0) {
+    passes = overlapped_chunks(n, opts_.chunk).size();
+    ensure_events(n_layers * passes);
+    forward_overlapped(in, n, n_layers, out);
+  } else {
+    plan_batch(n);
+    ensure_events(n_layers);
+    forward_resident(in, n, n_layers, out);
+  }
+  if (!stats) return;
+  std::vector<char> was(events_.size(), 0);
+  for (size_t e : recorded_) was[e] = 1;
+  for (size_t i = 0; i < n_layers; ++i) {
+    double s = 0;
+    for (size_t p = 0; p < passes; ++p) {
+      const size_t e = 2 * (p * n_layers + i);
+      if (!was[e] || !was[e + 1]) continue;  // fused into another layer's kernel in this pass
+      float ms = 0.0f;
+      CUDA_CHECK(cudaEventElapsedTime(&ms, events_[e], events_[e + 1]));
+      s += ms * 1e-3;
+    }
+    stats->add(i, s);
+  }
+}
+
+void GpuPipelineBackend::size_buffers(int n, size_t n_layers, int in_images, const std::vector<int>& runs) {
+  const Model& m = *model_;
+  size_t max_act = 0, ws = 0;
+  for (size_t i = 0; i < m.layers.size(); ++i) max_act = std::max<size_t>(max_act, m.layers[i].out.size());
+  // Each size runs its own plan (a tuning table may give a smaller chunk a version with a larger workspace).
+  for (int k : runs.empty() ? std::vector<int>{n} : runs)
+    for (size_t i = 0; i < n_layers; ++i) ws = std::max(ws, workspace_floats(i, k));
+  in_floats_ = static_cast<size_t>(m.input.size()) * in_images;
+  act_floats_ = max_act * n;
+  const size_t guard = opts_.guard_check ? kGuardFloats : 0;
+  in_.resize(in_floats_ + guard);
+  act_[0].resize(act_floats_ + guard);
+  act_[1].resize(act_floats_ + guard);
+  wide_floats_ = input8() ? static_cast<size_t>(m.input.size()) * n : 0;
+  if (input8()) in_wide_.resize(wide_floats_ + guard);
+  workspace_.resize(ws);
+  ws_ptr_ = workspace_.get();
+  ws_floats_ = workspace_.size();
+  if (opts_.guard_check) poison(in_floats_, act_floats_);
+}
+
+void GpuPipelineBackend::record(size_t ev) {
+  recorded_.push_back(ev);
+  if (capturing_) CUDA_CHECK(cudaEventRecordWithFlags(events_[ev], stream_, cudaEventRecordExternal));
+  else CUDA_CHECK(cudaEventRecord(events_[ev], stream_));
+}
+
+const float* GpuPipelineBackend::run_layers(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to) {
+  const Model& m = *model_;
+  int which = 0;  // act_[which] is never src
+  cur = m.input;
+  size_t last_run = 0;  // the last layer that runs its own kernel
+  for (size_t i = 0; i < n_layers; ++i)
+    if (!fused_away(i)) last_run = i;
+  for (size_t i = 0; i < n_layers; ++i) {
+    if (fused_away(i)) continue;
+    if (tracer_) tracer_->layer_begin(static_cast<int>(i));
+    if (timed_) record(ev + 2 * i);
+    if (i == 0 && input8()) {  // raw 8-bit values widened to FP32, inside the first layer's time
+      cuda::u8_to_float(reinterpret_cast<const unsigned char*>(src), static_cast<long long>(m.input.size()) * n, in_wide_.get(), stream_);
+      src = in_wide_.get();
+    }
+    float* dst = act_[which].get();
+    const DevLayer& d = dev_[i];
+    const float* next = run_layer(i, src, n, dst, cur, LayerWeights{d.w.get(), d.b.size() ? d.b.get() : nullptr, d.tex, d.id});
+    if (next == dst) which ^= 1;
+    src = next;
+    if (i == last_run) {
+      const float* fin = finish_output(src, cur, n, act_[which].get());
+      if (fin == act_[which].get()) which ^= 1;
+      src = fin;
+    }
+    if (timed_) record(ev + 2 * i + 1);
+    if (tracer_) tracer_->layer_end(static_cast<int>(i));
+  }
+  if (!copy_to) return src;
+  CUDA_CHECK(cudaMemcpyAsync(copy_to, src, static_cast<size_t>(cur.size()) * n * sizeof(float), cudaMemcpyDeviceToDevice, stream_));
+  return copy_to;
+}
+
+const float* GpuPipelineBackend::run_layers_graphed(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to) {
+  if (!opts_.cuda_graph) return run_layers(src, n, n_layers, cur, ev, copy_to);
+  if (device_alloc_epoch() != graphs_epoch_) drop_graphs();  // a buffer some graph reads may have moved
+  const auto key = std::make_tuple(src, n, n_layers, timed_, ev, copy_to);
+  if (auto it = graphs_.find(key); it != graphs_.end()) {
+    CUDA_CHECK(cudaGraphLaunch(it->second.exec, stream_));
+    recorded_.insert(recorded_.end(), it->second.events.begin(), it->second.events.end());
+    cur = it->second.cur;
+    return it->second.result;
+  }
+  // First time: an eager pass does the first-use work (cuDNN's algorithm search, weight preparation, workspace growth,
+  // which synchronise or allocate and cannot be captured) and gives this forward's output; then the same calls are
+  // captured (not run) and instantiated for the next forwards.
+  const float* result = run_layers(src, n, n_layers, cur, ev, copy_to);
+  if (device_alloc_epoch() != graphs_epoch_) {
+    drop_graphs();
+    graphs_epoch_ = device_alloc_epoch();
+  }
+  const size_t recorded_before = recorded_.size();
+  CUDA_CHECK(cudaStreamBeginCapture(stream_, cudaStreamCaptureModeRelaxed));
+  capturing_ = true;
+  Shape captured_cur;
+  const float* captured = nullptr;
+  std::vector<size_t> g_events;
+  try {
+    captured = run_layers(src, n, n_layers, captured_cur, ev, copy_to);
+  } catch (...) {
+    capturing_ = false;
+    cudaGraph_t broken = nullptr;
+    cudaStreamEndCapture(stream_, &broken);
+    if (broken) cudaGraphDestroy(broken);
+    cudaGetLastError();
+    throw;
+  }
+  capturing_ = false;
+  g_events.assign(recorded_.begin() + recorded_before, recorded_.end());  // recorded by the graph when it runs
+  recorded_.resize(recorded_before);                                    // the eager pass recorded them this time
+  cudaGraph_t graph = nullptr;
+  CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
+  if (device_alloc_epoch() != graphs_epoch_) fail(name_, "--cuda-graph: a layer allocated device memory while being captured (internal)");
+  if (captured != result) fail(name_, "--cuda-graph: the captured pass leaves its output elsewhere than the eager pass (internal)");
+  Graph g;
+  g.events = std::move(g_events);
+  g.result = captured;
+  g.cur = captured_cur;
+  const cudaError_t e = cudaGraphInstantiate(&g.exec, graph, 0);
+  cudaGraphDestroy(graph);
+  if (e != cudaSuccess) fail(name_, std::string("--cuda-graph: cannot instantiate the captured forward pass: ") + cudaGetErrorString(e));
+  graphs_.emplace(key, g);
+  return result;
+}
+
+void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layers, float* out) {
+  size_buffers(n, n_layers, n);
+  CUDA_CHECK(cudaMemcpyAsync(in_.get(), in, in_floats_ * in_elem_bytes(), cudaMemcpyHostToDevice, stream_));
+  Shape cur;
+  const float* src = n_layers ? run_layers_graphed(in_.get(), n, n_layers, cur, 0, nullptr) : in_.get();
+  if (!n_layers) cur = model_->input;
+  CUDA_CHECK(cudaMemcpyAsync(out, src, static_cast<size_t>(cur.size()) * n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (opts_.guard_check) check_guards(in_floats_, act_floats_);
+}
+
+void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_layers, float* out) {
+  const Model& m = *model_;
+  const std::vector<int> count = overlapped_chunks(n, opts_.chunk);
+  const int chunks = static_cast<int>(count.size()), chunk = *std::max_element(count.begin(), count.end());
+  std::vector<size_t> first(chunks, 0);  // each chunk's first image
+  for (int c = 1; c < chunks; ++c) first[c] = first[c - 1] + count[c - 1];
+  const size_t in_per = m.input.size(), out_per = m.layers[n_layers - 1].out.size();
+  size_buffers(chunk, n_layers, n, count);
+  out_.resize(out_per * n);
+  const bool in_pinned = host_pinned(in), out_pinned = host_pinned(out);
+  const size_t stage_need[2] = {in_pinned ? 0 : in_per * chunk, out_pinned ? 0 : out_per * chunk};
+  for (int dir = 0; dir < 2; ++dir)
+    if (stage_need[dir] > stage_floats_[dir]) {
+      for (float*& p : stage_[dir]) {
+        if (p) CUDA_CHECK(cudaFreeHost(p));
+        p = nullptr;
+        CUDA_CHECK(cudaMallocHost(&p, stage_need[dir] * sizeof(float)));
+      }
+      stage_floats_[dir] = stage_need[dir];
+    }
+  while (chunk_events_.size() < 3 * static_cast<size_t>(chunks)) {
+    cudaEvent_t e;
+    CUDA_CHECK(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
+    chunk_events_.push_back(e);
+  }
+  auto copied_in = [&](int c) { return chunk_events_[3 * c]; };
+  auto computed = [&](int c) { return chunk_events_[3 * c + 1]; };
+  auto copied_out = [&](int c) { return chunk_events_[3 * c + 2]; };
+  // Pageable output: chunk c's output waits in staging slot c % 2 until the host moves it to the caller's buffer.
+  auto drain = [&](int c) {
+    CUDA_CHECK(cudaEventSynchronize(copied_out(c)));
+    host_copy(out + first[c] * out_per, stage_[1][c % 2], out_per * count[c] * sizeof(float));
+  };
+  for (int c = 0; c < chunks; ++c) {
+    const size_t at = first[c];
+    const int k = count[c];
+    float* dev_in = in_.get() + at * in_per;  // the chunk's values from there on (16-bit ones fill half of it)
+    const size_t in_bytes = in_per * k * in_elem_bytes(), out_bytes = out_per * k * sizeof(float);
+    const char* host_in = reinterpret_cast<const char*>(in) + at * in_per * in_elem_bytes();
+    if (in_pinned) {
+      CUDA_CHECK(cudaMemcpyAsync(dev_in, host_in, in_bytes, cudaMemcpyHostToDevice, copy_in_));
+    } else {
+      if (c >= 2) CUDA_CHECK(cudaEventSynchronize(copied_in(c - 2)));  // the slot's last copy has left it
+      host_copy(stage_[0][c % 2], host_in, in_bytes);
+      CUDA_CHECK(cudaMemcpyAsync(dev_in, stage_[0][c % 2], in_bytes, cudaMemcpyHostToDevice, copy_in_));
+    }
+    CUDA_CHECK(cudaEventRecord(copied_in(c), copy_in_));
+    CUDA_CHECK(cudaStreamWaitEvent(stream_, copied_in(c), 0));
+    plan_batch(k);
+    Shape cur;
+    run_layers_graphed(dev_in, k, n_layers, cur, 2 * n_layers * c, out_.get() + at * out_per);
+    CUDA_CHECK(cudaEventRecord(computed(c), stream_));
+    CUDA_CHECK(cudaStreamWaitEvent(copy_out_, computed(c), 0));
+    if (out_pinned) {
+      CUDA_CHECK(cudaMemcpyAsync(out + at * out_per, out_.get() + at * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
+    } else {
+      if (c >= 2) drain(c - 2);
+      CUDA_CHECK(cudaMemcpyAsync(stage_[1][c % 2], out_.get() + at * out_per, out_bytes, cudaMemcpyDeviceToHost, copy_out_));
+    }
+    CUDA_CHECK(cudaEventRecord(copied_out(c), copy_out_));
+  }
+  if (!out_pinned)
+    for (int c = std::max(0, chunks - 2); c < chunks; ++c) drain(c);
+  CUDA_CHECK(cudaStreamSynchronize(copy_out_));
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+  if (opts_.guard_check) check_guards(in_floats_, act_floats_);
+}
+
+void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_layers, float* out) {
+  const Model& m = *model_;
+  const float* host_src = in;  // (N, C, H, W) on the host
+  float* owned = nullptr;      // the host intermediate we allocated, freed after the next layer read it
+  std::vector<float> pageable[2];
+  int flip = 0;
+  Shape cur = m.input;
+  size_t last_run = 0;  // the last layer that runs its own kernel (layers fused into it may follow)
+  for (size_t i = 0; i < n_layers; ++i)
+    if (!fused_away(i)) last_run = i;
+  for (size_t i = 0; i < n_layers; ++i) {
+    if (fused_away(i)) continue;
+    const Layer& l = m.layers[i];
+    if (tracer_) tracer_->layer_begin(static_cast<int>(i));
+    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i], stream_));
+    const size_t in_floats = static_cast<size_t>(cur.size()) * n;
+    size_t out_floats = static_cast<size_t>(l.out.size()) * n;
+    float *d_in = nullptr, *d_out = nullptr, *d_w = nullptr, *d_b = nullptr, *d_ws = nullptr;
+    CUDA_CHECK(cudaMalloc(&d_in, in_floats * sizeof(float)));
+    CUDA_CHECK(cudaMalloc(&d_out, std::max<size_t>(out_floats, 1) * sizeof(float)));
+    CUDA_CHECK(cudaMemcpy(d_in, host_src, in_floats * sizeof(float), cudaMemcpyHostToDevice));
+    const std::vector<float>* w;
+    const std::vector<float>* b;
+    host_weights(l, w, b);
+    cudaTextureObject_t tex = 0;
+    if (w) {
+      CUDA_CHECK(cudaMalloc(&d_w, w->size() * sizeof(float)));
+      CUDA_CHECK(cudaMemcpy(d_w, w->data(), w->size() * sizeof(float), cudaMemcpyHostToDevice));
+      if (!b->empty()) {
+        CUDA_CHECK(cudaMalloc(&d_b, b->size() * sizeof(float)));
+        CUDA_CHECK(cudaMemcpy(d_b, b->data(), b->size() * sizeof(float), cudaMemcpyHostToDevice));
+      }
+      if (wants_texture(i)) tex = make_texture(d_w, w->size());
+    }
+    ws_floats_ = workspace_floats(i, n);
+    if (ws_floats_) CUDA_CHECK(cudaMalloc(&d_ws, ws_floats_ * sizeof(float)));
+    ws_ptr_ = d_ws;
+    const float* res = run_layer(i, d_in, n, d_out, cur, LayerWeights{d_w, d_b, tex});
+    out_floats = static_cast<size_t>(cur.size()) * n;
+    const bool last = i == last_run;
+    float* host_dst;
+    if (last) host_dst = out;
+    else if (opts_.pinned_host) CUDA_CHECK(cudaMallocHost(&host_dst, out_floats * sizeof(float)));
+    else {
+      pageable[flip].resize(out_floats);
+      host_dst = pageable[flip].data();
+      flip ^= 1;
+    }
+    CUDA_CHECK(cudaMemcpy(host_dst, res, out_floats * sizeof(float), cudaMemcpyDeviceToHost));
+    if (tex) CUDA_CHECK(cudaDestroyTextureObject(tex));
+    for (float* p : {d_in, d_out, d_w, d_b, d_ws})
+      if (p) CUDA_CHECK(cudaFree(p));
+    ws_ptr_ = nullptr;
+    ws_floats_ = 0;
+    if (owned) CUDA_CHECK(cudaFreeHost(owned));
+    owned = (!last && opts_.pinned_host) ? host_dst : nullptr;
+    host_src = host_dst;
+    if (timed_) CUDA_CHECK(cudaEventRecord(events_[2 * i + 1], stream_));
+    if (tracer_) tracer_->layer_end(static_cast<int>(i));
+  }
+  if (n_layers == 0) std::memcpy(out, in, sizeof(float) * static_cast<size_t>(m.input.size()) * n);
+  CUDA_CHECK(cudaStreamSynchronize(stream_));
+}
+
+void GpuPipelineBackend::poison(size_t in_floats, size_t act_floats) {
+  CUDA_CHECK(cudaMemsetAsync(in_.get() + in_floats, kGuardByte, kGuardFloats * sizeof(float), stream_));
+  if (input8()) {
+    CUDA_CHECK(cudaMemsetAsync(in_wide_.get(), 0xff, wide_floats_ * sizeof(float), stream_));  // NaN until widened
+    CUDA_CHECK(cudaMemsetAsync(in_wide_.get() + wide_floats_, kGuardByte, kGuardFloats * sizeof(float), stream_));
+  }
+  for (auto& a : act_) {
+    CUDA_CHECK(cudaMemsetAsync(a.get(), 0xff, act_floats * sizeof(float), stream_));  // NaN everywhere
+    CUDA_CHECK(cudaMemsetAsync(a.get() + act_floats, kGuardByte, kGuardFloats * sizeof(float), stream_));
+  }
+}
+
+void GpuPipelineBackend::check_guards(size_t in_floats, size_t act_floats) {
+  std::vector<unsigned char> host(kGuardFloats * sizeof(float));
+  std::vector<std::pair<const float*, const char*>> zones = {
+      {in_.get() + in_floats, "input"}, {act_[0].get() + act_floats, "activation A"}, {act_[1].get() + act_floats, "activation B"}};
+  if (input8()) zones.push_back({in_wide_.get() + wide_floats_, "widened u8 input"});
+  for (const auto& [ptr, what] : zones) {
+    CUDA_CHECK(cudaMemcpy(host.data(), ptr, host.size(), cudaMemcpyDeviceToHost));
+    for (unsigned char c : host)
+      if (c != kGuardByte) fail(name_, std::string("a kernel wrote past the end of the ") + what + " buffer");
+  }
+}
+
+}  // namespace bs

@@ -1,0 +1,135 @@
+// What the two GPU backends (cuda, cudnn) share: weights on the device, the forward pass in one stream with
+// CUDA-event timing per layer, tracer calls around layers, and the two transfer structures:
+//   resident   weights uploaded once at load; activations stay on the device (ping-pong buffers); only
+//              the input goes in (cudaMemcpyAsync) and the output comes back.
+//   per-layer  the study's structure: around every layer cudaMalloc the input, output and weights,
+//              cudaMemcpy them in, run, cudaMemcpy the output back to the host, cudaFree everything.
+//   overlapped resident weights; the batch in chunks: chunk c's input copy runs on a copy-in stream, its layers on
+//              the compute stream once that copy is done, its output (copied to a per-batch output buffer at the end
+//              of its compute) goes back on a copy-out stream. Chunk c+1's copy in and chunk c-1's copy out overlap
+//              chunk c's compute. Host buffers that are not pinned go through two pinned staging slots per direction,
+//              filled and drained by the host (OpenMP threads) while the device works on other chunks.
+// With cuda_graph, the layers of each batch or chunk size (and input place) are captured once into a CUDA graph
+// after one eager pass and replayed from then on; the copies stay outside the graph.
+// --input-precision u8 (resident, overlapped): the bytes are copied as they are (a quarter of FP32's) and widened to
+// FP32 by one kernel inside the first layer's time (and graph), into a buffer of their own.
+// A derived backend says which layers it runs (supports), how (run_layer), and names them (describe).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "kernels/exec/backend.hpp"
+#include "kernels/cuda/buffer.hpp"
+
+namespace bs {
+
+void require_cuda_device(const std::string& backend);
+
+// --transfers overlapped: the chunk sizes for a batch of n. `chunk` > 0: chunks of that many images (the last holds
+// the rest). 0, the default: chunks of a quarter of the batch (at least 32), reached by doubling from a quarter of
+// that (at least 16): the first chunk's copy in has nothing to hide under, and each chunk's copy must fit under the
+// compute of the one before (1024: 64, 128, 256, 256, 256, 64). experiments/end-to-end.md measured the choice.
+std::vector<int> overlapped_chunks(int n, int chunk);
+
+// Per layer, the shape its input is stored in on the 16-bit NHWC paths: the layer's own input shape, except after a
+// flatten, which moves nothing (the next layer reads the NHWC tensor before it).
+std::vector<Shape> stored_input_shapes(const Model& m);
+
+struct LayerWeights {
+  const float* w = nullptr;  // (M, C/groups, KH, KW) or (O, I), on the device
+  const float* b = nullptr;  // (M,) or (O,), or null
+  cudaTextureObject_t tex = 0;
+  uint64_t id = 0;  // cuda::next_weights_id() of resident weights; 0 for weights uploaded per layer run
+};
+
+class GpuPipelineBackend : public Backend {
+ public:
+  GpuPipelineBackend(const BackendOptions& o, const std::string& name);
+  ~GpuPipelineBackend() override;
+
+  void load(const Model& m) override;
+  void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) override;
+  size_t device_bytes_needed(int n) const override;
+  size_t device_bytes_free() const override;
+
+ protected:
+  // Runs layer i (and any layers fused into it) from src; returns where the output is (dst, or src for
+  // in-place layers) and sets `cur` to the output shape.
+  virtual const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& w) = 0;
+  virtual void after_load() {}                                   // plans, once weights are known
+  virtual void plan_batch(int) {}                                // at the start of each forward: its batch size
+  virtual size_t resident_extra_floats(int) const { return 0; }  // device floats kept beside the weights (prepared copies)
+  virtual bool fused_away(size_t) const { return false; }        // runs inside an earlier layer's kernel
+  virtual bool wants_texture(size_t) const { return false; }     // layer reads weights through a texture
+  virtual size_t workspace_floats(size_t, int) const { return 0; }
+  // After the last layer that runs (inside its timing): the output in the FP32 (N, C, H, W) the caller reads.
+  // src: where the last layer left it; spare: an activation buffer that is not src. Default: src as it is.
+  virtual const float* finish_output(const float* src, Shape, int, float*) { return src; }
+
+  // Bytes per value of the input forward receives and copies: 4, 2 with a 16-bit --input-precision, 1 with u8 (whose
+  // bytes run_layers widens to FP32 before the first layer sees them: derived backends see FP32 values).
+  bool input16() const { return opts_.input_precision == "fp16" || opts_.input_precision == "bf16"; }
+  bool input8() const { return opts_.input_precision == "u8"; }
+  size_t in_elem_bytes() const { return input8() ? 1 : input16() ? 2 : 4; }
+
+  const Model* model_ = nullptr;
+  BackendOptions opts_;
+  cudaStream_t stream_ = nullptr;
+  float* ws_ptr_ = nullptr;  // workspace for the layer being run (v5's im2col)
+  size_t ws_floats_ = 0;
+
+ private:
+  struct DevLayer {
+    DeviceBuffer<float> w, b;
+    cudaTextureObject_t tex = 0;
+    uint64_t id = 0;
+  };
+  void forward_resident(const float* in, int n, size_t n_layers, float* out);
+  void forward_overlapped(const float* in, int n, size_t n_layers, float* out);
+  void forward_per_layer(const float* in, int n, size_t n_layers, float* out);
+  // Sizes the resident buffers for batches (or chunks) of at most n and an input of in_images images, the workspace
+  // for every size in `runs` (default: n); poisons them if asked.
+  void size_buffers(int n, size_t n_layers, int in_images, const std::vector<int>& runs = {});
+  // Layers [0, n_layers) of n images from the device input src on stream_, with events from events_[ev]; the last
+  // result is copied to copy_to when given (and that is returned). Sets cur to the output shape.
+  const float* run_layers(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to);
+  // run_layers, through a captured CUDA graph when cuda_graph is set.
+  const float* run_layers_graphed(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to);
+  void record(size_t ev);
+  void ensure_events(size_t n_layers);
+  void poison(size_t in_floats, size_t act_floats);
+  void check_guards(size_t in_floats, size_t act_floats);
+
+  std::string name_;
+  std::vector<DevLayer> dev_;
+  DeviceBuffer<float> in_, act_[2];  // resident: (N, C, H, W) input; ping-pong activations
+  DeviceBuffer<float> in_wide_;      // --input-precision u8: the batch's (or chunk's) bytes widened to FP32
+  DeviceBuffer<float> out_;          // overlapped: the whole batch's output, each chunk's copied in at its end
+  size_t in_floats_ = 0, act_floats_ = 0, wide_floats_ = 0;  // what this forward uses of in_, act_, in_wide_ (guards follow)
+  // overlapped
+  cudaStream_t copy_in_ = nullptr, copy_out_ = nullptr;
+  std::vector<cudaEvent_t> chunk_events_;  // per chunk: input copied, compute done, output copied
+  float* stage_[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};  // [in|out][slot]: pinned staging, stage_floats_[dir] each
+  size_t stage_floats_[2] = {0, 0};
+  // cuda_graph: instantiated graphs per (src, n, layers, timed, first event, copy_to), with the result and shape
+  struct Graph {
+    cudaGraphExec_t exec = nullptr;
+    const float* result = nullptr;
+    Shape cur;
+    std::vector<size_t> events;  // indices into events_ the graph records
+  };
+  std::map<std::tuple<const float*, int, size_t, bool, size_t, float*>, Graph> graphs_;
+  uint64_t graphs_epoch_ = 0;  // device_alloc_epoch() when the graphs were captured
+  bool capturing_ = false;
+  void drop_graphs();
+  DeviceBuffer<float> workspace_;
+  std::vector<cudaEvent_t> events_;  // start and end of each layer
+  bool timed_ = false;               // record them in this forward
+  std::vector<size_t> recorded_;     // the events recorded in this forward (layers fused away have none)
+};
+
+}  // namespace bs

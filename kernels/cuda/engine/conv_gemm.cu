@@ -1,0 +1,256 @@
+// Convolution versions v12-v14: convolution as a problem for the GEMM engine (gemm_engine.cuh), for any
+// kernel size, stride, padding and groups.
+//
+// Per group z: C (Mg filters x N = images * OH * OW) = W_z (Mg x K) * X_z (K x N), K = Cg * KH * KW.
+//   A  the weights, prepared once into (G, Kpad, Mpad) (k-major, zero-padded: 16-byte cp.async, no checks)
+//   B  implicit im2col: element (k, n) is input (img, z * Cg + c, oy * sh - ph + ky, ox * sw - pw + kx), or 0
+//      in the padding. Each thread owns one column n of the tile (its image and window origin computed once)
+//      and gathers its rows with 4-byte cp.async through L1 (a block reads each input value up to KH * KW
+//      times), zero-filled where the window leaves the image; the row offsets come from the k table
+//      (gemm_prep.hpp), read by every lane of a warp at once.
+//   C  bias and the activation that follows are applied in the epilogue; with split-K the blocks write
+//      partial sums and a reduction kernel adds them up and applies both.
+//
+//   v12 gemm-fma          128x128x32 tiles, FP32 FFMA, 8x8 outputs per thread, 3 stages
+//   v13 gemm-3xtf32       128x64x32 tiles (8 warps of 32x32), 3xTF32 on the tensor cores (FP32 accuracy),
+//                         4 stages, two blocks per SM
+//   v14 gemm-3xtf32-64    64x64x32 tiles (4 warps), 4 stages: more blocks for small layers and batches, and no
+//                         idle rows for 192 filters per group (AlexNet conv4)
+//   v16-v18 gemm-tf32*    --precision tf32: one TF32 product per multiply-add, on the tiles of v15, v13, v14
+//   v15 gemm-3xtf32-128   128x128x32 tiles (8 warps of 64x32), 4 stages: the tensor cores' partial sums and
+//                         the FP32 sums of a 64x32 warp tile take 226 registers, so one block per SM; slower than
+//                         v13 on every AlexNet layer (kept as the measured cost of that register budget)
+// v13, v14 promote the tensor cores' partial sums every two k-tiles, v15 every k-tile (gemm_math.cuh). A 96x64
+// tile (6 warps) for 96 and 192 filters was tried and dropped: 18.75 % occupancy, 1.6-2.3x slower than v13.
+#include <algorithm>
+#include <climits>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/ops/conv.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/gemm_launch.cuh"
+#include "kernels/cuda/engine/gemm_math.cuh"
+#include "kernels/cuda/engine/gemm_prep.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda {
+namespace {
+
+using gemm::kPadK;
+using gemm::kPadMN;
+using gemm::pad_to;
+
+// The B operand's per-thread state: the thread's tile column (its image and window origin, found once) and
+// its first row; it loads rows row0, row0 + STEP, ... of every stage.
+struct Im2colState {
+  long long pix;  // offset of (img, group's first channel, iy0, ix0); used only where the window is inside
+  int iy0, ix0, col, row0;
+};
+
+struct ConvProblem {
+  // A: prepared weights (G, Kpad, Mpad)
+  const float* wt;
+  int k_pad, m_pad;
+  // B: the input (N, C, H, W) and the k table
+  const float* in;
+  const int2* ktab;
+  int h, w, ow, p, sh, sw, ph, pw;
+  long long chw, group_chw;  // C*H*W per image, Cg*H*W per group
+  // C
+  int mg, ncols, m_total, groups, k_tiles, splits, act;
+  const float* bias;  // (M,) or null
+  float* out;         // (N, M, OH, OW)
+  float* part;        // split-K partial sums (splits, G, Mg, ncols)
+
+  template <class T>
+  __device__ __forceinline__ const float* a_state(int group, int m0, int) const {
+    return wt + static_cast<long long>(group) * k_pad * m_pad + m0;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_a(const float* base, float* dst, int stride, int kt, int tid) const {
+    gemm::load_dense_tile<T, T::BM>(dst, stride, base, m_pad, kt, tid);
+  }
+
+  template <class T>
+  __device__ __forceinline__ Im2colState b_state(int group, int n0, int tid) const {
+    Im2colState st;
+    st.col = tid % T::BN;
+    st.row0 = tid / T::BN;
+    const int n = n0 + st.col;
+    if (n < ncols) {
+      const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
+      st.iy0 = oy * sh - ph;
+      st.ix0 = ox * sw - pw;
+      st.pix = img * chw + group * group_chw + static_cast<long long>(st.iy0) * w + st.ix0;
+    } else {  // past the last column: every row reads as outside the image
+      st.iy0 = INT_MIN / 2;
+      st.ix0 = 0;
+      st.pix = 0;
+    }
+    return st;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_b(const Im2colState& st, float* dst, int stride, int kt, int) const {
+    constexpr int STEP = T::THREADS / T::BN, ROWS = (T::BK + STEP - 1) / STEP;  // the last row may be past BK
+    static_assert(T::THREADS % T::BN == 0, "threads tile the B stage's columns");
+#pragma unroll
+    for (int j = 0; j < ROWS; ++j) {
+      const int r = st.row0 + j * STEP;
+      if (T::BK % STEP != 0 && r >= T::BK) break;
+      const int2 e = __ldg(ktab + kt * T::BK + r);
+      const int iy = st.iy0 + (e.y >> 16), ix = st.ix0 + (e.y & 0xffff);
+      const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
+      gemm::cp_async4_zfill(dst + r * stride + st.col, ok ? in + st.pix + e.x : in, ok);
+    }
+  }
+
+  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
+    if (m >= mg || n >= ncols) return;
+    if (splits > 1) {
+      part[((static_cast<long long>(split) * groups + group) * mg + m) * ncols + n] = v;
+      return;
+    }
+    const int img = n / p, q = n - img * p, mm = group * mg + m;
+    if (bias) v += bias[mm];
+    out[(static_cast<long long>(img) * m_total + mm) * p + q] = activate_or_keep(v, act);
+  }
+};
+
+// Sums the split-K partials of one output row (group, filter) per blockIdx.y, adds the bias, activates.
+__global__ void conv_splitk_reduce(const float* __restrict__ part, int splits, long long split_stride, int ncols, int p,
+                                   int m_total, const float* __restrict__ bias, int act, float* __restrict__ out) {
+  const int row = blockIdx.y;  // group * Mg + m: the partials' row order too
+  for (int n = blockIdx.x * blockDim.x + threadIdx.x; n < ncols; n += gridDim.x * blockDim.x) {
+    float v = 0.0f;
+    for (int s = 0; s < splits; ++s) v += part[s * split_stride + static_cast<long long>(row) * ncols + n];
+    if (bias) v += bias[row];
+    const int img = n / p, q = n - img * p;
+    out[(static_cast<long long>(img) * m_total + row) * p + q] = activate_or_keep(v, act);
+  }
+}
+
+struct Geometry {
+  int groups, mg, cg, k, k_pad, m_pad, p;
+  long long ncols;
+};
+Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
+  Geometry g;
+  g.groups = c.groups;
+  g.mg = c.filters / c.groups;
+  g.cg = is.c / c.groups;
+  g.k = g.cg * c.kh * c.kw;
+  g.k_pad = pad_to(g.k, kPadK);
+  g.m_pad = pad_to(g.mg, kPadMN);
+  g.p = os.h * os.w;
+  g.ncols = static_cast<long long>(n) * g.p;
+  return g;
+}
+
+template <class T, class Math>
+int splits_for(const Geometry& g) {
+  const long long blocks = ((g.ncols + T::BN - 1) / T::BN) * ((g.mg + T::BM - 1) / T::BM) * g.groups;
+  return gemm::choose_splits(blocks, g.k_pad / T::BK, gemm::engine_occupancy<T, Math, ConvProblem>());
+}
+
+template <class T, class Math>
+void run(const ConvArgs& a, int act, cudaStream_t s) {
+  const ConvParams& c = *a.p;
+  const Geometry g = geometry(a.is, c, a.os, a.n);
+  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the GEMM engine (images x OH x OW > 2^31)");
+  ConvProblem pr;
+  pr.wt = a.prepared;
+  pr.k_pad = g.k_pad;
+  pr.m_pad = g.m_pad;
+  pr.in = a.in;
+  pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.k_pad * g.m_pad);
+  pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
+  pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
+  pr.chw = a.is.size();
+  pr.group_chw = static_cast<long long>(g.cg) * a.is.h * a.is.w;
+  pr.mg = g.mg;
+  pr.ncols = static_cast<int>(g.ncols);
+  pr.m_total = c.filters;
+  pr.groups = g.groups;
+  pr.k_tiles = g.k_pad / T::BK;
+  pr.splits = splits_for<T, Math>(g);
+  pr.act = act;
+  pr.bias = a.bias;
+  pr.out = a.out;
+  pr.part = a.workspace;
+  if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
+    fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
+  gemm::launch_engine<T, Math>(pr, g.mg, pr.ncols, g.groups, s);
+  if (pr.splits > 1) detail::conv_splitk_finish(a, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
+}
+
+// Calls f.template operator()<Tile, Math>() for a version's instantiation.
+template <class F>
+void with_config(int version, F&& f) {
+  switch (version) {
+    case 12: return f.template operator()<gemm::TileL_Fma, gemm::FmaMath<gemm::TileL_Fma>>();
+    case 13: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 3, 2>>();
+    case 14: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 3, 2>>();
+    case 15: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 3>>();
+    // One TF32 product, no promotion (the accumulation's round-toward-zero, ~1e-5, is far below TF32's 1e-3; the
+    // partial-sum registers go unused and the compiler drops them).
+    case 16: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 1, 0>>();
+    case 17: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 1, 0>>();
+    case 18: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 1, 0>>();
+    default: fail("--conv-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
+  }
+}
+
+}  // namespace
+
+namespace detail {
+
+Support gemm_supports(int version, const Layer& layer, const Epilogue& epi) {
+  const std::string v = "v" + std::to_string(version);
+  if (epi.pool2x2) return {false, v + " fuses the activation that follows, not pooling"};
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.kh >= 16384 || c.kw >= 65536)
+    return {false, v + " indexes images and kernels below 16384 rows"};
+  if (static_cast<long long>(layer.in.c / c.groups) * layer.in.h * layer.in.w >= INT_MAX)
+    return {false, v + ": one group's input plane stack exceeds 2^31 values"};
+  if (c.filters > 65535) return {false, v + " handles at most 65535 filters"};
+  return {};
+}
+
+size_t gemm_prepared_floats(const Layer& layer) {
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
+  return static_cast<size_t>(g.groups) * g.k_pad * g.m_pad + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
+}
+
+size_t gemm_workspace_floats(int version, const Layer& layer, int n) {
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
+  size_t floats = 0;
+  with_config(version, [&]<class T, class Math>() {
+    const int splits = splits_for<T, Math>(g);
+    floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
+  });
+  return floats;
+}
+
+void gemm_prepare(const ConvArgs& a, float* prepared, cudaStream_t s) {
+  const ConvParams& c = *a.p;
+  const Geometry g = geometry(a.is, c, a.os, 1);
+  transpose_pad(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);  // (G, Mg, K) -> (G, Kpad, Mpad)
+  build_k_table(reinterpret_cast<int2*>(prepared + static_cast<size_t>(g.groups) * g.k_pad * g.m_pad), g.k, g.k_pad, c.kh, c.kw,
+                a.is.h, a.is.w, s);
+}
+
+void conv_splitk_finish(const ConvArgs& a, int splits, int groups, int mg, int ncols, int p, int act, cudaStream_t s) {
+  const long long stride = static_cast<long long>(groups) * mg * ncols;
+  const unsigned bx = static_cast<unsigned>(std::min<long long>((ncols + 255) / 256, 1024));
+  conv_splitk_reduce<<<dim3(bx, a.p->filters), 256, 0, s>>>(a.workspace, splits, stride, ncols, p, a.p->filters, a.bias, act, a.out);
+  CUDA_CHECK_LAUNCH();
+}
+
+void gemm_forward(int version, const ConvArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the GEMM engine");
+  const int act = a.epi.has_act ? act_code(a.epi.act) : -1;
+  with_config(version, [&]<class T, class Math>() { run<T, Math>(a, act, s); });
+}
+
+}  // namespace detail
+}  // namespace bs::cuda

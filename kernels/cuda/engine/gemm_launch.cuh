@@ -1,0 +1,48 @@
+// Launching the GEMM engine (gemm_engine.cuh): shared-memory limits, how many blocks fit, and how many ways
+// to split K so that a small problem still fills the GPU.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <algorithm>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/gemm_engine.cuh"
+
+namespace bs::cuda::gemm {
+
+// The engine kernel's occupancy, once per instantiation (the statics are per template).
+template <class T, class Math, class Problem>
+const Occupancy& engine_occupancy() {
+  static const Occupancy occ = kernel_occupancy(engine_kernel<T, Math, Problem>, T::THREADS, engine_smem_bytes<T, Problem>());
+  return occ;
+}
+
+// Split-K: when the tiles alone fill less than one wave, split the K loop so that they fill about one,
+// keeping at least 4 k-tiles per split (fewer leave the pipeline nothing to overlap).
+inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
+  if (blocks >= occ.wave()) return 1;
+  const long long want = occ.wave() / std::max<long long>(1, blocks);
+  return static_cast<int>(std::max<long long>(1, std::min<long long>(want, k_tiles / 4)));
+}
+
+template <class T, class Math, class Problem>
+void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) {
+  (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
+  const unsigned mt = static_cast<unsigned>((m + T::BM - 1) / T::BM), nt = static_cast<unsigned>((n + T::BN - 1) / T::BN);
+  const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
+  engine_kernel<T, Math, Problem><<<grid, T::THREADS, engine_smem_bytes<T, Problem>(), s>>>(pr);
+  CUDA_CHECK_LAUNCH();
+}
+
+// The engine instantiations that have menu numbers (conv v12-v15, fc v6-v9).
+using TileL_Fma = Tile<128, 128, 32, 4, 2, 3, 2>;   // warp 32x64: 8x8 outputs per thread
+using TileL_Mma = Tile<128, 128, 32, 2, 4, 4, 1>;   // warp 64x32: 4 x 4 m16n8 pieces; two accumulator sets: one block per SM
+using TileM_Mma = Tile<128, 64, 32, 4, 2, 4, 2>;    // warp 32x32: two blocks per SM
+using TileS_Mma = Tile<64, 64, 32, 2, 2, 4, 3>;     // warp 32x32, for problems too small for larger tiles
+// The half-precision convolutions' tiles (conv v19-v21): A (the implicit im2col) row-major, see Tile.
+using TileL_Half = Tile<128, 128, 32, 2, 4, 4, 1, true>;
+using TileM_Half = Tile<128, 64, 32, 4, 2, 4, 2, true>;
+using TileS_Half = Tile<64, 64, 32, 2, 2, 4, 3, true>;
+
+}  // namespace bs::cuda::gemm

@@ -1,0 +1,51 @@
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/gemm_prep.hpp"
+
+namespace bs::cuda {
+namespace {
+
+// 32x32 tiles through shared memory (one column of padding against bank conflicts): reads and writes both
+// coalesced.
+__global__ void transpose_pad_kernel(const float* __restrict__ src, int rows, int cols, float* __restrict__ dst,
+                                     int rows_pad, int cols_pad) {
+  __shared__ float tile[32][33];
+  const long long b = blockIdx.z;
+  const int r0 = blockIdx.y * 32, c0 = blockIdx.x * 32, tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const int r = r0 + ty + j, c = c0 + tx;
+    tile[ty + j][tx] = (r < rows && c < cols) ? src[(b * rows + r) * cols + c] : 0.0f;
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const int c = c0 + ty + j, r = r0 + tx;
+    if (c < cols_pad && r < rows_pad) dst[(b * cols_pad + c) * rows_pad + r] = tile[tx][ty + j];
+  }
+}
+
+__global__ void k_table_kernel(int2* table, int k_count, int k_pad, int kh, int kw, int h, int w) {
+  const int k = blockIdx.x * blockDim.x + threadIdx.x;
+  if (k >= k_pad) return;
+  if (k < k_count) {
+    const int kx = k % kw, ky = (k / kw) % kh, c = k / (kw * kh);
+    table[k] = make_int2(c * h * w + ky * w + kx, (ky << 16) | kx);
+  } else {
+    table[k] = make_int2(0, kNoRow << 16);
+  }
+}
+
+}  // namespace
+
+void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s) {
+  const dim3 grid((cols_pad + 31) / 32, (rows_pad + 31) / 32, batch);
+  transpose_pad_kernel<<<grid, dim3(32, 8), 0, s>>>(src, rows, cols, dst, rows_pad, cols_pad);
+  CUDA_CHECK_LAUNCH();
+}
+
+void build_k_table(int2* table, int k, int k_pad, int kh, int kw, int h, int w, cudaStream_t s) {
+  k_table_kernel<<<(k_pad + 255) / 256, 256, 0, s>>>(table, k, k_pad, kh, kw, h, w);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace bs::cuda

@@ -1,0 +1,202 @@
+// The GEMM engine's Hopper mainloop (sm_90a): the same problems as gemm_engine.cuh (C = A * B per group, split-K,
+// an epilogue per element), with the products on wgmma, the warpgroup-wide asynchronous tensor-core instruction
+// that reads both operands straight from shared memory: no fragment loads through registers, and 64 x N x 8 per
+// instruction instead of mma.sync's 16 x 8 x 8 per warp. Precision: one TF32 product (--precision tf32), or three
+// (3xTF32, FP32 accuracy: WgTile's PARTS); the tensor cores read an operand's top 19 bits, so a value not already a
+// TF32 is truncated (conv_wgmma.cu says what that costs).
+//
+// Layout: TF32 wgmma reads only K-major operands (k contiguous). A stage holds A as BM rows and B as BN rows of
+// BK = 32 values (128 bytes), in the 128-byte swizzle: the 16-byte chunk c of row r sits at chunk c ^ (r % 8), so
+// that the eight rows of a swizzle atom (1024 bytes, the atoms 1024 apart) put any column's chunks in eight
+// different bank groups, for the tensor cores' reads and for the loaders' writes alike. A descriptor names a tile by
+// its start address (advanced by 32 bytes per k step of 8 inside the atom), the atoms' stride (1024) and the swizzle.
+//
+// Block: BM rows over WG warpgroups (WgTile), whose 128 WG threads are also the loaders (cp.async, as in the
+// mma.sync engine; the Problem decides what a row is).
+// Pipeline: STAGES buffers, loads running STAGES - 2 stages ahead of the products, one wgmma batch in flight:
+// iteration i waits for stage i's copies, makes them visible to the async proxy (fence.proxy.async) and meets the
+// other threads at a barrier, refills the buffer of stage i - 2 (whose products every warpgroup has waited for at
+// the end of iteration i - 1), issues stage i's four k steps, and waits for stage i - 1's.
+#pragma once
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/gemm_engine.cuh"
+#include "kernels/cuda/engine/gemm_launch.cuh"
+#include "kernels/cuda/engine/wgmma_ops.cuh"
+
+namespace bs::cuda::wg {
+
+// BM rows over WG warpgroups (128 threads each, also the loaders), each taking MI = BM / (64 WG) pieces of 64 rows
+// (one m64nBNk8 each per k step, the B tile shared). MI = 2 (256 rows, 2 warpgroups) halves the B tile's reads per
+// product at BN accumulator registers per thread; more warpgroups (3 or 4) give the schedulers more warps to issue
+// the loaders' instructions from.
+// PARTS = 2: 3xTF32 (FP32 accuracy). Every operand comes as two TF32 parts, hi (x rounded to the nearest TF32) and
+// lo = x - hi, each a tile of its own (A hi, A lo, B hi, B lo per stage), and each product is taken as
+// a_lo b_hi + a_hi b_lo + a_hi b_hi, the small terms first (gemm_math.cuh says why that keeps FP32 accuracy).
+template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2, int PARTS_ = 1>
+struct WgTile {
+  static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, WG = WG_, THREADS = 128 * WG, MI = BM / (64 * WG);
+  static constexpr int PARTS = PARTS_;
+  static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
+  static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
+  static_assert(BN % 32 == 0 && BN <= 192, "B tiles in whole swizzle atoms; wgmma_ops.cuh has N up to 192");
+  static_assert(STAGES >= 3, "loads run STAGES - 2 ahead of the products");
+  static_assert(MI >= 1 && MI * 64 * WG == BM && (BM * 8) % THREADS == 0, "whole 64-row pieces per warpgroup");
+  static_assert(PARTS == 1 || PARTS == 2, "one TF32 product, or three");
+};
+
+// Byte offset of (row r, chunk c of 16 bytes) and of (row r, word k < 32) in a swizzled tile.
+__device__ __forceinline__ uint32_t sw_chunk(int r, int c) { return static_cast<uint32_t>(r * 128 + ((c ^ (r & 7)) << 4)); }
+__device__ __forceinline__ uint32_t sw_word(int r, int k) { return sw_chunk(r, k >> 2) + ((k & 3) << 2); }
+
+// PTX ISA, "Matrix Descriptor": bits 0-13 start address >> 4, 16-29 leading byte offset >> 4 (unused by a swizzled
+// K-major operand), 32-45 stride byte offset >> 4 (between 8-row atoms), 62-63 swizzle (1: 128 bytes).
+__device__ __forceinline__ uint64_t desc_sw128(uint32_t addr) {
+  return static_cast<uint64_t>((addr & 0x3FFFF) >> 4) | (uint64_t{1} << 16) | (uint64_t{1024 >> 4} << 32) | (uint64_t{1} << 62);
+}
+
+__device__ __forceinline__ void cp_async4(uint32_t dst, const float* src, bool ok) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 4 : 0) : "memory");
+}
+__device__ __forceinline__ void cp_async16(uint32_t dst, const float* src, bool ok) {
+  asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(dst), "l"(src), "r"(ok ? 16 : 0) : "memory");
+}
+
+#if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
+#define BS_HAVE_WGMMA 1
+__device__ __forceinline__ void fence_proxy_async() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
+__device__ __forceinline__ void wgmma_commit() { asm volatile("wgmma.commit_group.sync.aligned;\n" ::: "memory"); }
+template <int N>
+__device__ __forceinline__ void wgmma_wait() { asm volatile("wgmma.wait_group.sync.aligned %0;\n" ::"n"(N) : "memory"); }
+// Keeps the compiler from moving other uses of the accumulators across the asynchronous instructions.
+template <int M, int R>
+__device__ __forceinline__ void fence_operands(float (&d)[M][R]) {
+#pragma unroll
+  for (int m = 0; m < M; ++m)
+#pragma unroll
+    for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[m][i])::"memory");
+}
+#endif
+
+// A Problem for this mainloop provides
+//   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state
+//   load_a<T>(state, stage_addr, kt, tid), load_b<T>(...)    one stage's cp.async copies into the swizzled tile at
+//                                                            the shared-memory address stage_addr
+//   store(group, split, m, n, v)                             the epilogue for one element of C
+//   k_tiles, splits
+template <class T, class Problem>
+__global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_constant__ Problem pr) {
+#ifdef BS_HAVE_WGMMA
+  extern __shared__ __align__(1024) uint8_t wg_smem[];
+  const uint32_t base = (gemm::smem_u32(wg_smem) + 1023u) & ~1023u;
+  const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wgi = warp / 4;
+  const int group = blockIdx.z / pr.splits, split = blockIdx.z % pr.splits;
+  const int m0 = blockIdx.x * T::BM, n0 = blockIdx.y * T::BN;
+  const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
+  const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
+  auto sa = pr.template a_state<T>(group, m0, tid);  // loaders may carry state from stage to stage
+  auto sb = pr.template b_state<T>(group, n0, tid);
+  const auto a_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES); };
+  const auto b_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES + T::PARTS * T::A_BYTES); };
+
+  float acc[T::MI][T::BN / 2];
+#pragma unroll
+  for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+    for (int i = 0; i < T::BN / 2; ++i) acc[mi][i] = 0.0f;
+#pragma unroll
+  for (int s = 0; s < T::STAGES - 2; ++s) {
+    if (s < nk) {
+      pr.template load_a<T>(sa, a_at(s), kt0 + s, tid);
+      pr.template load_b<T>(sb, b_at(s), kt0 + s, tid);
+    }
+    gemm::cp_async_commit();  // one group per stage, empty ones too
+  }
+  int s_next = T::STAGES - 2, s = 0;  // the buffers of stages i + STAGES - 2 and i (no modulo in the loop)
+  for (int i = 0; i < nk; ++i) {
+    gemm::cp_async_wait<T::STAGES - 3>();  // this thread's copies of stage i have landed
+    fence_proxy_async();                   // ... visible to the tensor cores
+    __syncthreads();                       // everyone's; and every warpgroup is done with stage i - 2
+    const int next = i + T::STAGES - 2;
+    if (next < nk) {
+      pr.template load_a<T>(sa, a_at(s_next), kt0 + next, tid);
+      pr.template load_b<T>(sb, b_at(s_next), kt0 + next, tid);
+    }
+    gemm::cp_async_commit();
+    if (++s_next == T::STAGES) s_next = 0;
+    const uint32_t a0 = a_at(s) + static_cast<uint32_t>(wgi * T::MI * 64 * 128), b0 = b_at(s);
+    fence_operands(acc);
+    wgmma_fence();
+#pragma unroll
+    for (int kk = 0; kk < T::BK / 8; ++kk)
+#pragma unroll
+      for (int mi = 0; mi < T::MI; ++mi) {
+        const uint64_t ahi = desc_sw128(a0 + mi * 64 * 128 + kk * 32), bhi = desc_sw128(b0 + kk * 32);
+        if constexpr (T::PARTS == 2) {  // the lo tiles follow their hi tiles
+          WgmmaTf32<T::BN>::mma(acc[mi], desc_sw128(a0 + T::A_BYTES + mi * 64 * 128 + kk * 32), bhi);
+          WgmmaTf32<T::BN>::mma(acc[mi], ahi, desc_sw128(b0 + T::B_BYTES + kk * 32));
+        }
+        WgmmaTf32<T::BN>::mma(acc[mi], ahi, bhi);
+      }
+    wgmma_commit();
+    wgmma_wait<1>();
+    fence_operands(acc);
+    if (++s == T::STAGES) s = 0;
+  }
+  wgmma_wait<0>();
+  fence_operands(acc);
+  gemm::cp_async_wait<0>();
+  // D of m64nN: warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8; register 4 j + q is column
+  // 8 j + 2 t + (q & 1) of the first (q < 2) or the second row.
+  const int g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int mi = 0; mi < T::MI; ++mi) {
+    const int r0 = m0 + (wgi * T::MI + mi) * 64 + (warp % 4) * 16 + g;
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < T::BN / 8; ++j) {
+        pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[mi][4 * j + 2 * h]);
+        pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t + 1, acc[mi][4 * j + 2 * h + 1]);
+      }
+  }
+#endif
+}
+
+// Whether this build and the present device can run wgmma_kernel: a compute capability 9.0 GPU and the kernel's
+// translation unit built for sm_90a (its image then reports PTX version 90; anything else is the empty stub).
+template <class Kernel>
+bool wgmma_image_ok(Kernel kernel) {
+  int dev = 0, major = 0, minor = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess) { (void)cudaGetLastError(); return false; }
+  if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev) != cudaSuccess ||
+      cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return false;
+  }
+  if (major != 9 || minor != 0) return false;
+  cudaFuncAttributes attr{};
+  if (cudaFuncGetAttributes(&attr, kernel) != cudaSuccess) { (void)cudaGetLastError(); return false; }
+  return attr.ptxVersion >= 90;
+}
+
+template <class T, class Problem>
+const Occupancy& wgmma_occupancy() {
+  static const Occupancy occ = kernel_occupancy(wgmma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES);
+  return occ;
+}
+
+// grid: x over M tiles (up to 2^31 - 1), y over N tiles, z over groups x splits.
+template <class T, class Problem>
+void launch_wgmma(const Problem& pr, long long m, int n, int groups, cudaStream_t s) {
+  (void)wgmma_occupancy<T, Problem>();
+  const dim3 grid(static_cast<unsigned>((m + T::BM - 1) / T::BM), static_cast<unsigned>((n + T::BN - 1) / T::BN), groups * pr.splits);
+  wgmma_kernel<T, Problem><<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace bs::cuda::wg

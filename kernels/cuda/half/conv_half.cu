@@ -1,0 +1,326 @@
+// Convolution versions v19-v21 (half_ops.hpp): the GEMM engine on FP16 / BF16 operands, NHWC activations.
+//
+// Per group z: C (M = images x OH x OW pixels, N = Mg filters) = X_z (M x K) * W_z^T (K x N), K = KH * KW * Cgs
+// in the order (ky, kx, c), where Cgs is the group's channel count as stored (Cs when there is one group, so the
+// input's pad channel is a k of weight zero; an odd channel count per group is not supported with groups).
+// Consecutive k are consecutive channels of one pixel: a pair of them is one aligned 32-bit word of the NHWC
+// input, so the implicit im2col (operand A: pixels on the rows, held row-major in shared memory) gathers runs of
+// words per cp.async (see VEC below), zero-filled in the padding, through a table of word offsets per k pair
+// (built once) and a table of the block's pixels (built at its start). Operand B is the weights prepared once as
+// words (G, Kw_pad, N_pad). Pixels go on grid.x (millions of them at batch 1024), filters on grid.y. The epilogue
+// adds bias, applies the activation and stores channel pairs as 32-bit words of (N, OH, OW, Ms); with split-K the
+// blocks write FP32 partial sums and a reduction stores the result.
+#include <algorithm>
+#include <climits>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/gemm_launch.cuh"
+#include "kernels/cuda/engine/gemm_math.cuh"
+#include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/half/half_types.cuh"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda::half {
+namespace {
+
+using gemm::kPadK;
+using gemm::kPadMN;
+using gemm::pad_to;
+
+struct Geometry {
+  int groups, mg, cg, cgs, cs_in, ms, k, kw, kw_pad, n_pad, p;
+  long long ncols;
+};
+Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
+  Geometry g;
+  g.groups = c.groups;
+  g.mg = c.filters / c.groups;
+  g.cg = is.c / c.groups;
+  g.cs_in = stored_channels(is.c);
+  g.cgs = c.groups == 1 ? g.cs_in : g.cg;
+  g.ms = stored_channels(c.filters);
+  g.k = c.kh * c.kw * g.cgs;  // even
+  g.kw = g.k / 2;
+  g.kw_pad = pad_to(g.kw, kPadK);
+  g.n_pad = pad_to(g.mg, kPadMN);
+  g.p = os.h * os.w;
+  g.ncols = static_cast<long long>(n) * g.p;
+  return g;
+}
+
+// VEC: words per copy of the implicit im2col. Lanes run along k (a pixel's channels are contiguous in NHWC), VEC
+// words (2 x VEC channels) each: 16-byte copies where a group's channel count is a multiple of 8 (every AlexNet
+// layer but conv1), 8-byte ones for a multiple of 4 (conv1's 3 + 1 channels), else 4-byte ones. A warp then reads
+// whole runs of a pixel's channels; with lanes along the pixels (the first version) every lane of a warp touched its
+// own 32-byte sector, and AlexNet's convolutions ran at 45-60 TFLOP/s.
+template <bool BF16, int VEC>
+struct ConvHalfProblem {
+  static constexpr bool kPairs = true, kMOnX = true;
+  const uint32_t* in;  // (N, H, W, Cs / 2) words
+  const int2* ktab;    // per k pair: {word offset from the window's origin, ky << 16 | kx}
+  const float* wt;     // (G, Kw_pad, N_pad) words
+  int kw_pad, n_pad;
+  int h, w, ow, p, sh, sw, ph, pw, cs2, group_words;  // cs2 = Cs / 2; group_words = Cg / 2
+  int mg, groups, m_total, ms, k_tiles, splits, act;
+  long long ncols;
+  const float* bias;
+  uint16_t* out;  // (N, OH, OW, Ms)
+  float* part;    // (splits, G, ncols, Mg)
+  int* ovf;
+
+  // The block's pixels, found once: {word offset of (img, iy0, ix0, the group's first channel), iy0, ix0}.
+  template <class T>
+  static constexpr int extra_smem() { return T::BM * static_cast<int>(sizeof(int4)); }
+  template <class T>
+  __device__ __forceinline__ const int4* setup(float* extra, int group, int m0, int tid) const {
+    int4* tab = reinterpret_cast<int4*>(extra);
+    for (int r = tid; r < T::BM; r += T::THREADS) {
+      const long long m = static_cast<long long>(m0) + r;
+      int4 e = make_int4(0, INT_MIN / 2, 0, 0);  // past the last pixel: every row reads as outside the image
+      if (m < ncols) {
+        const int img = static_cast<int>(m / p), q = static_cast<int>(m - static_cast<long long>(img) * p), oy = q / ow, ox = q - oy * ow;
+        e.y = oy * sh - ph;
+        e.z = ox * sw - pw;
+        e.x = ((img * h + e.y) * w + e.z) * cs2 + group * group_words;
+      }
+      tab[r] = e;
+    }
+    return tab;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_a(const int4* tab, float* dst, int stride, int kt, int tid) const {
+    static_assert(T::A_ROW, "the half convolutions hold A row-major");
+    constexpr int LPP = T::BK / VEC, PPP = T::THREADS / LPP, PASSES = T::BM / PPP;
+    static_assert(T::THREADS % LPP == 0 && T::BM % PPP == 0, "lanes tile the A stage");
+    const int q = tid % LPP, r0 = tid / LPP;
+    const int2 e = __ldg(ktab + kt * T::BK + q * VEC);
+    const int ky = e.y >> 16, kx = e.y & 0xffff;
+#pragma unroll
+    for (int j = 0; j < PASSES; ++j) {
+      const int r = r0 + j * PPP;
+      const int4 s = tab[r];
+      const int iy = s.y + ky, ix = s.z + kx;
+      const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
+      gemm::cp_async_zfill<4 * VEC>(dst + r * stride + q * VEC, reinterpret_cast<const float*>(ok ? in + s.x + e.x : in), ok);
+    }
+  }
+  template <class T>
+  __device__ __forceinline__ const float* b_state(int group, int n0, int) const {
+    return wt + static_cast<long long>(group) * kw_pad * n_pad + n0;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_b(const float* base, float* dst, int stride, int kt, int tid) const {
+    gemm::load_dense_tile<T, T::BN>(dst, stride, base, n_pad, kt, tid);
+  }
+
+  __device__ __forceinline__ void store2(int group, int split, int m, int f, float v0, float v1) const {
+    if (m >= ncols || f >= mg) return;
+    const bool two = f + 1 < mg;
+    if (splits > 1) {
+      float* dst = part + ((static_cast<long long>(split) * groups + group) * ncols + m) * mg + f;
+      dst[0] = v0;
+      if (two) dst[1] = v1;
+      return;
+    }
+    const int ch = group * mg + f;
+    v0 = activate_or_keep(bias ? v0 + bias[ch] : v0, act);
+    uint16_t* o = out + static_cast<long long>(m) * ms + ch;
+    if (two) {
+      v1 = activate_or_keep(bias ? v1 + bias[ch + 1] : v1, act);
+      check_range<BF16>(v0, ovf);
+      check_range<BF16>(v1, ovf);
+      if ((ch & 1) == 0) {
+        *reinterpret_cast<uint32_t*>(o) = pack2<BF16>(v0, v1);
+        return;
+      }
+      o[1] = from_float<BF16>(v1);
+    }
+    o[0] = store_value<BF16>(v0, ovf);
+    if (ch + (two ? 1 : 0) == m_total - 1 && ms > m_total) o[two ? 2 : 1] = 0;  // the pad channel
+  }
+};
+
+// One thread per output value (pixel, channel): the partial sums of its (group, filter), bias, activation.
+template <bool BF16>
+__global__ void splitk_reduce(const float* __restrict__ part, int splits, int groups, long long ncols, int mg, int m_total, int ms,
+                              const float* __restrict__ bias, int act, uint16_t* __restrict__ out, int* ovf) {
+  const long long total = ncols * ms;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long m = i / ms;
+    const int ch = static_cast<int>(i - m * ms);
+    if (ch >= m_total) {
+      out[i] = 0;
+      continue;
+    }
+    const int z = ch / mg, f = ch - z * mg;
+    float v = 0.0f;
+    for (int s = 0; s < splits; ++s) v += part[((static_cast<long long>(s) * groups + z) * ncols + m) * mg + f];
+    if (bias) v += bias[ch];
+    out[i] = store_value<BF16>(activate_or_keep(v, act), ovf);
+  }
+}
+
+// Weights (M, Cg, KH, KW) FP32 -> words (G, Kw_pad, N_pad): word (z, kw, f) = filter z * Mg + f at k = 2kw, 2kw + 1.
+template <bool BF16>
+__global__ void prepare_weights(const float* __restrict__ w, int groups, int mg, int cg, int cgs, int kh, int kwid, int kw_pad, int n_pad,
+                                uint32_t* __restrict__ dst) {
+  const long long total = static_cast<long long>(groups) * kw_pad * n_pad;
+  const int k = kh * kwid * cgs;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int f = static_cast<int>(i % n_pad), kw = static_cast<int>((i / n_pad) % kw_pad), z = static_cast<int>(i / (static_cast<long long>(n_pad) * kw_pad));
+    float v[2] = {0.0f, 0.0f};
+    for (int h = 0; h < 2; ++h) {
+      const int kk = 2 * kw + h;
+      if (kk >= k || f >= mg) continue;
+      const int c = kk % cgs, kx = (kk / cgs) % kwid, ky = kk / (cgs * kwid);
+      if (c < cg) v[h] = w[((static_cast<long long>(z * mg + f) * cg + c) * kh + ky) * kwid + kx];
+    }
+    dst[i] = pack2<BF16>(v[0], v[1]);
+  }
+}
+
+__global__ void k_pair_table(int2* table, int kw_count, int kw_pad, int cgs, int kwid, int w, int cs2) {
+  const int kw = blockIdx.x * blockDim.x + threadIdx.x;
+  if (kw >= kw_pad) return;
+  if (kw < kw_count) {
+    const int k = 2 * kw, c = k % cgs, kx = (k / cgs) % kwid, ky = k / (cgs * kwid);
+    table[kw] = make_int2((ky * w + kx) * cs2 + c / 2, (ky << 16) | kx);
+  } else {
+    table[kw] = make_int2(0, kNoRow << 16);
+  }
+}
+
+int vec_for(const Geometry& g) { return g.cgs % 8 == 0 ? 4 : g.cgs % 4 == 0 ? 2 : 1; }
+
+template <class T, class Math, bool BF16, int VEC>
+int splits_for(const Geometry& g) {
+  const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
+  return gemm::choose_splits(blocks, g.kw_pad / T::BK, gemm::engine_occupancy<T, Math, ConvHalfProblem<BF16, VEC>>());
+}
+
+template <class T, class Math, bool BF16, int VEC>
+void run(const HalfConvArgs& a, cudaStream_t s) {
+  const ConvParams& c = *a.p;
+  const Geometry g = geometry(a.is, c, a.os, a.n);
+  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the GEMM engine (images x OH x OW > 2^31)");
+  if (static_cast<long long>(a.n) * a.is.h * a.is.w * g.cs_in / 2 > INT_MAX)
+    fail("layer convolution", "batch too large for the 16-bit path's 32-bit offsets (input words > 2^31)");
+  ConvHalfProblem<BF16, VEC> pr;
+  pr.in = reinterpret_cast<const uint32_t*>(a.in);
+  pr.wt = a.prepared;
+  pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.kw_pad * g.n_pad);
+  pr.kw_pad = g.kw_pad;
+  pr.n_pad = g.n_pad;
+  pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
+  pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
+  pr.cs2 = g.cs_in / 2;
+  pr.group_words = g.cg / 2;
+  pr.mg = g.mg;
+  pr.groups = g.groups;
+  pr.m_total = c.filters;
+  pr.ms = g.ms;
+  pr.k_tiles = g.kw_pad / T::BK;
+  pr.splits = splits_for<T, Math, BF16, VEC>(g);
+  pr.act = a.act;
+  pr.ncols = g.ncols;
+  pr.bias = a.bias;
+  pr.out = a.out;
+  pr.part = a.workspace;
+  pr.ovf = a.ovf;
+  if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
+    fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
+  gemm::launch_engine<T, Math>(pr, static_cast<int>(g.ncols), g.mg, g.groups, s);
+  if (pr.splits > 1) {
+    const long long total = g.ncols * g.ms;
+    const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 8192));
+    splitk_reduce<BF16><<<blocks, 256, 0, s>>>(a.workspace, pr.splits, g.groups, g.ncols, g.mg, c.filters, g.ms, a.bias, a.act, a.out, a.ovf);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+template <bool BF16, int VEC, class F>
+void with_config_t(int version, F&& f) {
+  switch (version) {
+    case 19: return f.template operator()<gemm::TileL_Half, gemm::MmaHalfMath<gemm::TileL_Half, BF16>, BF16, VEC>();
+    case 20: return f.template operator()<gemm::TileM_Half, gemm::MmaHalfMath<gemm::TileM_Half, BF16>, BF16, VEC>();
+    case 21: return f.template operator()<gemm::TileS_Half, gemm::MmaHalfMath<gemm::TileS_Half, BF16>, BF16, VEC>();
+    default: fail("--conv-variant", "version " + std::to_string(version) + " is not a half-precision GEMM-engine version");
+  }
+}
+template <bool BF16, class F>
+void with_vec(int version, int vec, F&& f) {
+  if (vec == 4) with_config_t<BF16, 4>(version, f);
+  else if (vec == 2) with_config_t<BF16, 2>(version, f);
+  else with_config_t<BF16, 1>(version, f);
+}
+template <class F>
+void with_config(int version, bool bf16, int vec, F&& f) {
+  if (bf16) with_vec<true>(version, vec, f);
+  else with_vec<false>(version, vec, f);
+}
+
+}  // namespace
+
+Support conv_half_supports(int version, const Layer& layer, bool pool) {
+  const std::string v = "v" + std::to_string(version);
+  if (version == 22) return spec_half_supports(layer, pool);
+  if (pool && version >= 19 && version <= 21) return {false, v + " fuses the activation that follows, not pooling"};
+  if (version < 19 || version > 21) return {false, v + " computes in fp32 or tf32, not in a 16-bit type"};
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  if (c.groups > 1 && (layer.in.c / c.groups) % 2 != 0)
+    return {false, v + " pairs channels: with groups, each group needs an even channel count (this layer has " +
+                       std::to_string(layer.in.c / c.groups) + ")"};
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.kh >= 16384 || c.kw >= 65536)
+    return {false, v + " indexes images and kernels below 16384 rows"};
+  if (static_cast<long long>(layer.in.h) * layer.in.w * stored_channels(layer.in.c) >= INT_MAX)
+    return {false, v + ": one image's input exceeds 2^31 values"};
+  if (static_cast<long long>(c.kh) * c.kw * stored_channels(layer.in.c) >= INT_MAX / 2) return {false, v + ": the window is too large"};
+  return {};
+}
+
+bool conv_half_reads_model_input(int version, const Layer& layer) { return version == 22 && spec_half_reads_model_input(layer); }
+
+size_t conv_half_prepared_floats(int version, const Layer& layer) {
+  if (version == 22) return spec_half_prepared_floats(layer);
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
+  return static_cast<size_t>(g.groups) * g.kw_pad * g.n_pad + 2 * static_cast<size_t>(g.kw_pad);
+}
+
+size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
+  if (version == 22) return 0;
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
+  size_t floats = 0;
+  with_config(version, bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() {
+    const int splits = splits_for<T, Math, BF16, VEC>(g);
+    floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
+  });
+  return floats;
+}
+
+void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
+  if (version == 22) return spec_half_prepare(w, layer, bf16, prepared, s);
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  const Geometry g = geometry(layer.in, c, layer.out, 1);
+  const long long words = static_cast<long long>(g.groups) * g.kw_pad * g.n_pad;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192));
+  auto* dst = reinterpret_cast<uint32_t*>(prepared);
+  if (bf16) prepare_weights<true><<<blocks, 256, 0, s>>>(w, g.groups, g.mg, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, g.n_pad, dst);
+  else prepare_weights<false><<<blocks, 256, 0, s>>>(w, g.groups, g.mg, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, g.n_pad, dst);
+  CUDA_CHECK_LAUNCH();
+  k_pair_table<<<(g.kw_pad + 255) / 256, 256, 0, s>>>(reinterpret_cast<int2*>(prepared + words), g.kw, g.kw_pad, g.cgs, c.kw, layer.in.w,
+                                                     g.cs_in / 2);
+  CUDA_CHECK_LAUNCH();
+}
+
+void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
+  if (version == 22) return spec_half_forward(a, s);
+  if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the GEMM engine");
+  const Geometry g = geometry(a.is, *a.p, a.os, a.n);
+  with_config(version, a.bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() { run<T, Math, BF16, VEC>(a, s); });
+}
+
+}  // namespace bs::cuda::half

@@ -1,0 +1,178 @@
+// Fully connected versions v12-v13 (half_ops.hpp): the GEMM engine on FP16 / BF16 operands.
+//
+// C (images x outputs) = X (images x K) * W^T, K = H * W * Cs of the layer's NHWC input. A = X^T as words
+// (Kw_pad, M_pad) (word (kw, img) = X[img][2kw, 2kw + 1]), transposed into the workspace for each run; B = W^T
+// prepared once as words (Kw_pad, N_pad), its rows permuted from the model's NCHW flattening to the NHWC one (and
+// zero for a pad channel). The epilogue adds bias, applies the activation and stores output pairs as 32-bit
+// words of (images, Os); with split-K, FP32 partial sums and a reduction.
+#include <algorithm>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/gemm_launch.cuh"
+#include "kernels/cuda/engine/gemm_math.cuh"
+#include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/half/half_types.cuh"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda::half {
+namespace {
+
+using gemm::kPadK;
+using gemm::kPadMN;
+using gemm::pad_to;
+
+int k_words(Shape is) { return is.h * is.w * stored_channels(is.c) / 2; }
+
+template <bool BF16>
+struct FcHalfProblem : gemm::DenseOperands {  // A = X^T words (Kw_pad, M_pad), B = W^T words (Kw_pad, N_pad)
+  static constexpr bool kPairs = true;
+  int m, n, os, groups, k_tiles, splits, act;
+  const float* bias;
+  uint16_t* out;  // (images, Os)
+  float* part;    // (splits, images, outputs)
+  int* ovf;
+  __device__ __forceinline__ void store2(int, int split, int r, int c, float v0, float v1) const {
+    if (r >= m || c >= n) return;
+    const bool two = c + 1 < n;
+    if (splits > 1) {
+      float* dst = part + (static_cast<long long>(split) * m + r) * n + c;
+      dst[0] = v0;
+      if (two) dst[1] = v1;
+      return;
+    }
+    v0 = activate_or_keep(bias ? v0 + bias[c] : v0, act);
+    v1 = two ? activate_or_keep(bias ? v1 + bias[c + 1] : v1, act) : 0.0f;  // c + 1 == n: the pad output (os > n)
+    check_range<BF16>(v0, ovf);
+    check_range<BF16>(v1, ovf);
+    if (two || os > n) *reinterpret_cast<uint32_t*>(out + static_cast<long long>(r) * os + c) = pack2<BF16>(v0, v1);
+  }
+};
+
+template <bool BF16>
+__global__ void splitk_reduce(const float* __restrict__ part, int splits, int m, int n, int os, const float* __restrict__ bias, int act,
+                              uint16_t* __restrict__ out, int* ovf) {
+  const long long total = static_cast<long long>(m) * os, mn = static_cast<long long>(m) * n;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = i / os;
+    const int c = static_cast<int>(i - r * os);
+    if (c >= n) {
+      out[i] = 0;
+      continue;
+    }
+    float v = 0.0f;
+    for (int s = 0; s < splits; ++s) v += part[s * mn + r * n + c];
+    if (bias) v += bias[c];
+    out[i] = store_value<BF16>(activate_or_keep(v, act), ovf);
+  }
+}
+
+// W (O, C*H*W) FP32 -> W^T words (Kw_pad, N_pad) in NHWC order: word (kw, o) holds k = 2kw, 2kw + 1 of
+// (y, x, c) = (k / (W * Cs), k / Cs % W, k % Cs).
+template <bool BF16>
+__global__ void prepare_weights(const float* __restrict__ w, Shape is, int cs, int outputs, int kw_pad, int n_pad, uint32_t* __restrict__ dst) {
+  const long long total = static_cast<long long>(kw_pad) * n_pad;
+  const int k_count = is.h * is.w * cs;
+  const long long k_model = static_cast<long long>(is.c) * is.h * is.w;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int o = static_cast<int>(i % n_pad), kw = static_cast<int>(i / n_pad);
+    float v[2] = {0.0f, 0.0f};
+    for (int h = 0; h < 2; ++h) {
+      const int k = 2 * kw + h;
+      if (k >= k_count || o >= outputs) continue;
+      const int c = k % cs, x = (k / cs) % is.w, y = k / (cs * is.w);
+      if (c < is.c) v[h] = w[o * k_model + (static_cast<long long>(c) * is.h + y) * is.w + x];
+    }
+    dst[i] = pack2<BF16>(v[0], v[1]);
+  }
+}
+
+template <bool BF16, class F>
+void with_config_t(int version, F&& f) {
+  switch (version) {
+    case 12: return f.template operator()<gemm::TileL_Mma, gemm::MmaHalfMath<gemm::TileL_Mma, BF16>, BF16>();
+    case 13: return f.template operator()<gemm::TileS_Mma, gemm::MmaHalfMath<gemm::TileS_Mma, BF16>, BF16>();
+    default: fail("--fc-variant", "version " + std::to_string(version) + " is not a half-precision GEMM-engine version");
+  }
+}
+template <class F>
+void with_config(int version, bool bf16, F&& f) {
+  if (bf16) with_config_t<true>(version, f);
+  else with_config_t<false>(version, f);
+}
+
+template <class T, class Math, bool BF16>
+int splits_for(int n, Shape is, int outputs) {
+  const long long blocks = static_cast<long long>((n + T::BM - 1) / T::BM) * ((outputs + T::BN - 1) / T::BN);
+  return gemm::choose_splits(blocks, pad_to(k_words(is), kPadK) / T::BK, gemm::engine_occupancy<T, Math, FcHalfProblem<BF16>>());
+}
+
+size_t xt_floats(int n, Shape is) { return static_cast<size_t>(pad_to(k_words(is), kPadK)) * pad_to(n, kPadMN); }
+
+template <class T, class Math, bool BF16>
+void run(const HalfFcArgs& a, cudaStream_t s) {
+  const int kw = k_words(a.is), kw_pad = pad_to(kw, kPadK), m_pad = pad_to(a.n, kPadMN);
+  FcHalfProblem<BF16> pr;
+  pr.xt = a.workspace;
+  pr.wt = a.prepared;
+  pr.m_pad = m_pad;
+  pr.n_pad = pad_to(a.outputs, kPadMN);
+  pr.m = a.n;
+  pr.n = a.outputs;
+  pr.os = stored_channels(a.outputs);
+  pr.groups = 1;
+  pr.k_tiles = kw_pad / T::BK;
+  pr.splits = splits_for<T, Math, BF16>(a.n, a.is, a.outputs);
+  pr.act = a.act;
+  pr.bias = a.bias;
+  pr.out = a.out;
+  pr.part = a.workspace + xt_floats(a.n, a.is);
+  pr.ovf = a.ovf;
+  const size_t need = xt_floats(a.n, a.is) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * a.n * a.outputs : 0);
+  if (a.workspace_floats < need) fail("fc v12-v13", "workspace too small (internal: fc_half_workspace_floats disagrees with the launch)");
+  // X (N, Kw) words -> X^T (Kw_pad, M_pad): transpose_pad moves the 32-bit words unchanged (pairs of 16-bit values).
+  transpose_pad(reinterpret_cast<const float*>(a.in), 1, a.n, kw, a.workspace, m_pad, kw_pad, s);
+  gemm::launch_engine<T, Math>(pr, a.n, a.outputs, 1, s);
+  if (pr.splits > 1) {
+    const long long total = static_cast<long long>(a.n) * pr.os;
+    splitk_reduce<BF16><<<static_cast<unsigned>(std::min<long long>((total + 255) / 256, 4096)), 256, 0, s>>>(
+        pr.part, pr.splits, a.n, a.outputs, pr.os, a.bias, a.act, a.out, a.ovf);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace
+
+size_t fc_half_prepared_floats(Shape is, int outputs) {
+  return static_cast<size_t>(pad_to(k_words(is), kPadK)) * pad_to(outputs, kPadMN);
+}
+
+size_t fc_half_workspace_floats(int version, int n, Shape is, int outputs, bool bf16) {
+  size_t floats = xt_floats(n, is);
+  with_config(version, bf16, [&]<class T, class Math, bool BF16>() {
+    const int splits = splits_for<T, Math, BF16>(n, is, outputs);
+    if (splits > 1) floats += static_cast<size_t>(splits) * n * outputs;
+  });
+  return floats;
+}
+
+void fc_half_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s) {
+  const int kw_pad = pad_to(k_words(is), kPadK), n_pad = pad_to(outputs, kPadMN);
+  const long long words = static_cast<long long>(kw_pad) * n_pad;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192));
+  auto* dst = reinterpret_cast<uint32_t*>(prepared);
+  const int cs = stored_channels(is.c);
+  if (bf16) prepare_weights<true><<<blocks, 256, 0, s>>>(w, is, cs, outputs, kw_pad, n_pad, dst);
+  else prepare_weights<false><<<blocks, 256, 0, s>>>(w, is, cs, outputs, kw_pad, n_pad, dst);
+  CUDA_CHECK_LAUNCH();
+}
+
+void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("fc v" + std::to_string(version), "weights were not prepared for the GEMM engine");
+  with_config(version, a.bf16, [&]<class T, class Math, bool BF16>() { run<T, Math, BF16>(a, s); });
+}
+
+}  // namespace bs::cuda::half

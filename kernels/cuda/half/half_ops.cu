@@ -1,0 +1,244 @@
+// The half-precision path's other layers (half_ops.hpp): NHWC 16-bit tensors in and out, FP32 inside.
+// Consecutive threads take consecutive channel pairs of a pixel (one 32-bit word each), so that reads and
+// writes are coalesced; pooling and LRN read their windows through L1/L2 as the FP32 kernels do.
+#include <algorithm>
+#include <cfloat>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/half/half_types.cuh"
+
+namespace bs::cuda::half {
+namespace {
+
+unsigned grid_for(long long work, int threads = 256) {
+  return static_cast<unsigned>(std::max<long long>(1, std::min<long long>((work + threads - 1) / threads, 65535LL * 16)));
+}
+
+#define GRID_STRIDE(i, total)                                                                                        \
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < (total); \
+       i += static_cast<long long>(gridDim.x) * blockDim.x)
+
+// One thread per (image, pixel): reads its channels from the C planes (coalesced across threads), writes
+// its Cs values (the pad channel zero).
+template <bool BF16>
+__global__ void to_nhwc(const float* __restrict__ in, long long images_pixels, int plane, int c, int cs, uint16_t* __restrict__ out, int* ovf) {
+  GRID_STRIDE(i, images_pixels) {
+    const long long img = i / plane, q = i - img * plane;
+    const float* src = in + img * c * plane + q;
+    uint32_t* dst = reinterpret_cast<uint32_t*>(out + i * cs);
+    for (int ch = 0; ch < cs; ch += 2) {
+      const float v0 = src[static_cast<long long>(ch) * plane];
+      const float v1 = ch + 1 < c ? src[static_cast<long long>(ch + 1) * plane] : 0.0f;
+      check_range<BF16>(v0, ovf);
+      check_range<BF16>(v1, ovf);
+      dst[ch / 2] = pack2<BF16>(v0, v1);
+    }
+  }
+}
+
+// --input-precision fp16 / bf16: the input arrives as 16-bit NCHW values (converted on the host); only the layout
+// changes: one thread per (image, pixel), cs channels written (cs = c: packed; c rounded up to even: the pad zero).
+__global__ void nchw16_to_nhwc(const uint16_t* __restrict__ in, long long images_pixels, int plane, int c, int cs, uint16_t* __restrict__ out) {
+  GRID_STRIDE(i, images_pixels) {
+    const long long img = i / plane, q = i - img * plane;
+    const uint16_t* src = in + img * c * plane + q;
+    uint16_t* dst = out + i * cs;
+    for (int ch = 0; ch < cs; ++ch) dst[ch] = ch < c ? src[static_cast<long long>(ch) * plane] : uint16_t{0};
+  }
+}
+
+// The packed form (cs = c, any parity), one 16-bit store per value: the cudnn backend's tensors and weights.
+template <bool BF16>
+__global__ void to_nhwc_packed(const float* __restrict__ in, long long images_pixels, int plane, int c, uint16_t* __restrict__ out, int* ovf) {
+  GRID_STRIDE(i, images_pixels) {
+    const long long img = i / plane, q = i - img * plane;
+    const float* src = in + img * c * plane + q;
+    uint16_t* dst = out + i * c;
+    for (int ch = 0; ch < c; ++ch) dst[ch] = store_value<BF16>(src[static_cast<long long>(ch) * plane], ovf);
+  }
+}
+
+// One thread per NCHW output value (coalesced writes). nonfinite (or null): raised where an inf or NaN comes back.
+template <bool BF16>
+__global__ void from_nhwc(const uint16_t* __restrict__ in, long long total, int plane, int c, int cs, float* __restrict__ out,
+                          int* nonfinite) {
+  GRID_STRIDE(i, total) {
+    const long long q = i % plane, ch = (i / plane) % c, img = i / (static_cast<long long>(plane) * c);
+    const float v = to_float<BF16>(in[(img * plane + q) * cs + ch]);
+    if (nonfinite && !isfinite(v)) *reinterpret_cast<volatile int*>(nonfinite) = 1;
+    out[i] = v;
+  }
+}
+
+template <bool BF16>
+__global__ void act_kernel(uint32_t* x, long long words, int act) {
+  GRID_STRIDE(i, words) {
+    const uint32_t v = x[i];
+    x[i] = pack2<BF16>(activate(to_float<BF16>(static_cast<uint16_t>(v & 0xffffu)), act), activate(to_float<BF16>(static_cast<uint16_t>(v >> 16)), act));
+  }
+}
+
+// One thread per (image, output pixel, channel pair). Max ignores padding; average divides by the window
+// clipped to the padded input (the FP32 kernels' and cpu-ref's convention).
+template <bool BF16>
+__global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Shape is, PoolParams p, Shape os, int cs2, uint32_t* __restrict__ out) {
+  GRID_STRIDE(i, total) {
+    const int cp = static_cast<int>(i % cs2);
+    const long long pix = i / cs2;
+    const int ox = static_cast<int>(pix % os.w), oy = static_cast<int>((pix / os.w) % os.h);
+    const long long img = pix / (static_cast<long long>(os.w) * os.h);
+    int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
+    int y1 = min(y0 + p.kh, is.h + p.ph), x1 = min(x0 + p.kw, is.w + p.pw);
+    const int window = (y1 - y0) * (x1 - x0);
+    y0 = max(y0, 0); x0 = max(x0, 0); y1 = min(y1, is.h); x1 = min(x1, is.w);
+    const bool is_max = p.kind == PoolKind::max;
+    float a0 = is_max ? -FLT_MAX : 0.0f, a1 = a0;
+    for (int y = y0; y < y1; ++y)
+      for (int x = x0; x < x1; ++x) {
+        const uint32_t v = in[((img * is.h + y) * is.w + x) * cs2 + cp];
+        const float f0 = to_float<BF16>(static_cast<uint16_t>(v & 0xffffu)), f1 = to_float<BF16>(static_cast<uint16_t>(v >> 16));
+        a0 = is_max ? fmaxf(a0, f0) : a0 + f0;
+        a1 = is_max ? fmaxf(a1, f1) : a1 + f1;
+      }
+    if (!is_max) { a0 /= window; a1 /= window; }
+    out[i] = pack2<BF16>(a0, a1);
+  }
+}
+
+// One thread per (pixel, channel pair): b = a * (k + alpha / size * sum of squares over the window)^-beta, the
+// window clipped to the C real channels (the pad channel is written as zero).
+template <bool BF16>
+__global__ void lrn_kernel(const uint16_t* __restrict__ in, long long total, int c, int cs, LrnParams p, uint16_t* __restrict__ out, int* ovf) {
+  const int half = p.size / 2;
+  const float scale = p.alpha / p.size;
+  GRID_STRIDE(i, total) {
+    const long long pix = i / (cs / 2);
+    const int c0 = static_cast<int>(i - pix * (cs / 2)) * 2;
+    const uint16_t* at = in + pix * cs;
+    float r[2];
+    for (int h = 0; h < 2; ++h) {
+      const int ch = c0 + h;
+      if (ch >= c) { r[h] = 0.0f; continue; }
+      float sum = 0.0f;
+      for (int j = max(0, ch - half); j <= min(c - 1, ch + half); ++j) {
+        const float v = to_float<BF16>(at[j]);
+        sum = fmaf(v, v, sum);
+      }
+      r[h] = to_float<BF16>(at[ch]) * exp2f(-p.beta * log2f(p.k + scale * sum));
+      check_range<BF16>(r[h], ovf);
+    }
+    reinterpret_cast<uint32_t*>(out)[i] = pack2<BF16>(r[0], r[1]);
+  }
+}
+
+// One block per image over its H*W*Cs stored values (the pad channels skipped and written as zero).
+template <bool BF16>
+__global__ void softmax_kernel(const uint16_t* __restrict__ in, int values, int c, int cs, uint16_t* __restrict__ out) {
+  __shared__ float red[32];
+  const uint16_t* x = in + static_cast<long long>(blockIdx.x) * values;
+  uint16_t* y = out + static_cast<long long>(blockIdx.x) * values;
+  auto block_reduce = [&](float v, bool is_max) {
+    for (int off = 16; off > 0; off >>= 1) {
+      const float o = __shfl_xor_sync(0xffffffffu, v, off);
+      v = is_max ? fmaxf(v, o) : v + o;
+    }
+    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
+    __syncthreads();
+    v = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : (is_max ? -FLT_MAX : 0.0f);
+    if (threadIdx.x < 32)
+      for (int off = 16; off > 0; off >>= 1) {
+        const float o = __shfl_xor_sync(0xffffffffu, v, off);
+        v = is_max ? fmaxf(v, o) : v + o;
+      }
+    if (threadIdx.x == 0) red[0] = v;
+    __syncthreads();
+    const float r = red[0];
+    __syncthreads();
+    return r;
+  };
+  float m = -FLT_MAX;
+  for (int i = threadIdx.x; i < values; i += blockDim.x)
+    if (i % cs < c) m = fmaxf(m, to_float<BF16>(x[i]));
+  m = block_reduce(m, true);
+  float s = 0.0f;
+  for (int i = threadIdx.x; i < values; i += blockDim.x)
+    if (i % cs < c) s += expf(to_float<BF16>(x[i]) - m);
+  s = block_reduce(s, false);
+  for (int i = threadIdx.x; i < values; i += blockDim.x)
+    y[i] = from_float<BF16>(i % cs < c ? expf(to_float<BF16>(x[i]) - m) / s : 0.0f);
+}
+
+}  // namespace
+
+void to_half_nhwc(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st) {
+  const long long work = static_cast<long long>(n) * s.h * s.w;
+  const int cs = stored_channels(s.c);
+  if (bf16) to_nhwc<true><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, cs, out, nullptr);
+  else to_nhwc<false><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, cs, out, ovf);
+  CUDA_CHECK_LAUNCH();
+}
+
+void input16_to_nhwc(const uint16_t* in, int n, Shape s, bool packed, uint16_t* out, cudaStream_t st) {
+  const long long work = static_cast<long long>(n) * s.h * s.w;
+  nchw16_to_nhwc<<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, packed ? s.c : stored_channels(s.c), out);
+  CUDA_CHECK_LAUNCH();
+}
+
+void from_half_nhwc(const uint16_t* in, int n, Shape s, float* out, bool bf16, cudaStream_t st) {
+  const long long total = static_cast<long long>(n) * s.size();
+  const int cs = stored_channels(s.c);
+  if (bf16) from_nhwc<true><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, cs, out, nullptr);
+  else from_nhwc<false><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, cs, out, nullptr);
+  CUDA_CHECK_LAUNCH();
+}
+
+void to_half_packed(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st) {
+  const long long work = static_cast<long long>(n) * s.h * s.w;
+  if (bf16) to_nhwc_packed<true><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, out, nullptr);
+  else to_nhwc_packed<false><<<grid_for(work), 256, 0, st>>>(in, work, s.h * s.w, s.c, out, ovf);
+  CUDA_CHECK_LAUNCH();
+}
+
+void from_half_packed(const uint16_t* in, int n, Shape s, float* out, bool bf16, int* nonfinite, cudaStream_t st) {
+  const long long total = static_cast<long long>(n) * s.size();
+  if (bf16) from_nhwc<true><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, s.c, out, nullptr);
+  else from_nhwc<false><<<grid_for(total), 256, 0, st>>>(in, total, s.h * s.w, s.c, s.c, out, nonfinite);
+  CUDA_CHECK_LAUNCH();
+}
+
+void act_half(uint16_t* x, int n, Shape s, Act act, bool bf16, cudaStream_t st) {
+  const long long words = static_cast<long long>(n) * s.h * s.w * stored_channels(s.c) / 2;
+  auto* w = reinterpret_cast<uint32_t*>(x);
+  if (bf16) act_kernel<true><<<grid_for(words), 256, 0, st>>>(w, words, act_code(act));
+  else act_kernel<false><<<grid_for(words), 256, 0, st>>>(w, words, act_code(act));
+  CUDA_CHECK_LAUNCH();
+}
+
+void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape os, uint16_t* out, bool bf16, cudaStream_t st) {
+  const int cs2 = stored_channels(is.c) / 2;
+  const long long total = static_cast<long long>(n) * os.h * os.w * cs2;
+  const auto* src = reinterpret_cast<const uint32_t*>(in);
+  auto* dst = reinterpret_cast<uint32_t*>(out);
+  if (bf16) pool_kernel<true><<<grid_for(total), 256, 0, st>>>(src, total, is, p, os, cs2, dst);
+  else pool_kernel<false><<<grid_for(total), 256, 0, st>>>(src, total, is, p, os, cs2, dst);
+  CUDA_CHECK_LAUNCH();
+}
+
+void lrn_half(const uint16_t* in, int n, Shape s, const LrnParams& p, uint16_t* out, bool bf16, int* ovf, cudaStream_t st) {
+  const int cs = stored_channels(s.c);
+  const long long total = static_cast<long long>(n) * s.h * s.w * cs / 2;
+  if (bf16) lrn_kernel<true><<<grid_for(total), 256, 0, st>>>(in, total, s.c, cs, p, out, nullptr);
+  else lrn_kernel<false><<<grid_for(total), 256, 0, st>>>(in, total, s.c, cs, p, out, ovf);
+  CUDA_CHECK_LAUNCH();
+}
+
+void softmax_half(const uint16_t* in, int n, Shape s, uint16_t* out, bool bf16, cudaStream_t st) {
+  const int cs = stored_channels(s.c), values = s.h * s.w * cs;
+  if (bf16) softmax_kernel<true><<<n, 256, 0, st>>>(in, values, s.c, cs, out);
+  else softmax_kernel<false><<<n, 256, 0, st>>>(in, values, s.c, cs, out);
+  CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace bs::cuda::half

@@ -1,0 +1,74 @@
+// The GPU's other layers: activation, pooling, LRN (lrn_pool.cu), softmax, and the fully connected menu
+// (names and summaries in kernels/plan/menus.hpp):
+//   fc v1 naive     one thread per output, dot product over the inputs, weights in global memory
+//   fc v2 tiled     the tiled shared-memory SGEMM (gemm_core.cuh), bias in its epilogue
+//   fc v3 texture   one warp per output, weights read through a texture object, shuffle reduction
+//   fc v4 warp      one warp per output row for up to 8 images at once: the weight row is read once, in
+//                   16-byte pieces through the read-only path (__ldg)
+//   fc v5 stream    weight streaming for small batches (fc_gemm.cu): every weight read once at memory
+//                   bandwidth, 4 16-byte loads in flight per lane
+//   fc v6-v9        the GEMM engine (gemm_engine.cuh): v6 FP32 FFMA, v7 3xTF32 tensor cores (FP32 accuracy),
+//                   v8 = v7 with 64x64 tiles, v9 with 128x64; weights prepared once as W^T (fc_prepared_floats,
+//                   fc_prepare)
+//   fc auto         the tuning table's choice, else (menus.cpp: fc_auto_heuristic) v5 up to 4 images, v8 up
+//                   to 256, else v7. v2 and v6-v9 split K across blocks when their tiles alone would leave SMs idle.
+// v5-v9 fuse the activation that follows (FcArgs::act).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <string>
+#include <vector>
+
+#include "kernels/plan/menus.hpp"
+#include "kernels/model/model.hpp"
+
+namespace bs::cuda {
+
+void activation_forward(float* x, long long count, Act act, cudaStream_t s);                   // in place
+void pool_forward(const float* in, int n, Shape is, const PoolParams& p, Shape os, float* out, cudaStream_t s);
+void lrn_forward(const float* in, int n, Shape s_, const LrnParams& p, float* out, cudaStream_t s);
+// LRN then pooling in one kernel: whether the LRN's plane fits its shared memory, and the kernel. os: the
+// pooling's output shape.
+bool lrn_pool_fusable(Shape lrn_shape);
+void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, const PoolParams& pp, Shape os, float* out,
+                      cudaStream_t s);
+void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s);
+// --input-precision u8: count bytes widened to floats (in 4-byte aligned, out 16-byte aligned).
+void u8_to_float(const unsigned char* in, long long count, float* out, cudaStream_t s);
+
+constexpr int kAutoFcVariant = kAutoVariant;
+// Without a tuning table (menus.cpp: fc_auto_heuristic): v5 up to 4 images, v8 up to 256, else v7.
+int heuristic_fc_variant(int n, int inputs, int outputs);
+inline bool fc_fuses_act(int version) { return version >= 5 && version <= 13; }
+
+struct FcArgs {
+  const float* in = nullptr;  // (N, I)
+  int n = 0, inputs = 0, outputs = 0;
+  const float* w = nullptr;           // (O, I)
+  cudaTextureObject_t wtex = 0;       // v3: texture over w
+  const float* bias = nullptr;        // (O,) or null
+  const float* prepared = nullptr;    // v6-v9: W^T padded (fc_prepare)
+  float* out = nullptr;               // (N, O)
+  float* workspace = nullptr;         // v2: split-K partials; v6-v9: X^T and split-K partials
+  size_t workspace_floats = 0;
+  int act = -1;                       // v5-v9: activation code (epilogue.cuh act_code), -1: none
+};
+
+size_t fc_workspace_floats(int version, int n, int inputs, int outputs);  // version resolved (not auto)
+size_t fc_prepared_floats(int version, int inputs, int outputs);          // 0 for versions that read w
+void fc_prepare(int version, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s);
+void fc_forward(int version, const FcArgs& a, cudaStream_t s);            // version resolved (not auto)
+
+// The current device's multiprocessor count, asked once per process (ops.cu).
+int sm_count();
+
+namespace detail {  // fc_gemm.cu
+bool fc_is_engine(int version);
+size_t fc_engine_prepared_floats(int inputs, int outputs);
+size_t fc_engine_workspace_floats(int version, int n, int inputs, int outputs);
+void fc_engine_prepare(const float* w, int inputs, int outputs, float* prepared, cudaStream_t s);
+void fc_stream_forward(const FcArgs& a, cudaStream_t s);
+void fc_engine_forward(int version, const FcArgs& a, cudaStream_t s);
+}  // namespace detail
+
+}  // namespace bs::cuda

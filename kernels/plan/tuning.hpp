@@ -1,0 +1,68 @@
+// The tuning table: which convolution and fully connected version was fastest for each layer and batch size
+// on one device, measured by `batchscope tune`, and read by the cuda backend's `auto`.
+//
+// A layer is named by its signature: its kind, shape and parameters, plus the layers a variant may fuse into
+// it (an activation; a 2x2 max pool after a convolution), since those change what is timed, e.g.
+// "conv in(96,27,27) m256 k5x5 s1x1 p2x2 g2 +relu" or "fc in9216 out4096 +relu". Two models with the same
+// layer share its entries. For a batch size the table has not measured, the nearest measured batch size of
+// that signature counts (nearest in log2; a tie goes to the larger).
+//
+// The file is JSON: {"format": "batchscope-tuning", "version": 1, "device": {"name", "sm_count",
+// "compute_capability", "driver"}, "commit", "date", "command", "model", "entries": [{"kind": "conv"|"fc",
+// "layer", "signature", "batch", "best", "times_ms": {"<version>": ms, ...}, "unsupported": {"<version>":
+// reason}}]}. A table from another device, or one that is not such a file, is refused with one line naming it.
+#pragma once
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "kernels/model/model.hpp"
+
+namespace bs {
+
+struct TuningEntry {
+  std::string kind;  // "conv" or "fc"
+  std::string layer, signature;
+  int batch = 0;
+  int best = 0;
+  std::map<int, double> times_ms;            // version -> median ms of the layer with what it fuses
+  std::map<int, std::string> unsupported;    // version -> why not
+};
+
+struct TuningDevice {
+  std::string name, compute_capability;
+  int sm_count = 0;
+  std::string driver;
+};
+
+struct TuningTable {
+  TuningDevice device;
+  std::string commit, date, command, model;
+  std::vector<TuningEntry> entries;
+
+  // The best version for (kind, signature) at batch n, from n's entry or the nearest batch size measured.
+  std::optional<int> lookup(const std::string& kind, const std::string& signature, int n) const;
+};
+
+// Entries that cannot be trusted to hold the best version: for one (kind, signature), an entry whose measurement
+// (times_ms, unsupported) left out a version that another batch size's entry chose (a table merged from tunings over
+// different version lists, e.g. sizes measured before a version existed). One line each, naming the entry, the
+// version it never measured and the batch size that chose it; empty when every entry is comparable.
+std::vector<std::string> stale_entries(const TuningTable& t);
+
+// Layer i's signature within m (with the activation, and for convolutions a following 2x2 max pool, that a
+// variant could fuse into it).
+std::string tuning_signature(const Model& m, size_t i, const std::string& precision = "fp32");  // " @tf32" appended for tf32
+
+// Reads and checks a table: `path` must be a batchscope tuning table measured on `device_name` (empty: any
+// device). Throws bs::Error naming the path otherwise.
+TuningTable read_tuning(const std::string& path, const std::string& device_name);
+std::string tuning_json(const TuningTable& t);
+void write_tuning(const std::string& path, const TuningTable& t);  // all or nothing
+
+// Where a device's table is looked for when no --tuning is given: $BATCHSCOPE_TUNING_DIR, else
+// $XDG_CACHE_HOME/batchscope, else ~/.cache/batchscope; file tuning-<device name, lower case, dashes>.json.
+std::string default_tuning_path(const std::string& device_name);
+
+}  // namespace bs

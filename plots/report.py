@@ -12,7 +12,11 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-import figures  # noqa: E402
+try:
+    import figures  # noqa: E402
+except ImportError as e:  # matplotlib or NumPy missing: one line, not a traceback
+    print(f"batchscope: error: report: {e}; install python3-matplotlib (scripts/setup.sh does)", file=sys.stderr)
+    sys.exit(1)
 from sweepdata import CATEGORIES, SweepDataError, Throughput, is_throughput_csv, load_all  # noqa: E402
 
 
@@ -59,34 +63,69 @@ def html_table(head, rows):
     return f"<table><thead><tr>{h}</tr></thead><tbody>{b}</tbody></table>"
 
 
+def check_row(m):
+    c = m.get("check", {})
+    ref, images = c.get("reference", "cpu-ref"), c.get("images", 1)
+    verdict = "all points ok" if m.get("all_checks_passed", True) else "SOME POINTS FAILED: see the check column"
+    if images == 0:
+        return ["checked against", "not checked (--check-images 0)"]
+    return [f"checked against {ref}", f"{verdict} ({images} images per point, relative L2 within {c.get('tolerance_rel_l2', '?')})"]
+
+
 def meta_rows(s):
     m = s.meta
     return [["results", os.path.basename(s.path)], ["device", s.device], ["backend / variant", s.label()],
             ["model", s.model], ["weights", s.weights + (" - numbers from synthetic weights measure speed only" if s.synthetic else "")],
             ["precision", s.precision], ["profiler", m.get("profiler", "")], ["commit", m.get("git_commit", "unknown")],
-            ["date", m.get("date", "")], ["command", m.get("command", "")],
-            ["checked against cpu-ref", "all points ok" if m.get("all_checks_passed", True) else "SOME POINTS FAILED: see the check column"]]
+            ["date", m.get("date", "")], ["command", m.get("command", "")], check_row(m)] + \
+        ([["interrupted", m.get("interrupt", "yes")]] if m.get("interrupted") else [])
+
+
+class Usage(Exception):
+    """A mistake in how the report was asked for: exit status 2."""
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # one line in batchscope's words, not argparse's usage block
+        raise Usage(message)
+
+
+def fail(code, what):
+    print(f"batchscope: error: {what}", file=sys.stderr)
+    return code
 
 
 def main():
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    try:
+        return run()
+    except Usage as e:
+        return fail(2, e)
+    except SweepDataError as e:
+        return fail(1, e)
+    except OSError as e:  # a folder that cannot be made or written: the path and the reason, never a traceback
+        return fail(1, f"{e.filename or 'report'}: {e.strerror or e}")
+    except Exception as e:  # noqa: BLE001 - anything else is a bug, said in one line
+        return fail(1, f"report: internal error: {type(e).__name__}: {e}")
+
+
+def run():
+    ap = Parser(description=__doc__.splitlines()[0])
     ap.add_argument("csv", nargs="+", help="sweep CSVs written by batchscope sweep")
     ap.add_argument("--out", required=True, help="folder for the report and figures")
     ap.add_argument("--batch", type=int, help="batch size for the variants-per-layer figure (default: largest common)")
     a = ap.parse_args()
     t0 = time.time()
-    try:
-        for p in a.csv:
-            if not os.path.exists(p):
-                raise SweepDataError(f"{p}: no such file")
-        tputs = [Throughput(p) for p in a.csv if is_throughput_csv(p)]
-        sweeps = load_all([p for p in a.csv if not is_throughput_csv(p)])
-    except SweepDataError as e:
-        print(f"batchscope report: error: {e}", file=sys.stderr)
-        return 1
+    for p in a.csv:
+        if not os.path.exists(p):
+            raise SweepDataError(f"{p}: no such file")
+    tputs = [Throughput(p) for p in a.csv if is_throughput_csv(p)]
+    sweeps = load_all([p for p in a.csv if not is_throughput_csv(p)])
+    if a.batch is not None:
+        held = sorted({int(r["batch"]) for s in sweeps for r in s.warm()})
+        if a.batch not in held:
+            raise Usage(f"--batch: no sweep CSV given holds batch {a.batch} (they hold {', '.join(map(str, held)) or 'none'})")
     if os.path.exists(a.out) and not os.path.isdir(a.out):
-        print(f"batchscope report: error: --out: {a.out} exists and is not a folder", file=sys.stderr)
-        return 1
+        raise Usage(f"--out: {a.out} exists and is not a folder")
     os.makedirs(a.out, exist_ok=True)
     figs = [("Total execution time against batch size", figures.total_time(sweeps, a.out) if sweeps else None)]
     for i, s in enumerate(sweeps):

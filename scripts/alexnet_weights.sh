@@ -3,6 +3,7 @@
 # synthesizes deterministic He-initialised weights in the same format (seed 1) and imports those.
 # Usage: scripts/alexnet_weights.sh [path/to/bvlc_alexnet.npy]
 set -euo pipefail
+[ $# -ge 1 ] && set -- "$(realpath "$1")"  # the file given, before moving to the repository root
 cd "$(dirname "$0")/.."
 [ -x build/weights_tools/batchscope-weights ] || scripts/build.sh
 w=build/weights_tools/batchscope-weights

@@ -7,7 +7,9 @@
 #include <string>
 #include <vector>
 
+#include "app/exec/executor.hpp"
 #include "kernels/exec/backend.hpp"
+#include "kernels/plan/registry.hpp"
 #include "op_cases.hpp"
 #include "weights_tools/error.hpp"
 
@@ -30,6 +32,23 @@ inline std::string gpu_missing() {
   do {                                                                 \
     if (!gpu_missing().empty()) GTEST_SKIP() << gpu_missing();         \
   } while (0)
+
+// Typed options from the strings a test table holds: a version's number or name ("" or "auto": auto), a cuDNN policy, a
+// precision (parsed as the command line parses them).
+inline BackendOptions gpu_options(const std::string& conv, const std::string& fc = "", const std::string& cudnn_algos = "fastest",
+                                  const std::string& precision = "fp32") {
+  BackendOptions o;
+  o.conv_variant = conv.empty() ? kAutoVariant : parse_conv_variant(conv);
+  o.fc_variant = fc.empty() ? kAutoVariant : parse_fc_variant(fc);
+  o.cudnn_algos = parse_enum<CudnnAlgos>(cudnn_algos, "--cudnn-algos");
+  o.precision = parse_enum<Precision>(precision, "--precision");
+  return o;
+}
+
+// A backend of `backend` ("cuda", "cudnn", ...) running the plans of an executor for m, the weights loaded.
+inline std::unique_ptr<Backend> open_backend(const Model& m, const std::string& backend, const BackendOptions& o) {
+  return Executor(m, parse_enum<BackendKind>(backend, "--backend"), o).open();
+}
 
 inline std::vector<float> cpu_ref_output(const Model& m, const std::vector<float>& in, int n) {
   auto ref = make_backend("cpu-ref");

@@ -6,12 +6,13 @@
 #include <map>
 
 #include "app/exec/datasets.hpp"
-#include "app/exec/runner.hpp"
+#include "app/exec/executor.hpp"
 #include "app/commands/sweep.hpp"
 #include "kernels/profile/profile.hpp"
 #include "kernels/exec/backend.hpp"
 #include "kernels/cuda/ops/conv.hpp"
 #include "kernels/cuda/ops/ops.hpp"
+#include "cli_util.hpp"
 #include "gpu_util.hpp"
 #include "op_cases.hpp"
 #include "weights_tools/error.hpp"
@@ -52,15 +53,15 @@ std::vector<GpuCase> gpu_cases() {
   std::vector<GpuCase> out;
   for (const test::OpCase& c : test::op_cases(true)) {
     const LayerKind k = static_cast<LayerKind>(c.op.index());
-    // A version runs in its own precision; the fp16/bf16 versions in both.
-    auto versions = [&](const std::vector<MenuEntry>& menu, bool conv) {
-      for (const auto& v : menu)
-        for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
-          if (variant_allowed(v, conv, p) && (std::string(p) != "tf32" || std::string(v.precision) == "tf32"))
-            out.push_back({c, {"cuda", conv ? std::to_string(v.number) : "", conv ? "" : std::to_string(v.number), "exact", p}});
+    // A version runs in its own precision; the fp16/bf16 versions in both (fc v5 also under tf32: tested as fp32).
+    auto versions = [&](LayerKind op) {
+      const bool conv = op == LayerKind::conv;
+      for (const Impl* v : registry().menu(op, BackendKind::cuda))
+        for (Precision p : v->precisions)
+          if (p != Precision::tf32 || v->math == "tf32")
+            out.push_back({c, {"cuda", conv ? std::to_string(v->number) : "", conv ? "" : std::to_string(v->number), "exact", name_of(p)}});
     };
-    if (k == LayerKind::conv) versions(conv_menu(), true);
-    else if (k == LayerKind::fc) versions(fc_menu(), false);
+    if (k == LayerKind::conv || k == LayerKind::fc) versions(k);
     else out.push_back({c, {"cuda", "", ""}});
     // Every other layer kind on the 16-bit NHWC path (the conversions at the edges included).
     if (k != LayerKind::conv && k != LayerKind::fc)
@@ -97,11 +98,7 @@ class GpuVsRef : public ::testing::TestWithParam<GpuCase> {};
 TEST_P(GpuVsRef, AgreesWithinItsPrecisionsTolerance) {
   SKIP_WITHOUT_GPU();
   const GpuCase& g = GetParam();
-  BackendOptions o;
-  o.conv_variant = g.config.conv;
-  o.fc_variant = g.config.fc;
-  o.cudnn_algos = g.config.cudnn_algos;
-  o.precision = g.config.precision;
+  BackendOptions o = test::gpu_options(g.config.conv, g.config.fc, g.config.cudnn_algos, g.config.precision);
   o.guard_check = true;
   auto b = make_backend(g.config.backend, o);
   const Reference& r = reference(g.op);
@@ -141,17 +138,16 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * ch.batch, rng);
     const std::vector<float> want = cpu_ref_output(m, in, ch.batch);
     for (const char* variant : {"fused", "tiled-fused", "tc-3xtf32"}) {
-      BackendOptions o;
-      o.conv_variant = variant;
+      BackendOptions o = test::gpu_options(variant);
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
       const bool v11_conv2_pool = std::string(variant) == "tc-3xtf32" && ch.in.c == 6 && ch.pool;  // pool runs alone
       if (ch.has_act) {
-        EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv") << variant;
+        EXPECT_EQ(gpu->describe(1), "fused into conv") << variant;
       }
       if (ch.pool) {
-        EXPECT_EQ(gpu->describe(m.layers.back()), v11_conv2_pool ? "pool kernel" : "fused into conv") << variant;
+        EXPECT_EQ(gpu->describe(m.layers.size() - 1), v11_conv2_pool ? "pool kernel" : "fused into conv") << variant;
       }
       test::GuardedRun got = test::guarded_forward(*gpu, m, in, ch.batch);
       EXPECT_LE(test::rel_l2(got.out, want), 1e-5)
@@ -179,9 +175,8 @@ TEST(GpuConstBank, ModelsRunInTurnEachGetTheirOwnWeights) {
     Case& c = cases[i];
     c.m = conv_chain("bank" + std::to_string(i), {1, 48, 48}, 6, true, Act::tanh, true, rng);
     c.want = cpu_ref_output(c.m, in, batch);
-    BackendOptions o;
-    o.conv_variant = i == 1 ? "tc-3xtf32" : "tiled-fused";
-    o.per_layer_transfers = i == 2;
+    BackendOptions o = test::gpu_options(i == 1 ? "tc-3xtf32" : "tiled-fused");
+    if (i == 2) o.transfers = Transfers::per_layer;
     c.gpu = make_backend("cuda", o);
     c.gpu->load(c.m);
   }
@@ -195,19 +190,17 @@ TEST(GpuConstBank, ModelsRunInTurnEachGetTheirOwnWeights) {
 
 TEST(GpuErrors, UnknownVariantAndUnsupportedLayerAreClearErrors) {
   SKIP_WITHOUT_GPU();
-  BackendOptions o;
-  o.conv_variant = "warp-speed";
   try {
-    make_backend("cuda", o);
+    parse_conv_variant("warp-speed");
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("--conv-variant: unknown variant 'warp-speed'"), std::string::npos) << e.what();
   }
-  o.conv_variant = "7";
+  const BackendOptions o = test::gpu_options("7");
   std::mt19937 rng(1);
   Model m = test::single_layer_model({"alexnet conv1", {3, 227, 227}, 1, test::conv_params(96, 11, 4, 0, 1, true)}, rng);
   try {
-    open_backend(m, "cuda", o);
+    Executor(m, BackendKind::cuda, o).open();
     FAIL();
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("layer 'layer': backend cuda does not support it: v7 is compiled for stride 1"), std::string::npos) << e.what();
@@ -219,14 +212,12 @@ class GpuEce408 : public ::testing::TestWithParam<Config> {};
 TEST_P(GpuEce408, Correctness08397) {
   SKIP_WITHOUT_GPU();
   Model m = load_model(test::data_file("models/ece408"));
-  BackendOptions o;
-  o.conv_variant = GetParam().conv;
-  o.cudnn_algos = GetParam().cudnn_algos;
-  o.precision = GetParam().precision;
-  auto b = open_backend(m, GetParam().backend, o);
+  const BackendOptions o = test::gpu_options(GetParam().conv, "", GetParam().cudnn_algos, GetParam().precision);
+  const Executor ex(m, parse_enum<BackendKind>(GetParam().backend, "--backend"), o);
+  auto b = ex.open();
   LabelledImages set = load_labelled(test::data_file("ece408-2019sp/t10k-48-images-idx3-ubyte.gz"),
                                      test::data_file("fashion-mnist/t10k-labels-idx1-ubyte.gz"), 0, "--images");
-  std::vector<float> logits = run_batches(*b, m, set.images.data(), set.count, 0, m.logits_layers(), nullptr);
+  std::vector<float> logits = ex.run_batches(*b, set.images.data(), {}, set.count, 0, m.logits_layers(), nullptr);
   int correct = 0;
   for (int i = 0; i < set.count; ++i) {
     const float* r = logits.data() + i * 10;
@@ -265,15 +256,10 @@ TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToItsPasses) {
   SKIP_WITHOUT_GPU();
   for (auto [transfers, passes] : {std::pair{"resident", "auto"}, std::pair{"per-layer", "auto"}, std::pair{"resident", "timed"}}) {
     test::TempDir d;
-    SweepOptions o;
-    o.model_dir = test::data_file("models/ece408");
-    o.backend = "cuda";
-    o.batches = {1, 2};
-    o.reps = 5;
-    o.transfers = transfers;
-    o.profiled_passes = passes;
-    o.out = d / "r.csv";
-    ASSERT_EQ(run_sweep(o), 0);
+    auto p = test::parse_args<SweepOptions>({"--model", test::data_file("models/ece408"), "--backend", "cuda", "--batches", "1,2",
+                                             "--reps", "5", "--transfers", transfers, "--profiled-passes", passes, "--out", d / "r.csv"},
+                                            false);
+    ASSERT_EQ(run_sweep(p->o), 0);
     const std::string what = std::string(transfers) + ", " + passes;
     for (int b : {1, 2}) {
       auto row = test::warm_row(d / "r.csv", b);

@@ -7,12 +7,12 @@
 
 #include <cmath>
 
-#include "app/cli/backend_flags.hpp"
-#include "app/exec/runner.hpp"
+#include "app/cli/run_flags.hpp"
+#include "app/exec/executor.hpp"
 #include "app/commands/tune.hpp"
+#include "cli_util.hpp"
 #include "gpu_util.hpp"
 #include "test_util.hpp"
-#include "kernels/plan/menus.hpp"
 #include "kernels/plan/tuning.hpp"
 #include "weights_tools/npy.hpp"
 
@@ -95,7 +95,7 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     const std::vector<float> want = cpu_ref_output(m, in, c.batch);
     for (const char* v : {"12", "13", "14", "15", "34", "35", "36"}) {
       BackendOptions o;
-      o.conv_variant = v;
+      o.conv_variant = parse_conv_variant(v);
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36: wgmma (compute capability 9.0)
@@ -104,9 +104,9 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
       }
       gpu->load(m);
       const std::vector<float> got = run(*gpu, m, in, c.batch);
-      EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv") << v;
+      EXPECT_EQ(gpu->describe(1), "fused into conv") << v;
       if (c.pool) {
-        EXPECT_EQ(gpu->describe(m.layers[2]), "pool kernel") << v;
+        EXPECT_EQ(gpu->describe(2), "pool kernel") << v;
       }
       EXPECT_LE(test::rel_l2(got, want), 1e-5) << "v" << v << " in " << to_string(c.in) << " seed " << seed;
     }
@@ -114,13 +114,13 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"19", "20", "21"}) {
         BackendOptions o;
-        o.conv_variant = v;
-        o.precision = p;
+        o.conv_variant = parse_conv_variant(v);
+        o.precision = parse_enum<Precision>(p, "--precision");
         o.guard_check = true;
         auto gpu = make_backend("cuda", o);
         gpu->load(m);
         const std::vector<float> got = run(*gpu, m, in, c.batch);
-        EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv") << v;
+        EXPECT_EQ(gpu->describe(1), "fused into conv") << v;
         const double err = test::rel_l2(got, want);
         EXPECT_LE(err, std::string(p) == "fp16" ? 2e-3 : 1.6e-2) << p << " v" << v << " in " << to_string(c.in) << " seed " << seed;
         EXPECT_GT(err, 1e-6) << p << " v" << v;
@@ -142,26 +142,26 @@ TEST(GpuEngine, FcChainsWithFusedActivationsMatchCpuRef) {
     const std::vector<float> want = cpu_ref_output(m, in, n);
     for (const char* v : {"5", "6", "7", "8", "9"}) {
       BackendOptions o;
-      o.fc_variant = v;
+      o.fc_variant = parse_fc_variant(v);
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
       EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), 1e-5) << "fc v" << v << " batch " << n << " seed " << seed;
-      EXPECT_EQ(gpu->describe(m.layers[2]), "fused into fc1");
-      EXPECT_EQ(gpu->describe(m.layers[4]), "fused into fc2");
-      EXPECT_EQ(gpu->describe(m.layers[1]).rfind(std::string("fc v") + v, 0), 0u) << gpu->describe(m.layers[1]);
+      EXPECT_EQ(gpu->describe(2), "fused into fc1");
+      EXPECT_EQ(gpu->describe(4), "fused into fc2");
+      EXPECT_EQ(gpu->describe(1).rfind(std::string("fc v") + v, 0), 0u) << gpu->describe(1);
     }
     // 16 bits: three layers of rounding (129 outputs: an odd count, the pad output of fc2 read as zero by fc3).
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"12", "13"}) {
         BackendOptions o;
-        o.fc_variant = v;
-        o.precision = p;
+        o.fc_variant = parse_fc_variant(v);
+        o.precision = parse_enum<Precision>(p, "--precision");
         o.guard_check = true;
         auto gpu = make_backend("cuda", o);
         gpu->load(m);
         EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), std::string(p) == "fp16" ? 4e-3 : 3e-2) << p << " fc v" << v << " batch " << n << " seed " << seed;
-        EXPECT_EQ(gpu->describe(m.layers[2]), "fused into fc1");
+        EXPECT_EQ(gpu->describe(2), "fused into fc1");
       }
   }
 }
@@ -180,8 +180,8 @@ TEST(GpuEngine, LrnThenPoolingInOneKernelMatchesCpuRef) {
     o.guard_check = true;
     auto gpu = make_backend("cuda", o);
     gpu->load(m);
-    EXPECT_EQ(gpu->describe(m.layers[0]), "lrn+" + m.layers[1].type_name() + " kernel");
-    EXPECT_EQ(gpu->describe(m.layers[1]), "fused into norm");
+    EXPECT_EQ(gpu->describe(0), "lrn+" + m.layers[1].type_name() + " kernel");
+    EXPECT_EQ(gpu->describe(1), "fused into norm");
     EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), cpu_ref_output(m, in, n)), 1e-5) << m.layers[1].type_name() << " seed " << seed;
   }
 }
@@ -200,9 +200,9 @@ TEST(GpuEngine, PerLayerTransfersPrepareWeightsInTheWorkspace) {
   const std::vector<float> want = cpu_ref_output(m, in, n);
   for (auto [conv, fc] : {std::pair{"12", "6"}, std::pair{"13", "7"}, std::pair{"14", "8"}, std::pair{"15", "9"}}) {
     BackendOptions o;
-    o.conv_variant = conv;
-    o.fc_variant = fc;
-    o.per_layer_transfers = true;
+    o.conv_variant = parse_conv_variant(conv);
+    o.fc_variant = parse_fc_variant(fc);
+    o.transfers = Transfers::per_layer;
     auto gpu = make_backend("cuda", o);
     gpu->load(m);
     for (int round = 0; round < 2; ++round)
@@ -232,7 +232,7 @@ TEST(GpuEngine, FullLengthReductionsWithoutSplitKKeepFp32Accuracy) {
     const std::vector<float> want = run(*cpu, m, in, c.batch);
     for (int v : c.conv ? std::vector<int>{12, 13, 14, 15} : std::vector<int>{6, 7, 8, 9}) {
       BackendOptions o;
-      (c.conv ? o.conv_variant : o.fc_variant) = std::to_string(v);
+      (c.conv ? o.conv_variant : o.fc_variant) = v;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
       EXPECT_LE(test::rel_l2(run(*gpu, m, in, c.batch), want), 1e-5) << c.what << " batch " << c.batch << " v" << v << " seed " << seed;
@@ -268,7 +268,7 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
     const std::vector<float> want = run(*ref, m, in, n);
     for (const char* v : {"auto", "12", "13", "14", "34", "35", "36"}) {
       BackendOptions o;
-      o.conv_variant = v;
+      o.conv_variant = parse_conv_variant(v);
       o.guard_check = true;
       o.tuning_file = "";
       auto gpu = make_backend("cuda", o);
@@ -279,13 +279,13 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
       gpu->load(m);
       EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), 1e-4) << "conv " << v << " batch " << n << " seed " << seed;
       if (std::string(v) == "auto") {
-        EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv1");
-        EXPECT_EQ(gpu->describe(m.layers[2]), "lrn+max_pool kernel");
-        EXPECT_EQ(gpu->describe(m.layers[3]), "fused into norm1");
-        EXPECT_EQ(gpu->describe(m.layers[17]), "fused into fc6");
-        EXPECT_NE(gpu->describe(m.layers[0]).find("(conv+relu)"), std::string::npos) << gpu->describe(m.layers[0]);
+        EXPECT_EQ(gpu->describe(1), "fused into conv1");
+        EXPECT_EQ(gpu->describe(2), "lrn+max_pool kernel");
+        EXPECT_EQ(gpu->describe(3), "fused into norm1");
+        EXPECT_EQ(gpu->describe(17), "fused into fc6");
+        EXPECT_NE(gpu->describe(0).find("(conv+relu)"), std::string::npos) << gpu->describe(0);
         if (n == 1) {
-          EXPECT_NE(gpu->describe(m.layers[16]).find("fc v5 stream (fc+relu)"), std::string::npos) << gpu->describe(m.layers[16]);
+          EXPECT_NE(gpu->describe(16).find("fc v5 stream (fc+relu)"), std::string::npos) << gpu->describe(16);
         }
       }
     }
@@ -312,8 +312,8 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
                           Cfg{"cuda", "29"}, Cfg{"cuda", "30"},
                           Cfg{"cuda", "31"}, Cfg{"cuda", "32"}, Cfg{"cuda", "33"}, Cfg{"cudnn", ""}}) {
       BackendOptions o;
-      o.precision = "tf32";
-      o.conv_variant = std::string(c.backend) == "cuda" ? c.conv : "";
+      o.precision = parse_enum<Precision>("tf32", "--precision");
+      o.conv_variant = parse_conv_variant(std::string(c.backend) == "cuda" ? c.conv : "");
       o.guard_check = true;
       auto gpu = make_backend(c.backend, o);
       gpu->load(m);
@@ -326,9 +326,9 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
         EXPECT_GT(err, 1e-6) << "tf32 that agrees to FP32 rounding did not round its operands";
       }
       if (std::string(c.backend) == "cuda" && std::string(c.conv) == "auto") {
-        const std::string d = gpu->describe(m.layers[0]);
+        const std::string d = gpu->describe(0);
         EXPECT_TRUE(d.find("gemm-tf32") != std::string::npos || d.find("wgmma") != std::string::npos) << d;
-        EXPECT_NE(gpu->describe(m.layers[16]).find(n == 1 ? "fc v5 stream" : "gemm-tf32"), std::string::npos) << gpu->describe(m.layers[16]);
+        EXPECT_NE(gpu->describe(16).find(n == 1 ? "fc v5 stream" : "gemm-tf32"), std::string::npos) << gpu->describe(16);
       }
     }
   }
@@ -352,22 +352,22 @@ TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"auto", "19", "20", "21"}) {
         BackendOptions o;
-        o.precision = p;
-        o.conv_variant = v;
-        o.fc_variant = std::string(v) == "21" ? "13" : std::string(v) == "19" ? "12" : "";
+        o.precision = parse_enum<Precision>(p, "--precision");
+        o.conv_variant = parse_conv_variant(v);
+        o.fc_variant = parse_fc_variant(std::string(v) == "21" ? "13" : std::string(v) == "19" ? "12" : "");
         o.guard_check = true;
         o.tuning_file = "";
         auto gpu = make_backend("cuda", o);
         gpu->load(m);
         const double err = test::rel_l2(run(*gpu, m, in, n), want);
         std::printf("%s conv %s batch %d: rel L2 %.3g\n", p, v, n, err);
-        EXPECT_LE(err, precision_tolerance(p)) << p << " conv " << v << " batch " << n << " seed " << seed;
+        EXPECT_LE(err, precision_tolerance(parse_enum<Precision>(p, "--precision"))) << p << " conv " << v << " batch " << n << " seed " << seed;
         EXPECT_GT(err, 1e-5) << p << " that agrees to FP32 rounding did not round";
         if (std::string(v) == "auto") {
-          EXPECT_NE(gpu->describe(m.layers[0]).find("gemm-half"), std::string::npos) << gpu->describe(m.layers[0]);
-          EXPECT_EQ(gpu->describe(m.layers[1]), "fused into conv1");
-          EXPECT_EQ(gpu->describe(m.layers[2]), "lrn kernel");
-          EXPECT_NE(gpu->describe(m.layers[16]).find("gemm-half"), std::string::npos) << gpu->describe(m.layers[16]);
+          EXPECT_NE(gpu->describe(0).find("gemm-half"), std::string::npos) << gpu->describe(0);
+          EXPECT_EQ(gpu->describe(1), "fused into conv1");
+          EXPECT_EQ(gpu->describe(2), "lrn kernel");
+          EXPECT_NE(gpu->describe(16).find("gemm-half"), std::string::npos) << gpu->describe(16);
         }
       }
   }
@@ -387,7 +387,7 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   const int n = 2;
   std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 10.0f);
   BackendOptions o;
-  o.precision = "fp16";
+  o.precision = parse_enum<Precision>("fp16", "--precision");
   auto gpu = make_backend("cuda", o);
   gpu->load(m);
   test::expect_error_at([&] { run(*gpu, m, in, n); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
@@ -400,10 +400,10 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   for (float& w : conv.weight) w = 300.0f;
   auto ref = make_backend("cpu");
   ref->load(m);
-  o.precision = "bf16";
+  o.precision = parse_enum<Precision>("bf16", "--precision");
   auto b16 = make_backend("cuda", o);
   b16->load(m);
-  EXPECT_LE(test::rel_l2(run(*b16, m, in, n), run(*ref, m, in, n)), precision_tolerance("bf16")) << "seed " << seed;
+  EXPECT_LE(test::rel_l2(run(*b16, m, in, n), run(*ref, m, in, n)), precision_tolerance(Precision::bf16)) << "seed " << seed;
 }
 
 // conv v22 (spec-half): ECE 408's two shapes on the 16-bit tensor cores with what it fuses: on conv1's shape the
@@ -436,8 +436,8 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
       const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
       const std::vector<float> want = cpu_ref_output(m, in, c.batch);
       BackendOptions o;
-      o.conv_variant = "22";
-      o.precision = prec;
+      o.conv_variant = parse_conv_variant("22");
+      o.precision = parse_enum<Precision>(prec, "--precision");
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
@@ -445,12 +445,12 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
       const std::string what = std::string(prec) + " in.c " + std::to_string(c.in.c) + " lead " + std::to_string(c.lead) + " act " +
                                (c.has_act ? std::to_string(static_cast<int>(c.act)) : "none") + " pool " + std::to_string(c.pool) +
                                " batch " + std::to_string(c.batch) + " seed " + std::to_string(seed);
-      EXPECT_NE(gpu->describe(m.layers[ci]).find("v22 spec-half"), std::string::npos) << gpu->describe(m.layers[ci]);
+      EXPECT_NE(gpu->describe(ci).find("v22 spec-half"), std::string::npos) << gpu->describe(ci);
       if (c.has_act) {
-        EXPECT_EQ(gpu->describe(m.layers[ci + 1]), "fused into conv") << what;
+        EXPECT_EQ(gpu->describe(ci + 1), "fused into conv") << what;
       }
       if (c.pool) {
-        EXPECT_EQ(gpu->describe(m.layers.back()), c.in.c == 1 ? "fused into conv" : "pool kernel") << what;
+        EXPECT_EQ(gpu->describe(m.layers.size() - 1), c.in.c == 1 ? "fused into conv" : "pool kernel") << what;
       }
       EXPECT_LE(test::rel_l2(run(*gpu, m, in, c.batch), want), std::string(prec) == "fp16" ? 2e-3 : 1.6e-2) << what;
     }
@@ -460,8 +460,8 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
     Model m = build("range", in_shape, {conv_layer("conv", in_shape.c == 1 ? 6 : 16, 5, 1, 0, 1), act_layer("act", Act::relu),
                                         pool_layer("pool", PoolKind::max, 2, 2)}, rng);
     BackendOptions o;
-    o.conv_variant = "22";
-    o.precision = "fp16";
+    o.conv_variant = parse_conv_variant("22");
+    o.precision = parse_enum<Precision>("fp16", "--precision");
     auto gpu = make_backend("cuda", o);
     gpu->load(m);
     const int n = 3;
@@ -491,7 +491,7 @@ TEST(GpuEngine, CudnnFp16OverflowIsReported) {
   const int n = 2;
   std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 10.0f);
   BackendOptions o;
-  o.precision = "fp16";
+  o.precision = parse_enum<Precision>("fp16", "--precision");
   auto gpu = make_backend("cudnn", o);
   gpu->load(m);
   test::expect_error_at([&] { run(*gpu, m, in, n); }, "cudnn", "exceeds 65504, FP16's largest value");
@@ -499,7 +499,7 @@ TEST(GpuEngine, CudnnFp16OverflowIsReported) {
   gpu->load(m);
   auto ref = make_backend("cpu");
   ref->load(m);
-  EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), run(*ref, m, in, n)), precision_tolerance("fp16")) << "seed " << seed;
+  EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), run(*ref, m, in, n)), precision_tolerance(Precision::fp16)) << "seed " << seed;
   std::vector<float> huge = in;
   huge[5] = 1e5f;
   test::expect_error_at([&] { run(*gpu, m, huge, n); }, "cudnn", "exceeds 65504");
@@ -528,16 +528,10 @@ TEST(GpuEngine, TuneWritesATableThatAutoReads) {
   };
   npy("w.npy", {20, 4, 3, 3});
   npy("f.npy", {10, 20 * 12 * 12});
-  TuneOptions t;
-  t.model_dir = d.str();
-  t.batches = {2, 33};
-  t.reps = 2;
-  t.warmup = 1;
-  t.conv_variants = {"6", "12", "13", "14"};
-  t.fc_variants = {"2", "5", "7", "9"};
-  t.out = d / "tuning.json";
-  t.command_line = "test";
-  ASSERT_EQ(run_tune(t), 0);
+  auto t = test::parse_args<TuneOptions>({"--model", d.str(), "--batches", "2,33", "--reps", "2", "--warmup", "1", "--conv-variants",
+                                          "6,12,13,14", "--fc-variants", "2,5,7,9", "--out", d / "tuning.json"});
+  t->o.command_line = "test";
+  ASSERT_EQ(run_tune(t->o), 0);
   const TuningTable table = read_tuning(d / "tuning.json", "");
   ASSERT_EQ(table.entries.size(), 4u);  // (conv, fc) x 2 batches
   m = load_model(d.str());
@@ -549,16 +543,16 @@ TEST(GpuEngine, TuneWritesATableThatAutoReads) {
   const std::vector<float> got = run(*gpu, m, in, 33);
   EXPECT_LE(test::rel_l2(got, cpu_ref_output(m, in, 33)), 1e-5);
   const int best = *table.lookup("conv", tuning_signature(m, 0), 33);
-  EXPECT_EQ(gpu->describe(m.layers[0]).rfind("auto (tuned): v" + std::to_string(best) + " ", 0), 0u) << gpu->describe(m.layers[0]);
+  EXPECT_EQ(gpu->describe(0).rfind("auto (tuned): v" + std::to_string(best) + " ", 0), 0u) << gpu->describe(0);
   // another device's table
   TuningTable other = table;
   other.device.name = "Some Other GPU";
   write_tuning(d / "other.json", other);
   o.tuning_file = d / "other.json";
-  test::expect_error_at([&] { make_backend("cuda", o); }, d / "other.json", "tuning table measured on 'Some Other GPU', this device is");
+  test::expect_error_at([&] { Executor(m, BackendKind::cuda, o); }, d / "other.json", "tuning table measured on 'Some Other GPU', this device is");
   test::write_text(d / "corrupt.json", "{\"format\": \"batchscope-tuning\", \"version\": 1, \"device\": {}}");
   o.tuning_file = d / "corrupt.json";
-  test::expect_error_at([&] { make_backend("cuda", o); }, d / "corrupt.json", "corrupt tuning table");
+  test::expect_error_at([&] { Executor(m, BackendKind::cuda, o); }, d / "corrupt.json", "corrupt tuning table");
 }
 
 // Two instances of the cuda backend may run at once (throughput --streams) unless two layers take turns in
@@ -568,10 +562,8 @@ TEST(GpuEngine, ConcurrencyHazardNamesSharedConstantBanks) {
   if (std::string why = gpu_missing(); !why.empty()) GTEST_SKIP() << why;
   Model m = load_model(test::data_file("models/ece408"));
   for (const char* v : {"3", "7", "10", "12"}) {
-    BackendFlags f;
-    f.conv_variant = v;
-    auto b = open_backend(m, "cuda", f.options());
-    const std::string why = b->concurrency_hazard(64);
+    const Executor ex(m, BackendKind::cuda, test::gpu_options(v));
+    const std::string why = ex.planner().concurrency_hazard(64);
     if (std::string(v) == "3" || std::string(v) == "7")
       EXPECT_NE(why.find("take turns in one __constant__ weight bank"), std::string::npos) << v << ": " << why;
     else

@@ -11,12 +11,12 @@
 #include <map>
 
 #include "app/exec/input_precision.hpp"
-#include "app/exec/runner.hpp"
+#include "app/exec/executor.hpp"
 #include "app/commands/sweep.hpp"
 #include "app/commands/throughput.hpp"
+#include "cli_util.hpp"
 #include "gpu_util.hpp"
 #include "kernels/cuda/backends/gpu_pipeline.hpp"
-#include "kernels/plan/menus.hpp"
 #include "kernels/profile/profile.hpp"
 #include "kernels/plan/tuning.hpp"
 #include "test_util.hpp"
@@ -64,12 +64,12 @@ TEST(GpuTransfers, OverlappedAndGraphedPassesMatchCpuRef) {
   for (const Mode& md : modes)
     for (bool pinned : {true, false}) {
       BackendOptions o;
-      o.conv_variant = md.conv;
-      o.overlapped_transfers = md.overlapped;
+      o.conv_variant = parse_conv_variant(md.conv);
+      if (md.overlapped) o.transfers = Transfers::overlapped;
       o.cuda_graph = md.graph;
       o.chunk = md.chunk;
       o.guard_check = true;
-      auto gpu = open_backend(m, md.backend, o);
+      auto gpu = test::open_backend(m, md.backend, o);
       for (int n : {100, 33, 100, 1, 100}) {  // sizes in turn; 100 three times (eager + capture, then replays)
         std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
         RunStats stats;
@@ -94,16 +94,16 @@ TEST(GpuTransfers, HalfPrecisionOverlappedAndGraphedWithinTolerance) {
   for (const char* backend : {"cuda", "cudnn"})
     for (const char* precision : {"fp16", "bf16", "tf32"}) {
       BackendOptions o;
-      o.precision = precision;
-      o.overlapped_transfers = true;
+      o.precision = parse_enum<Precision>(precision, "--precision");
+      o.transfers = Transfers::overlapped;
       o.cuda_graph = true;
       o.chunk = 24;
       o.guard_check = true;
-      auto gpu = open_backend(m, backend, o);
+      auto gpu = test::open_backend(m, backend, o);
       for (int n : {60, 60, 7}) {
         std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
         const double err = test::rel_l2(forward(*gpu, m, in, n, n == 7), test::cpu_ref_output(m, in, n));
-        EXPECT_LE(err, precision_tolerance(precision)) << backend << " " << precision << " batch " << n << " seed " << seed;
+        EXPECT_LE(err, precision_tolerance(o.precision)) << backend << " " << precision << " batch " << n << " seed " << seed;
       }
     }
 }
@@ -123,14 +123,14 @@ std::vector<Model> one_and_three_channel_models(std::mt19937& rng) {
 void expect_converted_input_matches(const Model& m, const std::string& backend, BackendOptions o, const std::string& input,
                                     bool pinned, const std::function<std::vector<float>(size_t)>& values,
                                     const std::string& what) {
-  auto f32 = open_backend(m, backend, o);
-  o.input_precision = input;
-  auto conv = open_backend(m, backend, o);
+  auto f32 = test::open_backend(m, backend, o);
+  o.input_precision = parse_enum<InputPrecision>(input, "--input-precision");
+  auto conv = test::open_backend(m, backend, o);
   for (int n : {37, 37, 5}) {
     const std::vector<float> in = values(static_cast<size_t>(m.input.size()) * n);
-    const std::vector<uint8_t> bytes = to_input_precision(in.data(), in.size(), input);
-    ASSERT_EQ(bytes.size(), in.size() * input_value_bytes(input));
-    std::vector<float> as_floats(input_buffer_floats(in.size(), input));  // the converted values, carried in a float buffer
+    const std::vector<uint8_t> bytes = to_input_precision(in.data(), in.size(), o.input_precision);
+    ASSERT_EQ(bytes.size(), in.size() * input_value_bytes(o.input_precision));
+    std::vector<float> as_floats(input_buffer_floats(in.size(), o.input_precision));  // the converted values, carried in a float buffer
     std::memcpy(as_floats.data(), bytes.data(), bytes.size());
     const std::vector<float> want = forward(*f32, m, in, n, pinned);
     const std::vector<float> got = forward(*conv, m, as_floats, n, pinned);
@@ -161,9 +161,9 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
         for (bool pinned : {true, false}) {
           if (m.input.c == 3 && std::string(c.conv) == "auto") continue;  // v22 is ECE 408's
           BackendOptions o;
-          o.conv_variant = c.conv;
-          o.precision = precision;
-          o.overlapped_transfers = c.overlapped;
+          o.conv_variant = parse_conv_variant(c.conv);
+          o.precision = parse_enum<Precision>(precision, "--precision");
+          if (c.overlapped) o.transfers = Transfers::overlapped;
           o.cuda_graph = c.graph;
           o.chunk = c.overlapped ? 16 : 0;
           o.guard_check = true;
@@ -174,9 +174,9 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
                   " seed " + std::to_string(seed));
         }
   BackendOptions o;
-  o.precision = "fp16";
-  o.input_precision = "bf16";
-  test::expect_error_at([&] { open_backend(models[0], "cuda", o); }, "--input-precision", "bf16 needs --precision bf16");
+  o.precision = parse_enum<Precision>("fp16", "--precision");
+  o.input_precision = parse_enum<InputPrecision>("bf16", "--input-precision");
+  test::expect_error_at([&] { test::open_backend(models[0], "cuda", o); }, "--input-precision", "bf16 needs --precision bf16");
 }
 
 // --input-precision u8: the raw bytes, copied as they are and widened on the device, must give exactly the outputs of
@@ -198,8 +198,8 @@ TEST(GpuTransfers, EightBitInputEqualsTheSameValuesInFp32) {
       for (const Case& c : cases)
         for (bool pinned : {true, false}) {
           BackendOptions o;
-          o.precision = precision;
-          o.overlapped_transfers = c.overlapped;
+          o.precision = parse_enum<Precision>(precision, "--precision");
+          if (c.overlapped) o.transfers = Transfers::overlapped;
           o.cuda_graph = c.graph;
           o.chunk = c.overlapped ? 16 : 0;
           o.guard_check = true;
@@ -228,17 +228,12 @@ TEST(GpuTransfers, ThroughputAndSweepCarryAConvertedInput) {
     for (const Case c : {Case{"fp32", "fp32"}, Case{"fp32", "u8"}, Case{"fp16", "fp32"}, Case{"fp16", "fp16"}, Case{"fp16", "u8"}}) {
       const std::string what = std::string(c.precision) + " input " + c.input + (graph ? " graph" : "");
       test::TempDir d;
-      ThroughputOptions t;
-      t.model_dir = test::data_file("models/ece408");
-      t.backend = "cuda";
-      t.flags.precision = c.precision;
-      t.flags.input_precision = c.input;
-      t.images = 10500;  // the test set holds 10,000: the last batch wraps around its end
-      t.batches = {3000};
-      t.streams = 2;
-      t.cuda_graph = graph;
-      t.out = d / "t.csv";
-      ASSERT_EQ(run_throughput(t), 0) << what;
+      std::vector<std::string> args = {"--model", test::data_file("models/ece408"), "--backend", "cuda", "--precision", c.precision,
+                                       "--input-precision", c.input,
+                                       "--images", "10500",  // the test set holds 10,000: the last batch wraps around its end
+                                       "--batches", "3000", "--streams", "2", "--out", d / "t.csv"};
+      if (graph) args.push_back("--cuda-graph");
+      ASSERT_EQ(run_throughput(test::parse_args<ThroughputOptions>(args)->o), 0) << what;
       const auto rows = test::read_csv(d / "t.csv");
       ASSERT_GE(rows.size(), 2u) << what;
       std::map<std::string, std::string> all;
@@ -248,22 +243,17 @@ TEST(GpuTransfers, ThroughputAndSweepCarryAConvertedInput) {
         if (row["rank"] == "all") all = row;
       }
       ASSERT_FALSE(all.empty()) << what;
-      EXPECT_EQ(all["transfers"], transfers_label("resident", graph, c.input)) << what;
+      EXPECT_EQ(all["transfers"], transfers_label(Transfers::resident, graph, parse_enum<InputPrecision>(c.input, "--input-precision"))) << what;
       ASSERT_FALSE(all["correctness"].empty()) << what;
       if (std::string(c.input) == "fp32") correct[c.precision] = all["correctness"];
       else EXPECT_EQ(all["correctness"], correct[c.precision]) << what;
     }
   test::TempDir d;
-  SweepOptions o;
-  o.model_dir = test::data_file("models/ece408");
-  o.backend = "cuda";
-  o.flags.input_precision = "u8";
-  o.batches = {1, 64};
-  o.reps = 3;
-  o.transfers = "overlapped";
-  o.host_memory = "pageable";
-  o.out = d / "r.csv";
-  ASSERT_EQ(run_sweep(o), 0);
+  ASSERT_EQ(run_sweep(test::parse_args<SweepOptions>({"--model", test::data_file("models/ece408"), "--backend", "cuda", "--input-precision",
+                                                      "u8", "--batches", "1,64", "--reps", "3", "--transfers", "overlapped",
+                                                      "--host-memory", "pageable", "--out", d / "r.csv"},
+                                                     false)->o),
+            0);
   for (int b : {1, 64}) {
     auto row = test::warm_row(d / "r.csv", b);
     ASSERT_FALSE(row.empty()) << b;
@@ -303,9 +293,9 @@ TEST(GpuTransfers, OverlappedChunksEachHaveTheirTunedVersionsWorkspace) {
   write_tuning(d / "t.json", t);
   BackendOptions o;
   o.tuning_file = d / "t.json";
-  o.overlapped_transfers = true;
+  o.transfers = Transfers::overlapped;
   o.guard_check = true;
-  auto gpu = open_backend(m, "cuda", o);
+  auto gpu = test::open_backend(m, "cuda", o);
   for (bool pinned : {true, false}) {
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * 128, rng);
     EXPECT_LE(test::rel_l2(forward(*gpu, m, in, 128, pinned), test::cpu_ref_output(m, in, 128)), 1e-5)
@@ -316,7 +306,7 @@ TEST(GpuTransfers, OverlappedChunksEachHaveTheirTunedVersionsWorkspace) {
 TEST(GpuTransfers, BadCombinationsAreClearErrors) {
   SKIP_WITHOUT_GPU();
   BackendOptions o;
-  o.per_layer_transfers = true;
+  o.transfers = Transfers::per_layer;
   o.cuda_graph = true;
   try {
     make_backend("cuda", o);
@@ -326,8 +316,8 @@ TEST(GpuTransfers, BadCombinationsAreClearErrors) {
   }
   o.cuda_graph = false;
   for (const char* input : {"u8", "fp16"}) {
-    o.input_precision = input;
-    o.precision = input == std::string("u8") ? "fp32" : input;
+    o.input_precision = parse_enum<InputPrecision>(input, "--input-precision");
+    o.precision = parse_enum<Precision>(input == std::string("u8") ? "fp32" : input, "--precision");
     test::expect_error_at([&] { make_backend("cuda", o); }, "--input-precision", std::string(input) + " needs --transfers resident or overlapped");
   }
 }
@@ -338,19 +328,15 @@ TEST(GpuTransfers, SweepsKeepAnHonestBreakdownAndLayerTimes) {
   SKIP_WITHOUT_GPU();
   for (const char* mode : {"overlapped", "graph", "overlapped+graph"}) {
     test::TempDir d;
-    SweepOptions o;
-    o.model_dir = test::data_file("models/ece408");
-    o.backend = "cuda";
-    o.batches = {256};
-    o.reps = 5;
-    o.transfers = std::string(mode).rfind("overlapped", 0) == 0 ? "overlapped" : "resident";
-    o.cuda_graph = std::string(mode).find("graph") != std::string::npos;
-    o.host_memory = "pinned";
-    o.out = d / "r.csv";
-    ASSERT_EQ(run_sweep(o), 0) << mode;
+    const std::string transfers = std::string(mode).rfind("overlapped", 0) == 0 ? "overlapped" : "resident";
+    const bool graph = std::string(mode).find("graph") != std::string::npos;
+    std::vector<std::string> args = {"--model", test::data_file("models/ece408"), "--backend", "cuda", "--batches", "256", "--reps", "5",
+                                     "--transfers", transfers, "--host-memory", "pinned", "--out", d / "r.csv"};
+    if (graph) args.push_back("--cuda-graph");
+    ASSERT_EQ(run_sweep(test::parse_args<SweepOptions>(args, false)->o), 0) << mode;
     auto row = test::warm_row(d / "r.csv", 256);
     ASSERT_FALSE(row.empty()) << mode;
-    EXPECT_EQ(row["transfers"], o.transfers + (o.cuda_graph ? "+graph" : "")) << mode;
+    EXPECT_EQ(row["transfers"], transfers + (graph ? "+graph" : "")) << mode;
     EXPECT_EQ(row["check"], "ok") << mode;
     double sum = 0;
     for (const std::string& c : breakdown_categories()) sum += std::stod(row[c + "_ms"]);

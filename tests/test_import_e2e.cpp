@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "app/exec/datasets.hpp"
-#include "app/exec/runner.hpp"
+#include "app/exec/executor.hpp"
 #include "kernels/exec/backend.hpp"
 #include "test_util.hpp"
 #include "weights_tools/error.hpp"
@@ -128,10 +128,11 @@ TEST(ImportMxnet, FailedValidationLeavesNoFolder) {
 // Correctness as the course published it: 0.84 / 0.852 / 0.8397 on the first 100 / 1000 / 10000 images.
 double ece408_correctness(const std::string& backend, int images) {
   Model m = load_model(test::data_file("models/ece408"));
-  auto b = open_backend(m, backend, {});
+  const Executor ex(m, parse_enum<BackendKind>(backend, "--backend"), {});
+  auto b = ex.open();
   LabelledImages set = load_labelled(test::data_file("ece408-2019sp/t10k-48-images-idx3-ubyte.gz"),
                                      test::data_file("fashion-mnist/t10k-labels-idx1-ubyte.gz"), images, "--images");
-  std::vector<float> logits = run_batches(*b, m, set.images.data(), set.count, 1000, m.logits_layers(), nullptr);
+  std::vector<float> logits = ex.run_batches(*b, set.images.data(), {}, set.count, 1000, m.logits_layers(), nullptr);
   int correct = 0;
   for (int i = 0; i < set.count; ++i) {
     const float* r = logits.data() + i * 10;

@@ -9,6 +9,7 @@
 #include "app/results/latency_stats.hpp"
 #include "app/results/results_io.hpp"
 #include "app/commands/sweep.hpp"
+#include "cli_util.hpp"
 #include "app/results/trace_export.hpp"
 #include "kernels/profile/profile.hpp"
 #include "test_util.hpp"
@@ -176,16 +177,11 @@ using test::read_csv;
 
 TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   test::TempDir d;
-  SweepOptions o;
-  o.model_dir = test::data_file("models/ece408");
-  o.backend = "cpu";
-  o.batches = {1, 3};
-  o.reps = 2;
-  o.warmup = 1;
-  o.flags.threads = 2;
-  o.out = d / "r.csv";
-  o.command_line = "test";
-  ASSERT_EQ(run_sweep(o), 0);
+  auto p = test::parse_args<SweepOptions>({"--model", test::data_file("models/ece408"), "--backend", "cpu", "--batches", "1,3", "--reps",
+                                           "2", "--warmup", "1", "--threads", "2", "--out", d / "r.csv"},
+                                          false);
+  p->o.command_line = "test";
+  ASSERT_EQ(run_sweep(p->o), 0);
   auto rows = read_csv(d / "r.csv");
   ASSERT_EQ(rows.size(), 5u);  // header + (cold, warm) x 2 batches
   EXPECT_EQ(rows[0], sweep_csv_header());
@@ -209,8 +205,16 @@ TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   std::ifstream js(d / "r.json");
   nlohmann::json j = nlohmann::json::parse(js);
   for (const char* k : {"command", "date", "git_commit", "model", "weights", "backend", "device", "host", "batches", "check",
-                        "profiler", "all_checks_passed", "transfers", "host_memory"})
+                        "profiler", "all_checks_passed", "transfers", "host_memory", "plans", "environment", "interrupted"})
     EXPECT_TRUE(j.contains(k)) << k;
+  // Each point records the plan it ran: the layers, and what the cpu backend fused (the activations after conv and fc).
+  ASSERT_TRUE(j["plans"].contains("3"));
+  const auto& layers3 = j["plans"]["3"]["passes"][0]["layers"];
+  ASSERT_EQ(layers3.size(), 9u);
+  EXPECT_EQ(layers3[1]["fused_into"], "new0");
+  EXPECT_EQ(layers3[0]["fused"][0], "activation0");
+  EXPECT_EQ(j["interrupted"], false);
+  EXPECT_EQ(j["check"]["reference"], "cpu-ref");
   EXPECT_EQ(j["weights"]["kind"], "real");
   EXPECT_EQ(j["all_checks_passed"], true);
   EXPECT_FALSE(j["host"]["cpu"].get<std::string>().empty());
@@ -238,17 +242,11 @@ TEST(LatencyStats, PercentilesInterpolateLikeNumpy) {
 // percentiles of those repetitions, ordered min <= p50 = median <= p90 <= p99 <= max.
 TEST(SweepOutputs, MinTimeRepeatsAndReportsPercentiles) {
   test::TempDir d;
-  SweepOptions o;
-  o.model_dir = test::data_file("models/ece408");
-  o.backend = "cpu";
-  o.batches = {1};
-  o.reps = 2;
-  o.min_time = 0.3;
-  o.warmup = 0;
-  o.check_images = 0;
-  o.flags.threads = 1;
-  o.out = d / "r.csv";
-  ASSERT_EQ(run_sweep(o), 0);
+  auto p = test::parse_args<SweepOptions>({"--model", test::data_file("models/ece408"), "--backend", "cpu", "--batches", "1", "--reps",
+                                           "2", "--min-time", "0.3", "--warmup", "0", "--check-images", "0", "--threads", "1", "--out",
+                                           d / "r.csv"},
+                                          false);
+  ASSERT_EQ(run_sweep(p->o), 0);
   auto rows = read_csv(d / "r.csv");
   ASSERT_EQ(rows.size(), 3u);
   auto col = [&](const std::string& name) {
@@ -276,61 +274,37 @@ TEST(SweepOutputs, MinTimeRepeatsAndReportsPercentiles) {
 
 TEST(SweepOutputs, BadOptionsFailBeforeWritingAnything) {
   test::TempDir d;
-  SweepOptions o;
-  o.model_dir = test::data_file("models/ece408");
-  o.backend = "cpu";
-  o.out = d / "r.csv";
-  auto expect_error = [&](SweepOptions bad, const std::string& needle) {
+  const std::vector<std::string> base = {"--model", test::data_file("models/ece408"), "--backend", "cpu", "--out", d / "r.csv"};
+  auto expect_error = [&](std::vector<std::string> extra, const std::string& needle) {
+    std::vector<std::string> args = base;
+    args.insert(args.end(), extra.begin(), extra.end());
     try {
-      run_sweep(bad);
+      run_sweep(test::parse_args<SweepOptions>(args, false)->o);
       ADD_FAILURE() << "no error: " << needle;
     } catch (const Error& e) {
       EXPECT_NE(std::string(e.what()).find(needle), std::string::npos) << e.what();
     }
     EXPECT_TRUE(std::filesystem::is_empty(d.str()));
   };
-  SweepOptions b = o;
-  b.batches = {4, 0};
-  expect_error(b, "--batches: batch sizes must be positive, found 0");
-  b.batches = {-3};
-  expect_error(b, "--batches: batch sizes must be positive, found -3");
-  b = o;
-  b.backend = "tpu";
-  expect_error(b, "--backend: unknown backend 'tpu'");
-  b = o;
-  b.out = d / "missing/r.csv";
-  expect_error(b, "--out: cannot write");
-  b = o;
-  b.batches = {2000000000};
-  expect_error(b, "of host memory");
-  b = o;
-  b.transfers = "per-layer";
-  expect_error(b, "--transfers: applies to GPU backends only");
-  b = o;
-  b.host_memory = "locked";
-  expect_error(b, "--host-memory: expected pageable or pinned");
-  b = o;
-  b.min_time = -1;
-  expect_error(b, "--min-time: must be between 0 and 86400 seconds");
-  b = o;
-  b.max_reps = 5;
-  expect_error(b, "--max-reps: must be at least --reps (10), found 5");
-  b = o;
-  b.profiled_passes = "sometimes";
-  expect_error(b, "--profiled-passes: expected auto, separate or timed, found 'sometimes'");
-  b = o;
-  b.profile_reps = -2;
-  expect_error(b, "--profile-reps: must be positive, found -2");
-  b = o;
-  b.profiled_passes = "timed";
-  b.profile_reps = 5;
-  expect_error(b, "--profile-reps: applies to --profiled-passes separate only");
-  b = o;
-  b.no_profile = true;
-  b.profiled_passes = "separate";
-  expect_error(b, "--profiled-passes: needs the profiler (drop --no-profile)");
-  b.profile_reps = 4;
-  expect_error(b, "--profile-reps: needs the profiler (drop --no-profile)");
+  expect_error({"--batches", "4,0"}, "--batches: batch sizes must be positive, found 0");
+  expect_error({"--batches=-3"}, "--batches: batch sizes must be positive, found -3");
+  expect_error({"--backend", "tpu"}, "--backend: unknown backend 'tpu'");
+  expect_error({"--out", d / "missing/r.csv"}, "--out: cannot write");
+  expect_error({"--batches", "2000000000"}, "of host memory");
+  expect_error({"--transfers", "per-layer"}, "--transfers: applies to GPU backends only");
+  expect_error({"--host-memory", "locked"}, "--host-memory: unknown host memory 'locked' (expected pageable or pinned)");
+  expect_error({"--min-time=-1"}, "--min-time: must be between 0 and 86400");
+  expect_error({"--max-reps", "5"}, "--max-reps: must be at least --reps (10), found 5");
+  expect_error({"--profiled-passes", "sometimes"}, "--profiled-passes: unknown profiled-pass mode 'sometimes' (expected auto, separate or timed)");
+  expect_error({"--profile-reps=-2"}, "--profile-reps: must be at least 1, found -2");
+  expect_error({"--profiled-passes", "timed", "--profile-reps", "5"}, "--profile-reps: applies to --profiled-passes separate only");
+  expect_error({"--profile-reps", "5"}, "--profile-reps: applies to --profiled-passes separate, which the cpu backend does not use");
+  expect_error({"--no-profile", "--profiled-passes", "separate"}, "--profiled-passes: needs the profiler (drop --no-profile)");
+  expect_error({"--no-profile", "--profile-reps", "4"}, "--profile-reps: needs the profiler (drop --no-profile)");
+  expect_error({"--check-backend", "cpu"}, "--check-backend: cpu would check the cpu backend against itself");
+  expect_error({"--check-backend", "cuda"}, "--check-backend: expected cpu-ref or cpu, found 'cuda'");
+  expect_error({"--batch", "4"}, "--batch: unknown flag for batchscope; did you mean --batches?");
+  expect_error({"--resume"}, "--resume: no earlier sweep to continue");
 }
 
 // --profiled-passes: where the breakdown comes from. timed (auto on the CPU): the timed passes, so the passes the
@@ -342,18 +316,11 @@ TEST(SweepOutputs, ProfiledPassesSeparateOrTimedSayWhatTheBreakdownPartitions) {
   for (const char* mode : {"auto", "separate"}) {
     const bool separate = std::string(mode) == "separate";
     test::TempDir d;
-    SweepOptions o;
-    o.model_dir = test::data_file("models/ece408");
-    o.backend = "cpu";
-    o.batches = {2};
-    o.reps = separate ? 5 : 2;
-    o.warmup = 0;
-    o.check_images = 2;
-    o.flags.threads = 1;
-    o.profiled_passes = mode;
-    if (separate) o.profile_reps = 2;
-    o.out = d / "r.csv";
-    ASSERT_EQ(run_sweep(o), 0) << mode;
+    std::vector<std::string> args = {"--model", test::data_file("models/ece408"), "--backend", "cpu", "--batches", "2", "--reps",
+                                     separate ? "5" : "2", "--warmup", "0", "--check-images", "2", "--threads", "1",
+                                     "--profiled-passes", mode, "--out", d / "r.csv"};
+    if (separate) args.insert(args.end(), {"--profile-reps", "2"});
+    ASSERT_EQ(run_sweep(test::parse_args<SweepOptions>(args, false)->o), 0) << mode;
     auto w = test::warm_row(d / "r.csv", 2);
     ASSERT_FALSE(w.empty()) << mode;
     EXPECT_EQ(w["reps"], separate ? "5" : "2") << mode;

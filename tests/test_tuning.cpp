@@ -1,5 +1,5 @@
-// The tuning table (kernels/plan/tuning.hpp), the kernel menus (kernels/plan/menus.hpp) and the backend flags
-// (app/cli/backend_flags.hpp): everything auto's choice and the variant flags rest on that runs without a GPU.
+// The tuning table (kernels/plan/tuning.hpp), the registry's menus (kernels/plan/registry.hpp) and the run flags
+// (app/cli/run_flags.hpp): everything auto's choice and the variant flags rest on that runs without a GPU.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -9,8 +9,11 @@
 
 #include <cstdlib>
 
-#include "app/cli/backend_flags.hpp"
-#include "kernels/plan/menus.hpp"
+#include "app/cli/run_flags.hpp"
+#include "app/commands/variants.hpp"
+#include "cli_util.hpp"
+#include "kernels/plan/plan.hpp"
+#include "kernels/plan/registry.hpp"
 #include "kernels/plan/tuning.hpp"
 #include "test_util.hpp"
 
@@ -126,15 +129,19 @@ TEST(Tuning, RefusesCorruptFilesWithOneLineNamingThem) {
       {"[1, 2, 3]", "not a batchscope tuning table (no \"format\""},
       {replace("\"batchscope-tuning\"", "\"batchscope-model\""), "not a batchscope tuning table"},
       {replace("\"version\": 1", "\"version\": 2"), "tuning table version 2; this batchscope reads version 1"},
-      {replace("\"best\": 14", "\"best\": 99"), "best version 99 is not on the conv menu"},
-      {replace("\"best\": 5", "\"best\": 14"), "best version 14 is not on the fc menu"},
+      {replace("\"best\": 14", "\"best\": -3"), "best version -3 is not on the conv menu"},
       {replace("\"batch\": 16", "\"batch\": -16"), "batch must be positive"},
       {replace("\"kind\": \"fc\"", "\"kind\": \"lrn\""), "kind 'lrn', expected conv or fc"},
       {replace("\"signature\": \"fc in9216 out4096 +relu\",", ""), "corrupt tuning table"},
       {replace("\"best\": 5", "\"best\": \"five\""), "corrupt tuning table"},
       {replace("\"12\": 1.5", "\"twelve\": 1.5"), "corrupt tuning table: a version key is not a number"},
   };
-  for (const Case& c : cases) {
+  std::vector<Case> all = cases;
+  if (!registry().menu(LayerKind::conv, BackendKind::cuda).empty()) {  // builds with the cuda backend know its menus
+    all.push_back({replace("\"best\": 14", "\"best\": 99"), "best version 99 is not on the conv menu"});
+    all.push_back({replace("\"best\": 5", "\"best\": 14"), "best version 14 is not on the fc menu"});
+  }
+  for (const Case& c : all) {
     test::write_text(d / "bad.json", c.text);
     test::expect_error_at([&] { read_tuning(d / "bad.json", "NVIDIA H100 80GB HBM3"); }, d / "bad.json", c.needle);
   }
@@ -177,7 +184,15 @@ TEST(Tuning, DefaultPathFollowsTheEnvironmentAndNamesTheDevice) {
   EXPECT_EQ(default_tuning_path("  Odd/Name!  "), "/home/u/.cache/batchscope/tuning-odd-name.json");
 }
 
+// The registry's cuda menus exist in builds with the cuda backend (CI's normal build compiles it; the sanitizer build
+// has no CUDA and skips these, saying so).
+#define SKIP_WITHOUT_CUDA_MENUS()                                                                  \
+  do {                                                                                            \
+    if (registry().menu(LayerKind::conv, BackendKind::cuda).empty()) GTEST_SKIP() << "this build has no cuda backend"; \
+  } while (0)
+
 TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
+  SKIP_WITHOUT_CUDA_MENUS();
   EXPECT_EQ(parse_conv_variant("13"), 13);
   EXPECT_EQ(parse_conv_variant("v13"), 13);
   EXPECT_EQ(parse_conv_variant("gemm-3xtf32"), 13);
@@ -192,31 +207,21 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
 }
 
 TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
-  EXPECT_NO_THROW(check_precision("fp32"));
-  EXPECT_NO_THROW(check_precision("tf32"));
-  EXPECT_NO_THROW(check_precision("fp16"));
-  EXPECT_NO_THROW(check_precision("bf16"));
-  test::expect_error_at([] { check_precision("fp64"); }, "--precision", "unknown precision 'fp64'");
-  EXPECT_NO_THROW(check_input_precision("fp32", "tf32"));
-  EXPECT_NO_THROW(check_input_precision("fp16", "fp16"));
-  EXPECT_NO_THROW(check_input_precision("bf16", "bf16"));
-  test::expect_error_at([] { check_input_precision("fp16", "bf16"); }, "--input-precision", "fp16 needs --precision fp16");
-  test::expect_error_at([] { check_input_precision("half", "fp16"); }, "--input-precision", "unknown precision 'half'");
-  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) EXPECT_NO_THROW(check_input_precision("u8", p)) << p;
-  EXPECT_DOUBLE_EQ(precision_tolerance("fp32"), 1e-4);
-  EXPECT_DOUBLE_EQ(precision_tolerance("tf32"), 5e-3);
-  EXPECT_DOUBLE_EQ(precision_tolerance("fp16"), 1e-2);
-  EXPECT_DOUBLE_EQ(precision_tolerance("bf16"), 5e-2);
-  EXPECT_EQ(allowed_variants(true, "fp16"), "v19, v20, v21, v22");
-  EXPECT_EQ(allowed_variants(true, "bf16"), "v19, v20, v21, v22");
-  EXPECT_EQ(allowed_variants(false, "bf16"), "v12, v13");
-  // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
-  // memory-bound stream kernel.
-  EXPECT_EQ(allowed_variants(true, "tf32"), "v16, v17, v18, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33");
-  EXPECT_EQ(allowed_variants(false, "tf32"), "v5, v10, v11");
-  EXPECT_EQ(allowed_variants(true, "fp32"), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v34, v35, v36");
-  for (const MenuEntry& e : conv_menu())
-    EXPECT_TRUE(std::string(e.precision) == "fp32" || std::string(e.precision) == "tf32" || std::string(e.precision) == "fp16/bf16");
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"}) EXPECT_EQ(name_of(parse_enum<Precision>(p, "--precision")), p);
+  test::expect_error_at([] { parse_enum<Precision>("fp64", "--precision"); }, "--precision",
+                        "unknown precision 'fp64' (expected fp32, tf32, fp16 or bf16)");
+  EXPECT_NO_THROW(check_input_precision(InputPrecision::fp32, Precision::tf32));
+  EXPECT_NO_THROW(check_input_precision(InputPrecision::fp16, Precision::fp16));
+  EXPECT_NO_THROW(check_input_precision(InputPrecision::bf16, Precision::bf16));
+  test::expect_error_at([] { check_input_precision(InputPrecision::fp16, Precision::bf16); }, "--input-precision", "fp16 needs --precision fp16");
+  test::expect_error_at([] { parse_enum<InputPrecision>("half", "--input-precision"); }, "--input-precision",
+                        "unknown input precision 'half'");
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16})
+    EXPECT_NO_THROW(check_input_precision(InputPrecision::u8, p)) << name_of(p);
+  EXPECT_DOUBLE_EQ(precision_tolerance(Precision::fp32), 1e-4);
+  EXPECT_DOUBLE_EQ(precision_tolerance(Precision::tf32), 5e-3);
+  EXPECT_DOUBLE_EQ(precision_tolerance(Precision::fp16), 1e-2);
+  EXPECT_DOUBLE_EQ(precision_tolerance(Precision::bf16), 5e-2);
   // The tuning table keeps fp32 signatures as they were and gives tf32 its own.
   Model m;
   m.name = "p";
@@ -227,94 +232,169 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   m.layers = {{"fc", f, {}, {}}};
   infer_shapes(m, "p");
   EXPECT_EQ(tuning_signature(m, 0), "fc in4 out2");
-  EXPECT_EQ(tuning_signature(m, 0, "tf32"), "fc in4 out2 @tf32");
-  EXPECT_EQ(tuning_signature(m, 0, "fp16"), "fc in4 out2 @fp16");
+  EXPECT_EQ(tuning_signature(m, 0, Precision::tf32), "fc in4 out2 @tf32");
+  EXPECT_EQ(tuning_signature(m, 0, Precision::fp16), "fc in4 out2 @fp16");
+}
+
+TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22");
+  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13");
+  // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
+  // memory-bound stream kernel.
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::tf32), "v16, v17, v18, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33");
+  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::tf32), "v5, v10, v11");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp32), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v34, v35, v36");
+  for (const Impl* i : registry().menu(LayerKind::conv, BackendKind::cuda))
+    EXPECT_TRUE(i->math == "fp32" || i->math == "tf32" || i->math == "fp16/bf16") << i->label();
+}
+
+// The run flags a command line gives (app/cli/run_flags.hpp), parsed as main parses them.
+struct Flags {
+  CLI::App app{"batchscope"};
+  RunFlags f;
+};
+std::unique_ptr<Flags> flags(std::vector<std::string> args) {
+  auto p = std::make_unique<Flags>();
+  p->app.allow_extras();
+  p->app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  p->f.add_to(p->app, {std::nullopt, true, true, HostMemory::pageable});
+  std::reverse(args.begin(), args.end());
+  try {
+    p->app.parse(args);
+  } catch (const CLI::ParseError& e) {
+    throw UsageError(cli_error_text(e));
+  }
+  return p;
+}
+void expect_flag_error(std::vector<std::string> args, BackendKind b, const std::string& flag, const std::string& needle) {
+  test::expect_error_at([&] { flags(args)->f.validate(b); }, flag, needle);
 }
 
 TEST(Precision, FlagsRefuseTheCpuBackendsAndVersionsOfTheOtherPrecision) {
-  BackendFlags f;
-  f.precision = "tf32";
-  test::expect_error_at([&] { f.validate("cpu"); }, "--precision", "the cpu backend computes in fp32 only");
-  EXPECT_NO_THROW(f.validate("cudnn"));
-  EXPECT_NO_THROW(f.validate("cuda"));
-  f.conv_variant = "13";
-  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "13 computes in fp32; with --precision tf32 choose auto or one of v16, v17, v18");
-  f.conv_variant = "gemm-tf32-64";
-  EXPECT_NO_THROW(f.validate("cuda"));
-  f.fc_variant = "7";
-  test::expect_error_at([&] { f.validate("cuda"); }, "--fc-variant", "one of v5, v10, v11");
-  f.fc_variant = "stream";
-  EXPECT_NO_THROW(f.validate("cuda"));
-  f = {};
-  f.precision = "fp16";
-  f.conv_variant = "17";
-  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "17 computes in tf32; with --precision fp16 choose auto or one of v19, v20, v21, v22");
-  f.conv_variant = "gemm-half-64";
-  f.fc_variant = "12";
-  EXPECT_NO_THROW(f.validate("cuda"));
-  f.precision = "fp32";
-  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "21 computes in fp16/bf16; with --precision fp32");
-  f = {};
+  SKIP_WITHOUT_CUDA_MENUS();
+  expect_flag_error({"--precision", "tf32"}, BackendKind::cpu, "--precision", "the cpu backend computes in fp32 only");
+  EXPECT_NO_THROW(flags({"--precision", "tf32"})->f.validate(BackendKind::cudnn));
+  EXPECT_NO_THROW(flags({"--precision", "tf32"})->f.validate(BackendKind::cuda));
+  expect_flag_error({"--precision", "tf32", "--conv-variant", "13"}, BackendKind::cuda, "--conv-variant",
+                    "13 computes in fp32; with --precision tf32 choose auto or one of v16, v17, v18");
+  EXPECT_NO_THROW(flags({"--precision", "tf32", "--conv-variant", "gemm-tf32-64"})->f.validate(BackendKind::cuda));
+  expect_flag_error({"--precision", "tf32", "--fc-variant", "7"}, BackendKind::cuda, "--fc-variant", "one of v5, v10, v11");
+  EXPECT_NO_THROW(flags({"--precision", "tf32", "--fc-variant", "stream"})->f.validate(BackendKind::cuda));
+  expect_flag_error({"--precision", "fp16", "--conv-variant", "17"}, BackendKind::cuda, "--conv-variant",
+                    "17 computes in tf32; with --precision fp16 choose auto or one of v19, v20, v21, v22");
+  EXPECT_NO_THROW(flags({"--precision", "fp16", "--conv-variant", "gemm-half-64", "--fc-variant", "12"})->f.validate(BackendKind::cuda));
+  expect_flag_error({"--conv-variant", "gemm-half-64"}, BackendKind::cuda, "--conv-variant", "21 computes in fp16/bf16; with --precision fp32");
   for (const char* p : {"fp16", "bf16"}) {  // both GPU backends run the 16-bit precisions; the cpu ones refuse them
-    f.precision = p;
-    EXPECT_NO_THROW(f.validate("cudnn")) << p;
-    EXPECT_NO_THROW(f.validate("cuda")) << p;
-    test::expect_error_at([&] { f.validate("cpu-ref"); }, "--precision", "the cpu-ref backend computes in fp32 only");
+    EXPECT_NO_THROW(flags({"--precision", p})->f.validate(BackendKind::cudnn)) << p;
+    EXPECT_NO_THROW(flags({"--precision", p})->f.validate(BackendKind::cuda)) << p;
+    expect_flag_error({"--precision", p}, BackendKind::cpu_ref, "--precision", "the cpu-ref backend computes in fp32 only");
   }
-  f.precision = "half";
-  test::expect_error_at([&] { f.validate("cuda"); }, "--precision", "unknown precision 'half'");
-  EXPECT_EQ(f.options().precision, "half");  // validate() is what refuses; options() copies
+  test::expect_error_at([&] { flags({"--precision", "half"}); }, "--precision", "unknown precision 'half'");
+  EXPECT_EQ(flags({"--precision", "bf16"})->f.options(BackendKind::cuda).precision, Precision::bf16);
 }
 
 TEST(Precision, TheCpuBackendsAreTheFp32Reference) {
   BackendOptions o;
-  o.precision = "tf32";
+  o.precision = Precision::tf32;
+  test::expect_error_at([&] { make_backend(BackendKind::cpu, o); }, "--precision", "the cpu backend computes in fp32 only");
+  test::expect_error_at([&] { make_backend(BackendKind::cpu_ref, o); }, "--precision", "the cpu-ref backend computes in fp32 only");
+  o.precision = Precision::bf16;
   test::expect_error_at([&] { make_backend("cpu", o); }, "--precision", "the cpu backend computes in fp32 only");
-  test::expect_error_at([&] { make_backend("cpu-ref", o); }, "--precision", "the cpu-ref backend computes in fp32 only");
-  o.precision = "bf16";
-  test::expect_error_at([&] { make_backend("cpu", o); }, "--precision", "the cpu backend computes in fp32 only");
+  test::expect_error_at([&] { make_backend("tpu", o); }, "--backend", "unknown backend 'tpu'");
 }
 
 TEST(Menus, TheListingHasEveryVersionAndPolicy) {
+  SKIP_WITHOUT_CUDA_MENUS();
   const std::string text = menus_text();
-  for (const MenuEntry& e : conv_menu()) EXPECT_NE(text.find("v" + std::to_string(e.number) + " "), std::string::npos) << e.name;
-  for (const MenuEntry& e : conv_menu()) EXPECT_NE(text.find(e.name), std::string::npos);
-  for (const MenuEntry& e : fc_menu()) EXPECT_NE(text.find(e.name), std::string::npos);
-  for (const Policy& p : cudnn_algo_policies()) EXPECT_NE(text.find(p.name), std::string::npos);
-  EXPECT_NE(text.find(conv_auto_heuristic()), std::string::npos);
-  EXPECT_NE(text.find(fc_auto_heuristic()), std::string::npos);
-  // numbers are unique and in order, so that CSVs name one version each
-  for (const auto* menu : {&conv_menu(), &fc_menu()})
-    for (size_t i = 0; i < menu->size(); ++i) EXPECT_EQ((*menu)[i].number, static_cast<int>(i) + 1);
+  for (LayerKind op : {LayerKind::conv, LayerKind::fc}) {
+    const std::vector<const Impl*> menu = registry().menu(op, BackendKind::cuda);
+    for (const Impl* i : menu) {
+      EXPECT_NE(text.find("v" + std::to_string(i->number) + " "), std::string::npos) << i->name;
+      EXPECT_NE(text.find(i->name), std::string::npos);
+      EXPECT_TRUE(i->hooks) << i->label() << " has no launcher";
+      EXPECT_TRUE(i->op == LayerKind::conv ? static_cast<bool>(i->supports) : true) << i->label() << " says nothing of shapes";
+    }
+    // numbers are unique and in order, so that CSVs name one version each
+    for (size_t k = 0; k < menu.size(); ++k) EXPECT_EQ(menu[k]->number, static_cast<int>(k) + 1);
+    EXPECT_NE(text.find(heuristic_text(op)), std::string::npos);
+  }
+  for (const Impl* p : registry().of(LayerKind::conv, BackendKind::cudnn)) EXPECT_NE(text.find(p->name), std::string::npos);
+  // Every layer kind has an implementation on every backend of this build.
+  for (BackendKind b : backend_kinds())
+    for (LayerKind k : {LayerKind::conv, LayerKind::act, LayerKind::pool, LayerKind::lrn, LayerKind::flatten, LayerKind::fc, LayerKind::softmax})
+      EXPECT_FALSE(registry().of(k, b).empty()) << kind_name(k) << " on " << name_of(b);
 }
 
-TEST(BackendFlagsTest, AFlagTheBackendDoesNotUseIsAnError) {
-  BackendFlags f;
-  EXPECT_NO_THROW(f.validate("cpu"));
-  f.conv_variant = "99";
-  test::expect_error_at([&] { f.validate("cpu"); }, "--conv-variant", "the cpu backend does not use it (it applies to --backend cuda)");
-  test::expect_error_at([&] { f.validate("cuda"); }, "--conv-variant", "unknown variant '99'");
-  f.conv_variant = "13";
-  EXPECT_NO_THROW(f.validate("cuda"));
-  test::expect_error_at([&] { f.validate("cudnn"); }, "--conv-variant", "the cudnn backend does not use it");
-  f = {};
-  f.fc_variant = "stream";
-  test::expect_error_at([&] { f.validate("cpu-ref"); }, "--fc-variant", "does not use it");
-  f = {};
-  f.tuning = "t.json";
-  test::expect_error_at([&] { f.validate("cudnn"); }, "--tuning", "the cudnn backend does not use it (it applies to --backend cuda)");
-  f = {};
-  f.cudnn_algos = "exact";
-  test::expect_error_at([&] { f.validate("cuda"); }, "--cudnn-algos", "(it applies to --backend cudnn)");
-  EXPECT_NO_THROW(f.validate("cudnn"));
-  EXPECT_EQ(f.options().cudnn_algos, "exact");
-  f.cudnn_algos = "fast";
-  test::expect_error_at([&] { f.validate("cudnn"); }, "--cudnn-algos", "expected fastest or exact, found 'fast'");
-  f = {};
-  EXPECT_EQ(f.options().cudnn_algos, "fastest");
-  f.threads = 2;
-  test::expect_error_at([&] { f.validate("cuda"); }, "--threads", "(it applies to --backend cpu and cpu-ref)");
-  EXPECT_NO_THROW(f.validate("cpu"));
+TEST(RunFlagsTest, AFlagTheBackendDoesNotUseIsAnError) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  EXPECT_NO_THROW(flags({})->f.validate(BackendKind::cpu));
+  test::expect_error_at([&] { flags({"--conv-variant", "99"}); }, "--conv-variant", "unknown variant '99'");
+  expect_flag_error({"--conv-variant", "13"}, BackendKind::cpu, "--conv-variant", "the cpu backend does not use it (it applies to --backend cuda)");
+  EXPECT_NO_THROW(flags({"--conv-variant", "13"})->f.validate(BackendKind::cuda));
+  expect_flag_error({"--conv-variant", "13"}, BackendKind::cudnn, "--conv-variant", "the cudnn backend does not use it");
+  expect_flag_error({"--fc-variant", "stream"}, BackendKind::cpu_ref, "--fc-variant", "does not use it");
+  expect_flag_error({"--tuning", "t.json"}, BackendKind::cudnn, "--tuning", "the cudnn backend does not use it (it applies to --backend cuda)");
+  expect_flag_error({"--cudnn-algos", "exact"}, BackendKind::cuda, "--cudnn-algos", "(it applies to --backend cudnn)");
+  EXPECT_NO_THROW(flags({"--cudnn-algos", "exact"})->f.validate(BackendKind::cudnn));
+  EXPECT_EQ(flags({"--cudnn-algos", "exact"})->f.options(BackendKind::cudnn).cudnn_algos, CudnnAlgos::exact);
+  test::expect_error_at([&] { flags({"--cudnn-algos", "fast"}); }, "--cudnn-algos", "unknown cuDNN algorithm policy 'fast' (expected fastest or exact)");
+  EXPECT_EQ(flags({})->f.options(BackendKind::cudnn).cudnn_algos, CudnnAlgos::fastest);
+  expect_flag_error({"--threads", "2"}, BackendKind::cuda, "--threads", "(it applies to --backend cpu and cpu-ref)");
+  EXPECT_NO_THROW(flags({"--threads", "2"})->f.validate(BackendKind::cpu));
+  test::expect_error_at([&] { flags({"--threads", "0"}); }, "--threads", "must be at least 1, found 0");
+  expect_flag_error({"--transfers", "overlapped"}, BackendKind::cpu, "--transfers", "applies to GPU backends only");
+  expect_flag_error({"--chunk", "8"}, BackendKind::cuda, "--chunk", "applies to --transfers overlapped only");
+  expect_flag_error({"--transfers", "per-layer", "--cuda-graph"}, BackendKind::cuda, "--cuda-graph", "needs --transfers resident or overlapped");
+  expect_flag_error({"--transfers", "per-layer", "--precision", "fp16"}, BackendKind::cuda, "--transfers", "per-layer transfers move FP32");
+  expect_flag_error({"--input-precision", "bf16"}, BackendKind::cuda, "--input-precision", "bf16 needs --precision bf16");
+}
+
+// The planner on the cpu backends (the GPU's plans are tested on a GPU, test_gpu_engine.cpp): every layer named with
+// what runs it and why; the activation after a convolution or fully connected layer fused into it on cpu, never on
+// cpu-ref (the oracle runs every layer as written); the same pass for the same batch.
+TEST(Planner, CpuFusesActivationsIntoTheLayerBeforeAndCpuRefNothing) {
+  Model m;
+  m.name = "p";
+  m.input = {1, 6, 6};
+  ConvParams c;
+  c.filters = 6; c.kh = c.kw = 3;
+  c.weight.resize(6 * 9);
+  FcParams f;
+  f.outputs = 3;
+  m.layers = {{"c", c, {}, {}}, {"t", ActParams{Act::tanh}, {}, {}}, {"flat", FlattenParams{}, {}, {}}, {"f", f, {}, {}},
+              {"r", ActParams{Act::relu}, {}, {}}, {"s", SoftmaxParams{}, {}, {}}};
+  infer_shapes(m, "p");
+  std::get<FcParams>(m.layers[3].op).weight.resize(3 * 96);
+  const Planner cpu(m, BackendKind::cpu, {}, {});
+  const Pass& p = cpu.pass(4);
+  EXPECT_EQ(&p, &cpu.pass(4));
+  EXPECT_EQ(p.steps[0].describe, "direct (register-blocked) (conv+tanh)");
+  EXPECT_EQ(p.steps[0].absorbs, 1u);
+  EXPECT_EQ(p.steps[1].fused_into, 0);
+  EXPECT_EQ(p.steps[1].describe, "fused into c");
+  EXPECT_EQ(p.steps[3].describe, "sgemm (fc+relu)");
+  EXPECT_EQ(p.steps[4].fused_into, 3);
+  EXPECT_TRUE(p.steps[5].runs());
+  const Planner ref(m, BackendKind::cpu_ref, {}, {});
+  for (const PlanStep& st : ref.pass(4).steps) {
+    EXPECT_TRUE(st.runs());
+    EXPECT_EQ(st.describe, "reference loops");
+  }
+  const Plan whole = cpu.plan(4);
+  EXPECT_EQ(whole.chunks, std::vector<int>{4});
+  const nlohmann::json j = plan_json(whole, m);
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_EQ(j["passes"][0]["layers"][1]["fused_into"], "c");
+  EXPECT_NE(plan_table(whole, m).find("fused into c"), std::string::npos);
+  test::expect_error_at([&] { cpu.pass(0); }, "--batch", "batch sizes must be positive, found 0");
+}
+
+TEST(Planner, OverlappedChunksDoubleUpToAQuarterOfTheBatch) {
+  EXPECT_EQ(overlapped_chunks(1024, 0), (std::vector<int>{64, 128, 256, 256, 256, 64}));
+  EXPECT_EQ(overlapped_chunks(10, 4), (std::vector<int>{4, 4, 2}));
+  EXPECT_EQ(overlapped_chunks(20, 0), (std::vector<int>{16, 4}));
 }
 
 }  // namespace
@@ -347,35 +427,35 @@ TEST(InputPrecision, HostConversionRoundsToNearestEven) {
   EXPECT_EQ(bf16_bits(1.0f + 3.0f / 256), 0x3f82);
   EXPECT_EQ(bf16_bits(NAN) & 0x7fc0, 0x7fc0);
   const std::vector<float> ok = {1.0f, -65504.0f, 0.5f};
-  EXPECT_EQ(convert_input(ok.data(), ok.size(), "fp16"), (std::vector<uint16_t>{0x3c00, 0xfbff, 0x3800}));
-  EXPECT_EQ(convert_input(ok.data(), ok.size(), "bf16"), (std::vector<uint16_t>{0x3f80, 0xc780, 0x3f00}));
-  EXPECT_TRUE(to_input_precision(ok.data(), ok.size(), "fp32").empty());
+  EXPECT_EQ(convert_input(ok.data(), ok.size(), InputPrecision::fp16), (std::vector<uint16_t>{0x3c00, 0xfbff, 0x3800}));
+  EXPECT_EQ(convert_input(ok.data(), ok.size(), InputPrecision::bf16), (std::vector<uint16_t>{0x3f80, 0xc780, 0x3f00}));
+  EXPECT_TRUE(to_input_precision(ok.data(), ok.size(), InputPrecision::fp32).empty());
   const std::vector<float> big = {1.0f, 70000.0f};
-  test::expect_error_at([&] { convert_input(big.data(), big.size(), "fp16"); }, "--input-precision",
+  test::expect_error_at([&] { convert_input(big.data(), big.size(), InputPrecision::fp16); }, "--input-precision",
                         "fp16: input value 70000.000000 (value 1 of the batch) exceeds 65504");
-  EXPECT_EQ(convert_input(big.data(), big.size(), "bf16")[1], 0x4789);  // 70000 = 0x4788b800: up
+  EXPECT_EQ(convert_input(big.data(), big.size(), InputPrecision::bf16)[1], 0x4789);  // 70000 = 0x4788b800: up
 }
 
 // --input-precision u8: whole numbers 0..255 become their bytes; anything else is refused with the value and its
 // index, not rounded or clamped. The sizes a host buffer needs, and the results' label.
 TEST(InputPrecision, EightBitCarriesWholeNumbersAndRefusesTheRest) {
   const std::vector<float> px = {0.0f, 255.0f, 17.0f, 128.0f, 1.0f};
-  EXPECT_EQ(to_input_precision(px.data(), px.size(), "u8"), (std::vector<uint8_t>{0, 255, 17, 128, 1}));
-  const std::vector<uint8_t> h = to_input_precision(px.data(), 2, "fp16");  // 2 bytes per value, little-endian words
+  EXPECT_EQ(to_input_precision(px.data(), px.size(), InputPrecision::u8), (std::vector<uint8_t>{0, 255, 17, 128, 1}));
+  const std::vector<uint8_t> h = to_input_precision(px.data(), 2, InputPrecision::fp16);  // 2 bytes per value, little-endian words
   EXPECT_EQ(h, (std::vector<uint8_t>{0x00, 0x00, 0xf8, 0x5b}));           // 255 = 0x5bf8
   for (float bad : {255.5f, -1.0f, 256.0f, 0.25f, NAN, INFINITY}) {
     const std::vector<float> v = {3.0f, bad};
-    test::expect_error_at([&] { to_input_precision(v.data(), v.size(), "u8"); }, "--input-precision",
+    test::expect_error_at([&] { to_input_precision(v.data(), v.size(), InputPrecision::u8); }, "--input-precision",
                           "(value 1 of the batch) is not a whole number in 0..255");
   }
-  EXPECT_EQ(input_value_bytes("fp32"), 4u);
-  EXPECT_EQ(input_value_bytes("bf16"), 2u);
-  EXPECT_EQ(input_value_bytes("u8"), 1u);
-  test::expect_error_at([] { input_value_bytes("int8"); }, "--input-precision", "unknown precision 'int8'");
-  EXPECT_EQ(input_buffer_floats(5, "u8"), 2u);  // 5 bytes in 8
-  EXPECT_EQ(input_buffer_floats(8, "u8"), 2u);
-  EXPECT_EQ(input_buffer_floats(3, "fp16"), 2u);
-  EXPECT_EQ(input_buffer_floats(3, "fp32"), 3u);
-  EXPECT_EQ(transfers_label("overlapped", true, "u8"), "overlapped+graph+in-u8");
-  EXPECT_EQ(transfers_label("resident", false, "fp32"), "resident");
+  EXPECT_EQ(input_value_bytes(InputPrecision::fp32), 4u);
+  EXPECT_EQ(input_value_bytes(InputPrecision::bf16), 2u);
+  EXPECT_EQ(input_value_bytes(InputPrecision::u8), 1u);
+  test::expect_error_at([] { parse_enum<InputPrecision>("int8", "--input-precision"); }, "--input-precision", "unknown input precision 'int8'");
+  EXPECT_EQ(input_buffer_floats(5, InputPrecision::u8), 2u);  // 5 bytes in 8
+  EXPECT_EQ(input_buffer_floats(8, InputPrecision::u8), 2u);
+  EXPECT_EQ(input_buffer_floats(3, InputPrecision::fp16), 2u);
+  EXPECT_EQ(input_buffer_floats(3, InputPrecision::fp32), 3u);
+  EXPECT_EQ(transfers_label(Transfers::overlapped, true, InputPrecision::u8), "overlapped+graph+in-u8");
+  EXPECT_EQ(transfers_label(Transfers::resident, false, InputPrecision::fp32), "resident");
 }

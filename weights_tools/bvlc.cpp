@@ -184,6 +184,7 @@ ModelFolder convert_bvlc(const BvlcFile& f, const BvlcImportOptions& o) {
   m["name"] = o.name;
   m["weights"] = f.synthetic_note.empty() ? "real" : f.synthetic_note;
   m["description"] = "BVLC AlexNet with Caffe's deploy semantics (bvlc_alexnet_deploy.prototxt)";
+  m["missing_weights"] = kAlexnetMissingWeights;
   m["provenance"] = {{"tool", "batchscope-weights import-bvlc"},
                      {"source", std::filesystem::path(o.path).filename().string()},
                      {"conventions", {{"fc6_flatten_in_file", o.fc6_flatten}, {"conv1_padding", o.conv1_padding},

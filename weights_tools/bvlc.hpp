@@ -12,6 +12,11 @@
 
 namespace bs {
 
+// What an AlexNet model folder says when its .npy files are missing (model.json "missing_weights").
+inline constexpr const char* kAlexnetMissingWeights =
+    "make synthetic ones with scripts/alexnet_weights.sh (seed 1, from any directory), or import the real ones with "
+    "scripts/alexnet_weights.sh path/to/bvlc_alexnet.npy";
+
 struct BvlcFile {
   std::vector<std::pair<std::string, std::vector<Array>>> layers;  // in file order
   std::string synthetic_note;  // non-empty for files written by synthesize_alexnet

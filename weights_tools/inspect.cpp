@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "weights_tools/bvlc.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/io.hpp"
 #include "weights_tools/mxnet_params.hpp"
@@ -33,14 +34,20 @@ void inspect_file(const std::string& path, std::ostream& out) {
   const std::vector<uint8_t> bytes = read_file(path);  // read once; each format parses from memory
   auto starts = [&](const char* magic, size_t n) { return bytes.size() >= n && std::memcmp(bytes.data(), magic, n) == 0; };
   std::vector<NamedArray> arrays;
-  if (starts("\x93NUMPY", 6)) {
+  if (starts("\x93NUMPY", 6) && parse_npy_header(bytes.data(), bytes.size(), path).descr == "|O") {
+    // A pickled dict of arrays (bvlc_alexnet.npy), read through the strict unpickler import-bvlc uses.
+    const BvlcFile f = parse_bvlc(bytes, path);
+    for (const auto& [layer, list] : f.layers)
+      for (size_t i = 0; i < list.size(); ++i) arrays.push_back({layer + "[" + std::to_string(i) + "]", list[i]});
+    if (!f.synthetic_note.empty()) out << "# " << f.synthetic_note << "\n";
+  } else if (starts("\x93NUMPY", 6)) {
     arrays.push_back({path, parse_npy(bytes.data(), bytes.size(), path)});
   } else if (starts("PK", 2)) {
     arrays = parse_npz(bytes.data(), bytes.size(), path);
   } else if (starts("\x12\x01", 2)) {
     arrays = parse_mxnet_params(bytes, path);
   } else {
-    fail(path, "not a .npy, .npz or MXNet .params file (unrecognised magic)");
+    fail(path, "not a .npy, .npz, MXNet .params or pickled bvlc file (unrecognised magic)");
   }
   out << "# " << path << ": " << arrays.size() << " tensor(s)\n";
   out << "# name\n#   shape              dtype             min          max         mean\n";

@@ -31,8 +31,12 @@ uint64_t max_tensor_bytes() {
 void set_max_tensor_bytes(uint64_t bytes) { g_limit.store(bytes ? bytes : 1); }
 
 uint64_t parse_byte_size(const std::string& text, const std::string& flag) {
+  // A flag's value is a usage mistake (exit 2); the environment variable's, a failure like a bad file's.
+  const bool is_flag = flag.rfind("--", 0) == 0;
   auto bad = [&] {
-    fail(flag, "expected a byte count such as 1073741824, 512M or 16G, found '" + text + "'");
+    const std::string what = "expected a byte count such as 1073741824, 512M or 16G, found '" + text + "'";
+    if (is_flag) usage_fail(flag, what);
+    fail(flag, what);
   };
   size_t i = 0;
   uint64_t v = 0;

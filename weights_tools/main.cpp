@@ -1,37 +1,36 @@
-// batchscope-weights: inspect weight files and convert other frameworks' weights into model folders.
+// batchscope-weights: inspect weight files and convert other frameworks' weights into model folders. Every mistake on
+// the command line is one line "batchscope-weights: error: <flag or file>: ..." with exit status 2; a file that cannot
+// be read or written, one such line with status 1.
 #include <CLI/CLI.hpp>
 #include <iostream>
 
+#include "app/cli/flags.hpp"
 #include "kernels/model/model.hpp"
-#include "weights_tools/error.hpp"
-#include "weights_tools/limits.hpp"
-#include "weights_tools/inspect.hpp"
 #include "weights_tools/bvlc.hpp"
+#include "weights_tools/error.hpp"
+#include "weights_tools/inspect.hpp"
+#include "weights_tools/limits.hpp"
 #include "weights_tools/mxnet_import.hpp"
 #include "weights_tools/rearrange.hpp"
 
 namespace {
 
-std::array<int, 3> parse_shape(const std::string& s, const std::string& flag = "--input-shape") {
-  std::array<int, 3> v{};
-  char extra;
-  if (std::sscanf(s.c_str(), "%d,%d,%d%c", &v[0], &v[1], &v[2], &extra) != 3 || v[0] < 1 || v[1] < 1 || v[2] < 1)
-    bs::fail(flag, "expected C,H,W of positive integers, found '" + s + "'");
-  return v;
+int error_line(const std::string& what, int code) {
+  std::cerr << "batchscope-weights: error: " << what << "\n";
+  return code;
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
   CLI::App app{"batchscope-weights: inspect .npy/.npz/.params files and import MXNet models into model folders"};
-  app.require_subcommand(1);
+  app.require_subcommand(0, 1);
+  app.allow_extras();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
   std::string max_tensor;
   app.add_option("--max-tensor-bytes", max_tensor,
                  "largest tensor any input file may declare, e.g. 32G (default 16G, or $BATCHSCOPE_MAX_TENSOR_BYTES)");
   app.fallthrough();  // the option may follow the subcommand
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
-    return "batchscope-weights: error: " + std::string(e.what()) + "\n";
-  });
   app.footer(
       "Examples:\n"
       "  batchscope-weights inspect data/models/ece408/new0_weight.npy data/ece408-2019sp/ece408-0002.params\n"
@@ -40,85 +39,122 @@ int main(int argc, char** argv) {
       "  batchscope-weights synthesize --model alexnet --seed 1 --out /tmp/alexnet-synthetic.npy\n"
       "  batchscope-weights import-bvlc bvlc_alexnet.npy --out data/models/alexnet\n"
       "  batchscope-weights rearrange conv1_W.npy --from HWIO --to OIHW --out conv1_oihw.npy");
+  std::vector<CLI::App*> commands;
+  auto command = [&](const char* name, const char* what) {
+    CLI::App* c = app.add_subcommand(name, what);
+    c->allow_extras();
+    commands.push_back(c);
+    return c;
+  };
 
   std::vector<std::string> files;
-  CLI::App* inspect = app.add_subcommand("inspect", "print name, shape, dtype, min, max and mean of each tensor");
-  inspect->add_option("FILE", files, ".npy, .npz or .params files")->required();
+  CLI::App* inspect = command("inspect", "print name, shape, dtype, min, max and mean of each tensor (.npy, .npz, .params, and "
+                                         "the arrays inside a pickled bvlc_alexnet.npy)");
+  inspect->add_option("FILE", files, ".npy, .npz or .params files");
 
   bs::MxnetImportOptions mx;
-  std::string shape;
-  CLI::App* imp = app.add_subcommand("import-mxnet", "turn an MXNet symbol graph and .params into a model folder");
-  imp->add_option("--symbol", mx.symbol_path, "MXNet -symbol.json")->required();
-  imp->add_option("--params", mx.params_path, "MXNet .params (NDArray list)")->required();
-  imp->add_option("--input-shape", shape, "input C,H,W, e.g. 1,48,48")->required();
-  imp->add_option("--out", mx.out_dir, "model folder to write (replaced if it is a model folder)")->required();
+  CLI::App* imp = command("import-mxnet", "turn an MXNet symbol graph and .params into a model folder");
+  imp->add_option("--symbol", mx.symbol_path, "MXNet -symbol.json")->type_name("FILE");
+  imp->add_option("--params", mx.params_path, "MXNet .params (NDArray list)")->type_name("FILE");
+  bs::add_chw(*imp, "--input-shape", mx.input_shape, "input C,H,W, e.g. 1,48,48");
+  imp->add_option("--out", mx.out_dir, "model folder to write (replaced if it is a model folder)")->type_name("DIR");
   imp->add_option("--name", mx.name, "model name (default: the symbol file's name without -symbol)");
 
   bs::BvlcImportOptions bv;
-  CLI::App* ibv = app.add_subcommand("import-bvlc", "turn bvlc_alexnet.npy (pickled dict, TensorFlow layouts) into a model folder");
-  ibv->add_option("FILE", bv.path, "bvlc_alexnet.npy (or a file from 'synthesize')")->required();
-  ibv->add_option("--out", bv.out_dir, "model folder to write (replaced if it is a model folder)")->required();
+  CLI::App* ibv = command("import-bvlc", "turn bvlc_alexnet.npy (pickled dict, TensorFlow layouts) into a model folder");
+  ibv->add_option("FILE", bv.path, "bvlc_alexnet.npy (or a file from 'synthesize')");
+  ibv->add_option("--out", bv.out_dir, "model folder to write (replaced if it is a model folder)")->type_name("DIR");
   ibv->add_option("--fc6-flatten", bv.fc6_flatten, "order of fc6's inputs in the file: hwc (TensorFlow, reported for this file) | chw")
-      ->capture_default_str();
+      ->capture_default_str()
+      ->check(bs::one_of({"hwc", "chw"}, "flatten order"));
   ibv->add_option("--conv1-padding", bv.conv1_padding, "valid (Caffe deploy, 55x55) | same (TensorFlow 'SAME', 57x57)")
-      ->capture_default_str();
-  ibv->add_option("--lrn-alpha", bv.lrn_alpha, "LRN alpha")->capture_default_str();
+      ->capture_default_str()
+      ->check(bs::one_of({"valid", "same"}, "padding"));
+  bs::add_double(*ibv, "--lrn-alpha", bv.lrn_alpha, "LRN alpha (default: 0.0001)", 0, 1e9);
   ibv->add_option("--lrn-convention", bv.lrn_convention, "caffe (alpha is divided by local_size) | tensorflow (it is not)")
-      ->capture_default_str();
-  ibv->add_option("--input-size", bv.input_size, "input height and width")->capture_default_str();
+      ->capture_default_str()
+      ->check(bs::one_of({"caffe", "tensorflow"}, "convention"));
+  bs::add_int(*ibv, "--input-size", bv.input_size, "input height and width (default: 227)", 1, 65535);
   ibv->add_option("--name", bv.name, "model name")->capture_default_str();
 
   bs::RearrangeOptions ra;
-  std::string chw;
-  CLI::App* rar = app.add_subcommand("rearrange", "rearrange one .npy weight between layouts (each with its inverse)");
-  rar->add_option("FILE", ra.in, "input .npy")->required();
-  rar->add_option("--from", ra.from, "HWIO | OIHW | IO | OI | fc-hwc | fc-chw")->required();
-  rar->add_option("--to", ra.to, "OIHW | HWIO | OI | IO | fc-chw | fc-hwc")->required();
-  rar->add_option("--groups", ra.groups, "convolution groups (checked against the filter count)")->check(CLI::PositiveNumber);
-  rar->add_option("--input-chw", chw, "fc-hwc/fc-chw: C,H,W of the flattened feature map, e.g. 256,6,6");
-  rar->add_option("--out", ra.out, "output .npy")->required();
+  CLI::App* rar = command("rearrange", "rearrange one .npy weight between layouts (each with its inverse)");
+  rar->add_option("FILE", ra.in, "input .npy");
+  const std::vector<std::string> layouts = {"HWIO", "OIHW", "IO", "OI", "fc-hwc", "fc-chw"};
+  rar->add_option("--from", ra.from, "HWIO | OIHW | IO | OI | fc-hwc | fc-chw")->check(bs::one_of(layouts, "layout"));
+  rar->add_option("--to", ra.to, "OIHW | HWIO | OI | IO | fc-chw | fc-hwc")->check(bs::one_of(layouts, "layout"));
+  bs::add_int(*rar, "--groups", ra.groups, "convolution groups (checked against the filter count)", 1, 1 << 24);
+  bs::add_chw(*rar, "--input-chw", ra.chw, "fc-hwc/fc-chw: C,H,W of the flattened feature map, e.g. 256,6,6");
+  rar->add_option("--out", ra.out, "output .npy")->type_name("FILE");
 
   std::string synth_model = "alexnet", synth_out;
   uint64_t seed = 1;
-  CLI::App* syn = app.add_subcommand("synthesize", "write deterministic He-initialised weights in the bvlc_alexnet.npy format");
+  CLI::App* syn = command("synthesize", "write deterministic He-initialised weights in the bvlc_alexnet.npy format");
   syn->add_option("--model", synth_model, "alexnet (the only one)")->capture_default_str();
-  syn->add_option("--seed", seed, "random seed")->capture_default_str();
-  syn->add_option("--out", synth_out, "output .npy")->required();
+  bs::add_u64(*syn, "--seed", seed, "random seed, 0 or more (default: 1)");
+  syn->add_option("--out", synth_out, "output .npy")->type_name("FILE");
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::CallForHelp& e) {
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    return error_line(bs::cli_error_text(e), 2);
   }
   try {
+    CLI::App* active = nullptr;
+    for (CLI::App* c : commands)
+      if (*c) active = c;
+    if (!active) {
+      if (!app.remaining().empty()) bs::refuse_extras(app, "batchscope-weights");
+      std::cout << app.help();
+      return 2;
+    }
+    bs::refuse_extras(*active, "batchscope-weights");
     if (!max_tensor.empty()) bs::set_max_tensor_bytes(bs::parse_byte_size(max_tensor, "--max-tensor-bytes"));
-    if (*inspect) {
+    if (active == inspect) {
+      if (files.empty()) bs::usage_fail("FILE", "name at least one .npy, .npz or .params file to inspect");
       for (const auto& f : files) bs::inspect_file(f, std::cout);
-    } else if (*imp) {
-      mx.input_shape = parse_shape(shape);
+    } else if (active == imp) {
+      bs::require(*imp, "--symbol", "the MXNet -symbol.json");
+      bs::require(*imp, "--params", "the MXNet .params file");
+      bs::require(*imp, "--input-shape", "the input's C,H,W, e.g. 1,48,48");
+      bs::require(*imp, "--out", "the model folder to write");
       bs::ModelFolder folder = bs::convert_mxnet(mx);
       bs::write_model_folder(mx.out_dir, folder, [](const std::string& dir) { bs::load_model(dir); });
       std::cout << "wrote " << mx.out_dir << "/model.json and " << folder.tensors.size() << " tensors\n";
-    } else if (*ibv) {
+    } else if (active == ibv) {
+      if (bv.path.empty()) bs::usage_fail("FILE", "name the bvlc_alexnet.npy to import (or a file from 'synthesize')");
+      bs::require(*ibv, "--out", "the model folder to write");
       bs::ModelFolder folder = bs::convert_bvlc(bv);
       bs::write_model_folder(bv.out_dir, folder, [](const std::string& dir) { bs::load_model(dir); });
       std::cout << "wrote " << bv.out_dir << "/model.json and " << folder.tensors.size() << " tensors ("
                 << folder.model["weights"].get<std::string>() << " weights)\n";
-    } else if (*rar) {
-      if (!chw.empty()) ra.chw = parse_shape(chw, "--input-chw");
+    } else if (active == rar) {
+      if (ra.in.empty()) bs::usage_fail("FILE", "name the .npy to rearrange");
+      bs::require(*rar, "--from", "the layout the file is in");
+      bs::require(*rar, "--to", "the layout to write");
+      bs::require(*rar, "--out", "the .npy to write");
+      const bool fc = ra.from.rfind("fc-", 0) == 0 || ra.to.rfind("fc-", 0) == 0;
+      if (fc && !rar->count("--input-chw"))
+        bs::usage_fail("--input-chw", "needed with --from/--to " + (ra.from.rfind("fc-", 0) == 0 ? ra.from : ra.to) +
+                                          ": the C,H,W of the feature map the fully connected layer flattens, e.g. 256,6,6");
+      if (!fc && rar->count("--input-chw")) bs::usage_fail("--input-chw", "applies to fc-hwc and fc-chw only");
       bs::rearrange_file(ra);
       std::cout << "wrote " << ra.out << " (" << ra.from << " -> " << ra.to << ")\n";
-    } else if (*syn) {
-      if (synth_model != "alexnet") bs::fail("--model", "only alexnet can be synthesized, found '" + synth_model + "'");
+    } else if (active == syn) {
+      bs::require(*syn, "--out", "the .npy to write");
+      if (synth_model != "alexnet") bs::usage_fail("--model", "only alexnet can be synthesized, found '" + synth_model + "'");
       bs::write_bvlc(synth_out, bs::synthesize_alexnet(seed));
       std::cout << "wrote " << synth_out << " (synthetic AlexNet weights, seed " << seed << ", bvlc_alexnet.npy format)\n";
     }
+  } catch (const bs::UsageError& e) {
+    return error_line(e.what(), 2);
   } catch (const bs::Error& e) {
-    std::cerr << "batchscope-weights: error: " << e.what() << "\n";
-    return 1;
+    return error_line(e.what(), 1);
   } catch (const std::exception& e) {
     std::cerr << "batchscope-weights: internal error: " << e.what() << "\n";
-    return 2;
+    return 1;
   }
   return 0;
 }

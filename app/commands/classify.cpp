@@ -6,8 +6,8 @@
 #include <numeric>
 
 #include "app/exec/datasets.hpp"
-#include "app/exec/input_precision.hpp"
-#include "app/exec/runner.hpp"
+#include "app/cli/flags.hpp"
+#include "app/exec/executor.hpp"
 #include "kernels/cpu/ref_ops.hpp"
 #include "weights_tools/error.hpp"
 
@@ -20,14 +20,16 @@
 namespace bs {
 
 void ClassifyOptions::add_to(CLI::App& app) {
-  app.add_option("--model", model_dir, "model folder (an ImageNet model with a 'preprocess' section)")->required();
-  app.add_option("IMAGE", images, "JPEG or PNG photos")->required();
-  app.add_option("--backend", backend, "cpu-ref | cpu | cuda | cudnn")->capture_default_str();
-  flags.add_to(app);
-  app.add_option("--labels", labels, "class names, one per line (default: data/imagenet/synset_words.txt)");
-  app.add_option("--top", top, "classes to print per image")->capture_default_str()->check(CLI::PositiveNumber);
-  app.footer("Examples:\n  batchscope classify --model data/models/alexnet data/imagenet/images/cat.jpg\n"
-             "  batchscope classify --model data/models/alexnet --backend cuda data/imagenet/images/*.jpg");
+  cmd = &app;
+  app.add_option("--model", model_dir, "model folder (an ImageNet model with a 'preprocess' section), its model.json, or a "
+                                       "shipped model (alexnet)")->type_name("DIR");
+  app.add_option("IMAGE", images, "JPEG or PNG photos");
+  run.add_to(app, {BackendKind::cpu});
+  app.add_option("--labels", labels, "class names, one per line (default: the shipped ImageNet names)")->type_name("FILE");
+  add_int(app, "--top", top, "classes to print per image (default: 5)", 1, 1000000);
+  app.footer("The AlexNet weights are not shipped: scripts/alexnet_weights.sh makes synthetic ones (or imports bvlc_alexnet.npy).\n"
+             "Examples:\n  batchscope classify --model alexnet data/imagenet/images/cat.jpg\n"
+             "  batchscope classify --model alexnet --backend cuda data/imagenet/images/*.jpg");
 }
 
 bool have_opencv() {
@@ -72,12 +74,15 @@ std::vector<float> load_photo(const std::string& path, const Model& m) {
 }
 
 int run_classify(const ClassifyOptions& o) {
-  o.flags.validate(o.backend);
-  if (o.flags.input_precision == "u8")  // the photos reach the network with the channel means taken off: not 8-bit values
-    fail("--input-precision", "u8: classify subtracts the model's channel means on the host, so its input is not raw "
-                              "8-bit pixels; use fp32, fp16 or bf16");
+  require(*o.cmd, "--model", "the ImageNet model folder, its model.json, or a shipped model (alexnet)");
+  if (o.images.empty()) usage_fail("IMAGE", "name at least one JPEG or PNG photo to classify");
+  const BackendKind kind = o.run.resolve_backend();
+  o.run.validate(kind);
+  if (o.run.input_precision == InputPrecision::u8)  // the photos reach the network with the channel means taken off
+    usage_fail("--input-precision", "u8: classify subtracts the model's channel means on the host, so its input is not raw "
+                                    "8-bit pixels; use fp32, fp16 or bf16");
   if (!have_opencv()) load_photo("", Model{});  // the clear error, before loading anything
-  Model m = load_model(o.model_dir);
+  Model m = load_model_arg(o.model_dir);
   if (!m.preprocess.present) fail(o.model_dir + "/model.json", "has no 'preprocess' section, so photos cannot be prepared for it");
   const std::string labels_path = o.labels.empty() ? data_dir() + "/imagenet/synset_words.txt" : o.labels;
   std::ifstream lf(labels_path);
@@ -93,11 +98,10 @@ int run_classify(const ClassifyOptions& o) {
     std::vector<float> x = load_photo(img, m);
     batch.insert(batch.end(), x.begin(), x.end());
   }
-  auto b = open_backend(m, o.backend, o.flags.options());
+  const Executor ex(m, kind, o.run.options(kind));
+  auto b = ex.open();
   const int n = static_cast<int>(o.images.size());
-  const std::vector<uint8_t> conv = to_input_precision(batch.data(), batch.size(), o.flags.input_precision);
-  std::vector<float> logits = run_batches(*b, m, batch.data(), n, 0, m.logits_layers(), nullptr, conv.empty() ? nullptr : conv.data(),
-                                          input_value_bytes(o.flags.input_precision));
+  std::vector<float> logits = ex.run_batches(*b, batch.data(), ex.convert(batch.data(), batch.size()), n, 0, m.logits_layers(), nullptr);
   std::vector<float> prob(logits.size());
   ref::softmax(logits.data(), n, classes, prob.data());
   const bool synthetic = m.weights_note.rfind("synthetic", 0) == 0;

@@ -5,16 +5,17 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/backend_flags.hpp"
+#include "app/cli/run_flags.hpp"
 #include "kernels/model/model.hpp"
 
 namespace bs {
 
 struct ClassifyOptions {
-  std::string model_dir, backend = "cpu", labels;
-  BackendFlags flags;
+  std::string model_dir, labels;
+  RunFlags run;
   std::vector<std::string> images;
   int top = 5;
+  const CLI::App* cmd = nullptr;
   void add_to(CLI::App& app);
 };
 

@@ -8,7 +8,9 @@
 
 #include "app/exec/datasets.hpp"
 #include "app/exec/input_precision.hpp"
-#include "app/exec/runner.hpp"
+#include "app/cli/flags.hpp"
+#include "app/exec/executor.hpp"
+#include "app/results/results_io.hpp"
 #include "app/exec/world.hpp"
 #include "kernels/exec/device_info.hpp"
 #include "kernels/cpu/ref_ops.hpp"
@@ -18,42 +20,47 @@
 namespace bs {
 
 void InferOptions::add_to(CLI::App& app) {
-  app.add_option("--model", model_dir, "model folder holding model.json")->required();
-  app.add_option("--images", images, "use the first N images of the test set (default: all)")->check(CLI::PositiveNumber);
-  app.add_option("--batch", batch, "images per forward pass (default: all at once)")->check(CLI::PositiveNumber);
-  app.add_option("--backend", backend, "cpu-ref | cpu | cuda | cudnn (those built in)")->capture_default_str();
-  flags.add_to(app);
-  app.add_option("--data", data, "IDX images (gzipped or not); default: the shipped set matching the input");
-  app.add_option("--labels", labels, "IDX labels for --data");
-  app.add_option("--input", input, "run this float (N, C, H, W) .npy instead of a test set");
-  app.add_option("--output", output, "with --input: write the outputs (N, classes) here as .npy");
+  cmd = &app;
+  app.add_option("--model", model_dir, "model folder (or its model.json, or a shipped model: ece408, alexnet)")->type_name("DIR");
+  add_int(app, "--images", images, "use the first N images of the test set (default: all)", 1);
+  add_int(app, "--batch", batch, "images per forward pass (default: all at once)", 1);
+  run.add_to(app, {BackendKind::cpu});
+  app.add_option("--data", data, "IDX images (gzipped or not); default: the shipped set matching the input")->type_name("FILE");
+  app.add_option("--labels", labels, "IDX labels for --data")->type_name("FILE");
+  app.add_option("--input", input, "run this float (N, C, H, W) .npy instead of a test set")->type_name("FILE");
+  app.add_option("--output", output, "with --input: write the outputs (N, classes) here as .npy")->type_name("FILE");
   app.add_flag("--layer-times", layer_times, "also print each layer's time, implementation, GFLOP/s and GB/s");
-  app.add_option("--reps", reps, "timed repetitions over the whole set; times are medians (min, max follow)")
-      ->check(CLI::PositiveNumber);
-  app.add_option("--warmup", warmup, "untimed repetitions first")->check(CLI::NonNegativeNumber);
+  add_int(app, "--reps", reps, "timed repetitions over the whole set; times are medians (min, max follow)", 1, 1000000);
+  add_int(app, "--warmup", warmup, "untimed repetitions first", 0, 1000000);
   app.add_flag("--probabilities", probabilities, "with --input: write softmax probabilities, not logits");
   app.footer(
-      "Examples:\n"
-      "  batchscope infer --model data/models/ece408\n"
-      "  batchscope infer --model data/models/ece408 --images 1000 --batch 100 --backend cpu-ref\n"
-      "  batchscope infer --model data/models/ece408 --backend cuda --conv-variant fused --layer-times\n"
-      "  batchscope infer --model data/models/alexnet --backend cuda --conv-variant gemm-3xtf32 --batch 128 --images 1024\n"
-      "  batchscope infer --model data/models/ece408 --input x.npy --output logits.npy");
+      "Examples (shipped models resolve by name from any directory):\n"
+      "  batchscope infer --model ece408\n"
+      "  batchscope infer --model ece408 --images 1000 --batch 100 --backend cpu-ref\n"
+      "  batchscope infer --model ece408 --backend cuda --conv-variant fused --layer-times\n"
+      "  batchscope infer --model alexnet --backend cuda --conv-variant gemm-3xtf32 --batch 128 --images 1024\n"
+      "  batchscope infer --model ece408 --input x.npy --output logits.npy");
 }
 
-void InferOptions::validate() const {
-  if (!data.empty() && labels.empty()) fail("--data", "needs --labels too");
-  if (data.empty() && !labels.empty()) fail("--labels", "needs --data too");
-  if (!input.empty() && output.empty()) fail("--input", "needs --output");
-  if (input.empty() && !output.empty()) fail("--output", "needs --input");
-  if (!input.empty() && !data.empty()) fail("--input", "cannot be combined with --data");
-  if (probabilities && input.empty()) fail("--probabilities", "applies only with --input/--output");
-  flags.validate(backend);
+void InferOptions::validate(BackendKind backend) const {
+  require(*cmd, "--model", "the model folder, its model.json, or a shipped model (ece408, alexnet)");
+  if (!data.empty() && labels.empty()) usage_fail("--data", "needs --labels too");
+  if (data.empty() && !labels.empty()) usage_fail("--labels", "needs --data too");
+  if (!input.empty() && output.empty()) usage_fail("--input", "needs --output");
+  if (input.empty() && !output.empty()) usage_fail("--output", "needs --input");
+  if (!input.empty() && !data.empty()) usage_fail("--input", "cannot be combined with --data");
+  if (!input.empty() && cmd->count("--images")) usage_fail("--images", "applies to a test set, not to --input (which runs every image of the file)");
+  if (!input.empty() && (cmd->count("--reps") || cmd->count("--warmup") || layer_times))
+    usage_fail(cmd->count("--reps") ? "--reps" : cmd->count("--warmup") ? "--warmup" : "--layer-times",
+               "applies to a test set, not to --input (which runs the file once)");
+  if (probabilities && input.empty()) usage_fail("--probabilities", "applies only with --input/--output");
+  run.validate(backend);
 }
 
 namespace {
 
-int run_tensor(const InferOptions& o, const Model& m, Backend& b) {
+int run_tensor(const InferOptions& o, const Executor& ex, Backend& b) {
+  const Model& m = ex.model();
   Array x = read_npy(o.input);
   if (x.shape.size() != 4 || x.shape[1] != m.input.c || x.shape[2] != m.input.h || x.shape[3] != m.input.w)
     fail(o.input, "shape (N, " + std::to_string(m.input.c) + ", " + std::to_string(m.input.h) + ", " +
@@ -61,9 +68,7 @@ int run_tensor(const InferOptions& o, const Model& m, Backend& b) {
   const int n = static_cast<int>(x.shape[0]);
   std::vector<float> in = x.to_float();
   const size_t layers = m.logits_layers();
-  const std::vector<uint8_t> conv = to_input_precision(in.data(), in.size(), o.flags.input_precision);
-  std::vector<float> y = run_batches(b, m, in.data(), n, o.batch, layers, nullptr, conv.empty() ? nullptr : conv.data(),
-                                     input_value_bytes(o.flags.input_precision));
+  std::vector<float> y = ex.run_batches(b, in.data(), ex.convert(in.data(), in.size()), n, o.batch, layers, nullptr);
   const int64_t f = layers ? m.layers[layers - 1].out.size() : m.input.size();
   if (o.probabilities) ref::softmax(y.data(), n, f, y.data());
   write_npy(o.output, Array::from_float({n, f}, y));
@@ -76,22 +81,25 @@ int run_tensor(const InferOptions& o, const Model& m, Backend& b) {
 
 int run_infer(const InferOptions& o) {
   World& world = World::get();
-  o.validate();
+  const BackendKind kind = o.run.resolve_backend();
+  o.validate(kind);
   if (world.parallel() && !o.input.empty())
-    fail("--input", "runs as one process; under mpirun infer splits a labelled test set across the ranks");
+    usage_fail("--input", "runs as one process; under mpirun infer splits a labelled test set across the ranks");
+  if (!o.output.empty()) check_writable(o.output, "--output");
   Model m;
+  std::unique_ptr<Executor> ex;
   std::unique_ptr<Backend> b;
   LabelledImages set;
   std::string images = o.data, labels = o.labels;
   int first = 0, count = 0;  // this rank's shard of the test set
   world.step([&] {
-    const bool gpu = o.backend == "cuda" || o.backend == "cudnn";
-    if (gpu) place_rank_on_gpu(world);
-    m = load_model(o.model_dir);
-    BackendOptions opts = o.flags.options();
-    if (!gpu) share_cores(world, opts);
+    if (o.run.gpu(kind)) place_rank_on_gpu(world);
+    m = load_model_arg(o.model_dir);
+    BackendOptions opts = o.run.options(kind);
+    if (!o.run.gpu(kind)) share_cores(world, opts);
     world.fault_point("load");
-    b = open_backend(m, o.backend, opts);
+    ex = std::make_unique<Executor>(m, kind, opts);
+    b = ex->open();
     if (!o.input.empty()) return;
     if (images.empty()) pick_shipped_dataset(m.input, images, labels);
     set = load_labelled(images, labels, o.images, "--images");
@@ -103,7 +111,7 @@ int run_infer(const InferOptions& o) {
     for (int r = 0; r < world.rank(); ++r) first += shares[r];
     count = shares[world.rank()];
   });
-  if (!o.input.empty()) return run_tensor(o, m, *b);
+  if (!o.input.empty()) return run_tensor(o, *ex, *b);
   if (world.root()) {
     std::cerr << "Loaded " << set.count << " images from " << images << "; model " << m.name << " (" << m.weights_note
               << " weights), backend " << b->name();
@@ -114,20 +122,18 @@ int run_infer(const InferOptions& o) {
   const size_t layers = m.logits_layers();
   const float* shard = set.images.data() + static_cast<size_t>(first) * m.input.size();
   // --input-precision u8 / fp16 / bf16: the shard in that type, converted once, before anything is timed.
-  const std::vector<uint8_t> shard_conv = to_input_precision(shard, static_cast<size_t>(count) * m.input.size(), o.flags.input_precision);
-  const uint8_t* shard_c = shard_conv.empty() ? nullptr : shard_conv.data();
-  const size_t value_bytes = input_value_bytes(o.flags.input_precision);
+  const std::vector<uint8_t> shard_conv = ex->convert(shard, static_cast<size_t>(count) * m.input.size());
   std::vector<RunStats> runs(o.reps);
   std::vector<double> totals;
   std::vector<float> logits;
   world.step([&] {
-    for (int w = 0; w < o.warmup; ++w) run_batches(*b, m, shard, count, o.batch, layers, nullptr, shard_c, value_bytes);
+    for (int w = 0; w < o.warmup; ++w) ex->run_batches(*b, shard, shard_conv, count, o.batch, layers, nullptr);
   });
   for (int r = 0; r < o.reps; ++r) {  // under mpirun every repetition starts and ends together on every rank
     const auto t0 = std::chrono::steady_clock::now();
     world.step([&] {
       if (r == 0) world.fault_point("infer");
-      logits = run_batches(*b, m, shard, count, o.batch, layers, &runs[r], shard_c, value_bytes);
+      logits = ex->run_batches(*b, shard, shard_conv, count, o.batch, layers, &runs[r]);
     });
     totals.push_back(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
     if (o.reps > 1 && world.root()) std::cerr << "\rrepetition " << r + 1 << "/" << o.reps << std::flush;
@@ -170,7 +176,7 @@ int run_infer(const InferOptions& o) {
       const double bytes = 4.0 * ((l.in.size() + l.out.size()) * static_cast<double>(set.count) + l.weight_count());
       char buf[256];
       std::snprintf(buf, sizeof buf, "Layer %s, %s, %s, %.6g, %.6g, %.6g, %.1f, %.1f\n", l.name.c_str(), l.type_name().c_str(),
-                    b->describe(l).c_str(), t[0], t[1], t[2], t[0] > 0 ? flops / t[0] * 1e-9 : 0.0, t[0] > 0 ? bytes / t[0] * 1e-9 : 0.0);
+                    b->describe(i).c_str(), t[0], t[1], t[2], t[0] > 0 ? flops / t[0] * 1e-9 : 0.0, t[0] > 0 ? bytes / t[0] * 1e-9 : 0.0);
       std::cout << buf;
     }
   }
@@ -179,8 +185,8 @@ int run_infer(const InferOptions& o) {
             << (world.parallel() ? ", " + std::to_string(world.size()) + " ranks" : std::string()) << ")\n";
   // The course scripts' line; a reduced precision says so after it (fp32 keeps the line as it always was).
   std::cout << "Correctness: " << fmt_num(static_cast<double>(correct) / set.count) << " Model: " << m.name
-            << (o.flags.precision != "fp32" ? " Precision: " + o.flags.precision : std::string())
-            << (o.flags.input_precision != "fp32" ? " Input: " + o.flags.input_precision : std::string()) << "\n";
+            << (o.run.precision != Precision::fp32 ? " Precision: " + name_of(o.run.precision) : std::string())
+            << (o.run.input_precision != InputPrecision::fp32 ? " Input: " + name_of(o.run.input_precision) : std::string()) << "\n";
   return 0;
 }
 

@@ -7,19 +7,25 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "app/cli/flags.hpp"
+#include "app/results/results_io.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
 
 void ReportOptions::add_to(CLI::App& app) {
-  app.add_option("CSV", csvs, "sweep CSVs written by batchscope sweep (FILE.layers.csv and FILE.json beside each)")->required();
-  app.add_option("--out", out, "folder for report.md, report.html and the figures (PNG and SVG)")->required();
-  app.add_option("--batch", batch, "batch size for the variants-per-layer figure (default: largest common)");
+  cmd = &app;
+  app.add_option("CSV", csvs, "sweep or throughput CSVs written by batchscope (FILE.layers.csv and FILE.json beside each)");
+  app.add_option("--out", out, "folder for report.md, report.html and the figures (PNG and SVG); made if missing")->type_name("DIR");
+  add_int(app, "--batch", batch, "batch size for the variants-per-layer figure (default: largest common)", 1);
   app.footer("Examples:\n  batchscope report experiments/results/latest/ece408-cpu.csv --out experiments/results/latest/report\n"
              "  batchscope report a.csv b.csv c.csv --out cmp --batch 256");
 }
 
 int run_report(const ReportOptions& o) {
+  if (o.csvs.empty()) usage_fail("CSV", "name at least one results CSV (batchscope sweep or throughput writes them)");
+  require(*o.cmd, "--out", "the folder to write report.md, report.html and the figures into");
+  check_writable_folder(o.out, "--out");
   const std::string script = plots_dir() + "/report.py";
   if (!std::filesystem::exists(script))
     fail(script, "not found (install with cmake --install, or set BATCHSCOPE_SOURCE_DIR to the source tree)");
@@ -47,7 +53,7 @@ int run_report(const ReportOptions& o) {
   int status = 0;
   waitpid(pid, &status, 0);
   if (WIFEXITED(status) && WEXITSTATUS(status) == 127) fail("report", "cannot run " + python + " (install python3-matplotlib)");
-  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 1;  // report.py printed its one line; 2 for a usage mistake
 }
 
 }  // namespace bs

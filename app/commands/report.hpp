@@ -11,6 +11,7 @@ struct ReportOptions {
   std::vector<std::string> csvs;
   std::string out;
   int batch = 0;
+  const CLI::App* cmd = nullptr;
   void add_to(CLI::App& app);
 };
 

@@ -15,58 +15,44 @@
 #include "app/results/latency_stats.hpp"
 #include "app/results/metadata.hpp"
 #include "app/results/results_io.hpp"
-#include "app/exec/runner.hpp"
+#include "app/cli/flags.hpp"
+#include "app/exec/executor.hpp"
+#include "app/exec/interrupt.hpp"
 #include "app/exec/world.hpp"
 #include "kernels/exec/device_info.hpp"
-#include "kernels/plan/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
 
 void ThroughputOptions::add_to(CLI::App& app) {
-  app.add_option("--model", model_dir, "model folder holding model.json")->required();
-  app.add_option("--backend", backend, "auto (cuda where a GPU exists, else cpu) | cpu-ref | cpu | cuda | cudnn")
-      ->capture_default_str();
-  flags.add_to(app);
-  app.add_option("--images", images, "images streamed through per batch size (the shipped test set, repeated as "
-                                     "needed, or synthetic images)")
-      ->capture_default_str();
-  app.add_option("--batch", batches, "batch sizes, comma-separated: one measurement each")->delimiter(',')->capture_default_str();
-  app.add_option("--streams", streams, "workers, each with its own backend instance and CUDA stream (GPU backends)")
-      ->capture_default_str();
-  app.add_option("--warmup", warmup, "untimed batches per worker before the clock starts")->capture_default_str();
-  app.add_option("--host-memory", host_memory, "pinned | pageable host buffers for input and output")->capture_default_str();
-  app.add_option("--transfers", transfers, "GPU: resident | overlapped (each batch in chunks: copies overlap compute)")
-      ->capture_default_str();
-  app.add_option("--chunk", chunk, "--transfers overlapped: images per chunk (default: as batchscope sweep)");
-  app.add_flag("--cuda-graph", cuda_graph, "GPU: each worker replays its batch size's layers from a captured CUDA graph");
-  app.add_option("--out", out, "results CSV (FILE.json beside it); without it, the table on stdout only");
-  app.add_flag("--global-batch", global_batch, "mpirun: --images and --batch are totals, split across the ranks");
-  app.add_flag("--per-rank-batch", per_rank_batch, "mpirun: every rank streams --images at --batch (weak scaling)");
+  cmd = &app;
+  app.add_option("--model", model_dir, "model folder (or its model.json, or a shipped model: ece408, alexnet)")->type_name("DIR");
+  run.add_to(app, {std::nullopt, true, false, HostMemory::pinned});
+  add_int(app, "--images", images, "images streamed through per batch size (the shipped test set, repeated as needed, or "
+                                   "synthetic images; default: 4096)", 1);
+  add_int_list(app, "--batches,--batch", batches, "batch sizes, comma-separated: one measurement each (--batch: the old "
+                                                  "spelling, kept for this release)");
+  add_int(app, "--streams", streams, "workers, each with its own backend instance and CUDA stream (GPU backends; default: 1)", 1, 64);
+  add_int(app, "--warmup", warmup, "untimed batches per worker before the clock starts (default: 2)", 0, 1000000);
+  app.add_option("--out", out, "results CSV (FILE.json beside it); without it, the table on stdout only")->type_name("FILE");
+  app.add_flag("--global-batch", global_batch, "mpirun: --images and --batches are totals, split across the ranks");
+  app.add_flag("--per-rank-batch", per_rank_batch, "mpirun: every rank streams --images at --batches (weak scaling)");
   app.add_flag("--no-baseline", no_baseline, "mpirun: skip the one-rank run that scaling efficiency is measured against");
-  app.footer("Examples:\n  batchscope throughput --model data/models/ece408 --images 10000 --batch 1,16,256,1024\n"
-             "  batchscope throughput --model data/models/alexnet --backend cuda --images 8192 --batch 64,256 --streams 2\n"
-             "  mpirun -np 2 batchscope throughput --model data/models/ece408 --per-rank-batch --batch 256 --out t.csv");
+  app.footer("Examples (shipped models resolve by name from any directory):\n"
+             "  batchscope throughput --model ece408 --images 10000 --batches 1,16,256,1024\n"
+             "  batchscope throughput --model alexnet --backend cuda --images 8192 --batches 64,256 --streams 2\n"
+             "  mpirun -np 2 batchscope throughput --model ece408 --per-rank-batch --batches 256 --out t.csv");
 }
 
-void ThroughputOptions::validate(int ranks) const {
-  if (images < 1) fail("--images", "must be at least 1, found " + std::to_string(images));
-  if (batches.empty()) fail("--batch", "needs at least one batch size");
-  for (int b : batches)
-    if (b < 1) fail("--batch", "batch sizes must be positive, found " + std::to_string(b));
-  if (streams < 1 || streams > 64) fail("--streams", "must be between 1 and 64, found " + std::to_string(streams));
-  if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
-  if (host_memory != "pageable" && host_memory != "pinned")
-    fail("--host-memory", "expected pageable or pinned, found '" + host_memory + "'");
-  if (transfers != "resident" && transfers != "overlapped")
-    fail("--transfers", "expected resident or overlapped, found '" + transfers + "'");
-  if (chunk < 0) fail("--chunk", "must be positive, found " + std::to_string(chunk));
-  if (chunk > 0 && transfers != "overlapped") fail("--chunk", "applies to --transfers overlapped only");
-  check_rank_split(ranks, global_batch, per_rank_batch, no_baseline, batches, "--batch",
-                   "the work, --global-batch (--images and --batch split across the ranks) or --per-rank-batch (every "
+void ThroughputOptions::validate(BackendKind backend, int ranks) const {
+  require(*cmd, "--model", "the model folder, its model.json, or a shipped model (ece408, alexnet)");
+  check_rank_split(ranks, global_batch, per_rank_batch, no_baseline, batches, "--batches",
+                   "the work, --global-batch (--images and --batches split across the ranks) or --per-rank-batch (every "
                    "rank runs them whole)");
   if (global_batch && images < ranks)
-    fail("--images", "--global-batch: " + std::to_string(images) + " images for " + std::to_string(ranks) + " ranks");
+    usage_fail("--images", "--global-batch: " + std::to_string(images) + " images for " + std::to_string(ranks) + " ranks");
+  if (!run.gpu(backend) && streams > 1) usage_fail("--streams", "applies to GPU backends (the CPU backends already use every core)");
+  run.validate(backend);
 }
 
 namespace {
@@ -108,22 +94,22 @@ struct Worker {
 
 class Streamer {
  public:
-  Streamer(const ThroughputOptions& o, const Model& m, const ImagePool& pool, const BackendOptions& opts)
-      : o_(o), m_(m), pool_(pool), opts_(opts) {}
+  Streamer(const ThroughputOptions& o, const Executor& ex, const ImagePool& pool)
+      : o_(o), ex_(ex), m_(ex.model()), pool_(pool), opts_(ex.options()), pinned_(opts_.pinned_host) {}
 
   void open() {
-    for (int s = 0; s < o_.streams; ++s) workers_.push_back({open_backend(m_, o_.backend, opts_), nullptr, nullptr, nullptr, 0});
+    for (int s = 0; s < o_.streams; ++s) workers_.push_back({ex_.open(), nullptr, nullptr, nullptr, 0});
     // The images wait in host memory (pinned with --host-memory pinned) as a server's input queue would hold
     // them; a batch is read where it lies, and gathered into the worker's buffer only when it wraps around the
     // pool's end.
     const size_t floats = static_cast<size_t>(pool_.count) * m_.input.size();
-    staged_ = host_buffer(floats, o_.host_memory == "pinned");
+    staged_ = host_buffer(floats, pinned_);
     std::copy_n(pool_.images.data(), floats, staged_.get());
     // --input-precision u8 / fp16 / bf16: the queue holds the values in that type instead, converted once, before
     // any clock starts.
-    if (opts_.input_precision != "fp32") {
+    if (opts_.input_precision != InputPrecision::fp32) {
       value_bytes_ = input_value_bytes(opts_.input_precision);
-      staged_conv_ = host_buffer(input_buffer_floats(floats, opts_.input_precision), o_.host_memory == "pinned");
+      staged_conv_ = host_buffer(input_buffer_floats(floats, opts_.input_precision), pinned_);
       convert_input_bytes(pool_.images.data(), floats, opts_.input_precision, staged_conv_.get());
     }
   }
@@ -149,13 +135,13 @@ class Streamer {
     const size_t in_floats = static_cast<size_t>(m_.input.size()), out_floats = static_cast<size_t>(classes());
     for (Worker& w : workers_)
       if (w.capacity < static_cast<size_t>(batch)) {
-        w.in = host_buffer(in_floats * batch, o_.host_memory == "pinned");
-        if (staged_conv_) w.in_conv = host_buffer(input_buffer_floats(in_floats * batch, opts_.input_precision), o_.host_memory == "pinned");
-        w.out = host_buffer(out_floats * batch, o_.host_memory == "pinned");
+        w.in = host_buffer(in_floats * batch, pinned_);
+        if (staged_conv_) w.in_conv = host_buffer(input_buffer_floats(in_floats * batch, opts_.input_precision), pinned_);
+        w.out = host_buffer(out_floats * batch, pinned_);
         w.capacity = batch;
       }
     if (o_.streams > 1)
-      if (std::string why = workers_[0].backend->concurrency_hazard(batch); !why.empty())
+      if (std::string why = ex_.planner().concurrency_hazard(batch); !why.empty())
         fail("--streams", std::to_string(o_.streams) + " instances at batch " + std::to_string(batch) + ": " + why +
                               "; use --streams 1 or another --conv-variant");
   }
@@ -192,7 +178,7 @@ class Streamer {
       Worker& w = workers_[wi];
       try {
         use_selected_gpu();
-        for (int j; !stop && (j = next++) < nb;) {
+        for (int j; !stop && !interrupted() && (j = next++) < nb;) {
           const int n = std::min(batch, count - j * batch), start = first + j * batch;
           const auto t = Clock::now();
           w.backend->forward(batch_at(start, n, w), n, m_.logits_layers(), w.out.get(), nullptr);
@@ -218,7 +204,7 @@ class Streamer {
     for (size_t s = 1; s < workers_.size(); ++s) threads.emplace_back(work, s);
     if (progress) {  // the main thread reports while one more thread works
       threads.emplace_back(work, size_t{0});
-      while (done < count && !stop) {
+      while (done < count && !stop && !interrupted()) {
         std::cerr << "\rthroughput: batch " << batch << (o_.global_batch ? " per rank" : "") << ": " << done << "/" << count << " images   " << std::flush;
         std::this_thread::sleep_for(std::chrono::milliseconds(200));
       }
@@ -240,9 +226,11 @@ class Streamer {
 
  private:
   const ThroughputOptions& o_;
+  const Executor& ex_;
   const Model& m_;
   const ImagePool& pool_;
   BackendOptions opts_;
+  bool pinned_;
   std::vector<Worker> workers_;
   std::shared_ptr<float> staged_, staged_conv_;
   size_t value_bytes_ = 4;
@@ -283,34 +271,34 @@ std::string csv(const SweepIdentity& id, int ranks, int streams, const std::vect
 
 int run_throughput(ThroughputOptions o) {
   World& world = World::get();
-  o.validate(world.size());
+  const BackendKind kind = o.run.resolve_backend();
+  o.validate(kind, world.size());
   world.step([&] {
-    if (!o.out.empty() && world.root()) check_writable(o.out, "--out");
+    if (!o.out.empty() && world.root()) {
+      check_writable(o.out, "--out");
+      check_writable(sibling(o.out, ".json"), "--out");
+    }
   });
-  if (o.backend == "auto") o.backend = gpu_available() ? "cuda" : "cpu";
-  o.flags.validate(o.backend);
-  const bool gpu = o.backend == "cuda" || o.backend == "cudnn";
-  if (!gpu && o.streams > 1) fail("--streams", "applies to GPU backends (the CPU backends already use every core)");
-  if (!gpu && (o.transfers != "resident" || o.cuda_graph))
-    fail(o.cuda_graph ? "--cuda-graph" : "--transfers", "applies to GPU backends only");
-  if (!gpu && o.host_memory == "pinned") o.host_memory = "pageable";  // pinned memory is a CUDA allocation
-  BackendOptions opts = o.flags.options();
-  opts.pinned_host = o.host_memory == "pinned";
-  opts.overlapped_transfers = o.transfers == "overlapped";
-  opts.chunk = o.chunk;
-  opts.cuda_graph = o.cuda_graph;
+  const bool gpu = o.run.gpu(kind);
+  BackendOptions opts = o.run.options(kind);  // the CPU backends' buffers are pageable whatever the default
+  const std::string host_memory = opts.pinned_host ? "pinned" : "pageable";
   if (!gpu) share_cores(world, opts);
 
   Model m;
   ImagePool pool;
+  std::unique_ptr<Executor> executor;
   std::unique_ptr<Streamer> streamer;
   RankInfo me{world.rank(), world.host(), nlohmann::json{}};
   world.step([&] {
     if (gpu) place_rank_on_gpu(world);
     init_gpu();
-    m = load_model(o.model_dir);
+    m = load_model_arg(o.model_dir);
     pool = make_image_pool(m, 2 * *std::max_element(o.batches.begin(), o.batches.end()));
-    streamer = std::make_unique<Streamer>(o, m, pool, opts);
+    executor = std::make_unique<Executor>(m, kind, opts);
+    std::vector<int> mine;
+    for (int b : o.batches) mine.push_back(o.global_batch ? split_evenly(b, world.size())[world.rank()] : b);
+    executor->check(mine);
+    streamer = std::make_unique<Streamer>(o, *executor, pool);
     world.fault_point("load");
     streamer->open();
     me.device = rank_device(gpu);
@@ -321,7 +309,13 @@ int run_throughput(ThroughputOptions o) {
     ranks.push_back({nlohmann::json::parse(s).at("rank"), nlohmann::json::parse(s).at("host"), nlohmann::json::parse(s).at("device")});
 
   std::vector<Row> rows;
-  for (size_t bi = 0; bi < o.batches.size(); ++bi) {
+  bool stopped = false;  // interrupted: the batch sizes measured so far are written, the one in progress dropped
+  for (size_t bi = 0; bi < o.batches.size() && !stopped; ++bi) {
+    if (bi > 0) interrupt_point();  // BATCHSCOPE_INTERRUPT_AFTER counts complete batch sizes
+    if (world.max(interrupted() ? 1.0 : 0.0) > 0) {
+      stopped = true;
+      break;
+    }
     const int B = o.batches[bi];
     const std::vector<int> img_share = o.global_batch ? split_evenly(o.images, R) : std::vector<int>(R, o.images);
     const std::vector<int> b_share = o.global_batch ? split_evenly(B, R) : std::vector<int>(R, B);
@@ -344,6 +338,10 @@ int run_throughput(ThroughputOptions o) {
     const double step_wall = world.max(since(t0));  // the slowest rank's, between two agreements
     p.first_batch = first_batch;
     if (world.root()) std::cerr << "\r" << std::string(60, ' ') << "\r";
+    if (world.max(interrupted() ? 1.0 : 0.0) > 0) {  // a signal during the stream: this batch size is incomplete
+      stopped = true;
+      break;
+    }
 
     // The one-rank baseline: rank 0 alone runs what one rank would run for the whole job.
     Point solo;
@@ -406,20 +404,20 @@ int run_throughput(ThroughputOptions o) {
     rows.push_back(all);
   }
 
-  if (!world.root()) return 0;
+  if (!world.root()) return stopped ? kInterruptedExit : 0;
   SweepIdentity id;
   id.model = m.name;
   id.weights = m.weights_note;
-  id.backend = o.backend;
-  id.variant = o.flags.conv_label(o.backend);
-  id.fc_variant = o.flags.fc_label(o.backend);
-  id.precision = opts.precision;
-  id.transfers = gpu ? transfers_label(o.transfers, o.cuda_graph, opts.input_precision) : "host";
-  id.host_memory = o.host_memory;
+  id.backend = name_of(kind);
+  id.variant = o.run.conv_label(kind);
+  id.fc_variant = o.run.fc_label(kind);
+  id.precision = name_of(opts.precision);
+  id.transfers = gpu ? transfers_label(opts.transfers, opts.cuda_graph, opts.input_precision) : "host";
+  id.host_memory = host_memory;
   id.profiler = "off";
 
   std::printf("== throughput: %s on %s%s, %s host memory, %d stream%s; %d images per batch size%s\n", m.name.c_str(),
-              o.backend.c_str(), id.variant.empty() ? "" : (" (conv " + id.variant + ")").c_str(), o.host_memory.c_str(),
+              id.backend.c_str(), id.variant.empty() ? "" : (" (conv " + id.variant + ")").c_str(), host_memory.c_str(),
               o.streams, o.streams > 1 ? "s" : "", o.images,
               R > 1 ? (", " + std::to_string(R) + " ranks, " + (o.global_batch ? "global batch" : "per-rank batch")).c_str() : "");
   std::printf("  batch  rank  batches     wall s      images/s    p50 ms    p90 ms    p99 ms    max ms  first ms  correct%s\n",
@@ -432,13 +430,13 @@ int run_throughput(ThroughputOptions o) {
     std::printf("\n");
   }
   if (!o.out.empty()) {
-    nlohmann::json j = run_metadata("batchscope throughput", o.command_line, m, pool.source, o.backend, id.variant, id.fc_variant);
-    j["precision"] = opts.precision;
-    j["input_precision"] = opts.input_precision;
-    j["host_memory"] = o.host_memory;
+    nlohmann::json j = run_metadata("batchscope throughput", o.command_line, m, pool.source, id.backend, id.variant, id.fc_variant);
+    j["precision"] = name_of(opts.precision);
+    j["input_precision"] = name_of(opts.input_precision);
+    j["host_memory"] = host_memory;
     j["transfers"] = id.transfers;
-    if (o.transfers == "overlapped") j["chunk"] = o.chunk;
-    j["cuda_graph"] = o.cuda_graph;
+    if (opts.transfers == Transfers::overlapped) j["chunk"] = opts.chunk;
+    j["cuda_graph"] = opts.cuda_graph;
     j["streams"] = o.streams;
     j["images"] = o.images;
     j["batches"] = o.batches;
@@ -454,9 +452,15 @@ int run_throughput(ThroughputOptions o) {
     j["rank_devices"] = rk;
     j["device"] = ranks[0].device;
     j["host"] = host_info();
+    j["interrupted"] = stopped;
+    if (stopped) j["interrupt"] = interrupt_name() + ": the batch sizes listed in the CSV are complete; the one in progress was dropped";
     write_text_atomic(sibling(o.out, ".json"), j.dump(2) + "\n");
     write_text_atomic(o.out, csv(id, R, o.streams, rows));
     std::cout << "\nwrote " << o.out << ", " << sibling(o.out, ".json") << "\n";
+  }
+  if (stopped) {
+    std::cerr << "batchscope: interrupted (" << interrupt_name() << "): " << (o.out.empty() ? "printed" : "wrote") << " the batch sizes measured before it\n";
+    return kInterruptedExit;
   }
   return 0;
 }

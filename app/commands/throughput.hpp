@@ -8,28 +8,24 @@
 #include <string>
 #include <vector>
 
-#include "app/cli/backend_flags.hpp"
+#include "app/cli/run_flags.hpp"
 
 namespace bs {
 
 struct ThroughputOptions {
   std::string model_dir;
-  std::string backend = "auto";
-  BackendFlags flags;
+  RunFlags run;  // transfers: resident | overlapped; host memory pinned by default
   int images = 4096;
   std::vector<int> batches = {1, 4, 16, 64, 256};
   int streams = 1;
   int warmup = 2;  // untimed batches per worker before the clock starts
-  std::string host_memory = "pinned";
-  std::string transfers = "resident";  // GPU: resident | overlapped (each batch in chunks whose copies overlap compute)
-  int chunk = 0;                       // overlapped: images per chunk (0: gpu_pipeline.hpp's default)
-  bool cuda_graph = false;             // GPU: replay each batch size's layers from a captured CUDA graph
   std::string out;  // optional CSV (FILE.json beside it)
   bool global_batch = false, per_rank_batch = false, no_baseline = false;  // MPI
   std::string command_line;
+  const CLI::App* cmd = nullptr;
 
   void add_to(CLI::App& app);
-  void validate(int ranks) const;
+  void validate(BackendKind backend, int ranks) const;
 };
 
 int run_throughput(ThroughputOptions o);

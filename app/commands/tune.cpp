@@ -8,54 +8,74 @@
 #include <random>
 #include <set>
 
+#include "app/cli/flags.hpp"
+#include "app/exec/datasets.hpp"
+#include "app/exec/executor.hpp"
+#include "app/exec/interrupt.hpp"
 #include "app/results/metadata.hpp"
 #include "app/results/results_io.hpp"
-#include "kernels/exec/backend.hpp"
 #include "kernels/exec/device_info.hpp"
-#include "kernels/plan/menus.hpp"
+#include "kernels/plan/registry.hpp"
 #include "kernels/plan/tuning.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
+namespace {
+
+// --conv-variants / --fc-variants: versions of one menu, by number or name (not auto).
+CLI::Option* add_versions(CLI::App& app, const std::string& flag, std::vector<int>& target, LayerKind op, const std::string& help) {
+  return app
+      .add_option_function<std::string>(
+          flag,
+          [&target, flag, op](const std::string& v) {
+            target.clear();
+            size_t at = 0;
+            while (true) {
+              const size_t comma = v.find(',', at);
+              const std::string item = v.substr(at, comma == std::string::npos ? std::string::npos : comma - at);
+              int n = 0;
+              try {
+                n = parse_version(op, item, flag);
+              } catch (const Error& e) {
+                const std::string m = e.what();
+                throw CLI::ValidationError(flag, m.substr(m.find(": ") + 2));
+              }
+              if (n == kAutoVariant) throw CLI::ValidationError(flag, "name versions, not auto");
+              target.push_back(n);
+              if (comma == std::string::npos) break;
+              at = comma + 1;
+            }
+          },
+          help)
+      ->type_name("V,V,...");
+}
+
+}  // namespace
 
 void TuneOptions::add_to(CLI::App& app) {
-  app.add_option("--model", model_dir, "model folder holding model.json")->required();
-  app.add_option("--batches", batches, "batch sizes, comma-separated")->delimiter(',')->capture_default_str();
-  app.add_option("--precision", precision, "fp32 | tf32 | fp16 | bf16: time the versions of that precision (a table holds all, "
-                                           "each under its own signatures)")->capture_default_str();
-  app.add_option("--reps", reps, "timed repetitions per (layer, batch, version); the median counts")->capture_default_str();
-  app.add_option("--warmup", warmup, "untimed runs first")->capture_default_str();
-  app.add_option("--out", out, "where to write the table (default: this device's file in ~/.cache/batchscope, which "
-                               "auto reads without --tuning)");
-  app.add_option("--conv-variants", conv_variants, "only these convolution versions (default: every one)")->delimiter(',');
-  app.add_option("--fc-variants", fc_variants, "only these fully connected versions (default: every one)")->delimiter(',');
-  app.add_option("--cut", cut, "after its first run, a version slower than CUT x the best so far is not repeated")
-      ->capture_default_str();
-  app.footer("Examples:\n  batchscope tune --model data/models/alexnet\n"
-             "  batchscope tune --model data/models/alexnet --batches 1,16,128,1024 --conv-variants 12,13,14 --out t.json\n"
-             "  batchscope sweep --model data/models/alexnet --backend cuda --tuning t.json --out r.csv");
+  cmd = &app;
+  app.add_option("--model", model_dir, "model folder (or its model.json, or a shipped model: ece408, alexnet)")->type_name("DIR");
+  add_int_list(app, "--batches", batches, "batch sizes, comma-separated");
+  add_enum(app, "--precision", precision, "fp32 | tf32 | fp16 | bf16: time the versions of that precision (a table holds all, each "
+                                          "under its own signatures)");
+  add_int(app, "--reps", reps, "timed repetitions per (layer, batch, version); the median counts (default: 5)", 1, 100000);
+  add_int(app, "--warmup", warmup, "untimed runs first (default: 2)", 0, 100000);
+  app.add_option("--out", out, "where to write the table (default: this device's file in ~/.cache/batchscope, which auto reads "
+                               "without --tuning)")->type_name("FILE");
+  add_versions(app, "--conv-variants", conv_variants, LayerKind::conv, "only these convolution versions (default: every one)");
+  add_versions(app, "--fc-variants", fc_variants, LayerKind::fc, "only these fully connected versions (default: every one)");
+  add_double(app, "--cut", cut, "after its first run, a version slower than CUT x the best so far is not repeated (default: 20)",
+             1.000001, 1e9);
+  app.footer("tune needs an NVIDIA GPU (it times the cuda backend's versions there).\n"
+             "Examples (shipped models resolve by name from any directory):\n  batchscope tune --model alexnet\n"
+             "  batchscope tune --model alexnet --batches 1,16,128,1024 --conv-variants 12,13,14 --out t.json\n"
+             "  batchscope sweep --model alexnet --backend cuda --tuning t.json --out r.csv");
 }
 
 void TuneOptions::validate() const {
-  if (batches.empty()) fail("--batches", "needs at least one batch size");
-  for (int b : batches)
-    if (b <= 0) fail("--batches", "batch sizes must be positive, found " + std::to_string(b));
-  if (reps < 1) fail("--reps", "must be at least 1, found " + std::to_string(reps));
-  if (warmup < 0) fail("--warmup", "must be 0 or more, found " + std::to_string(warmup));
-  if (!(cut > 1.0)) fail("--cut", "must be above 1");
-  check_precision(precision);
-  for (const std::string& v : conv_variants)
-    if (const int n = parse_conv_variant(v, "--conv-variants"); n != kAutoVariant && !variant_allowed(conv_entry(n), true, precision))
-      fail("--conv-variants", "v" + std::to_string(n) + " computes in " + conv_entry(n).precision + "; --precision " + precision +
-                                  " times " + allowed_variants(true, precision));
-  for (const std::string& v : fc_variants)
-    if (const int n = parse_fc_variant(v, "--fc-variants"); n != kAutoVariant && !variant_allowed(fc_entry(n), false, precision))
-      fail("--fc-variants", "v" + std::to_string(n) + " computes in " + fc_entry(n).precision + "; --precision " + precision +
-                                " times " + allowed_variants(false, precision));
-  for (const std::string& v : conv_variants)
-    if (parse_conv_variant(v, "--conv-variants") == kAutoVariant) fail("--conv-variants", "name versions, not auto");
-  for (const std::string& v : fc_variants)
-    if (parse_fc_variant(v, "--fc-variants") == kAutoVariant) fail("--fc-variants", "name versions, not auto");
+  require(*cmd, "--model", "the model folder, its model.json, or a shipped model (ece408, alexnet)");
+  for (int n : conv_variants) check_version_precision(LayerKind::conv, n, precision, "--conv-variants");
+  for (int n : fc_variants) check_version_precision(LayerKind::fc, n, precision, "--fc-variants");
 }
 
 namespace {
@@ -81,12 +101,13 @@ Model segment(const Model& m, size_t i) {
   return s;
 }
 
-std::vector<int> candidates(bool conv, const std::vector<std::string>& given, const std::string& precision) {
+// The registry's versions of the menu that run in the precision (tf32: fc v5 too, the memory-bound path it takes for a
+// few images), or the ones given.
+std::vector<int> candidates(LayerKind op, const std::vector<int>& given, Precision precision) {
+  if (!given.empty()) return given;
   std::vector<int> v;
-  if (given.empty())
-    for (const MenuEntry& e : conv ? conv_menu() : fc_menu())
-      if (variant_allowed(e, conv, precision)) v.push_back(e.number);
-  for (const std::string& g : given) v.push_back(conv ? parse_conv_variant(g) : parse_fc_variant(g));
+  for (const Impl* i : registry().menu(op, BackendKind::cuda))
+    if (i->runs_in(precision)) v.push_back(i->number);
   return v;
 }
 
@@ -99,17 +120,18 @@ Timing time_version(const Model& seg, bool conv, int version, int n, const TuneO
                     std::vector<float>& out) {
   BackendOptions bo;
   bo.precision = o.precision;
-  (conv ? bo.conv_variant : bo.fc_variant) = std::to_string(version);
-  std::unique_ptr<Backend> b = make_backend("cuda", bo);
-  const Support s = b->supports(seg.layers[0]);
+  (conv ? bo.conv_variant : bo.fc_variant) = version;
+  const Support s = layer_support(BackendKind::cuda, bo, seg.layers[0]);
   if (!s.ok) return {0, s.reason};
-  b->load(seg);
-  const size_t need = b->device_bytes_needed(n), free = b->device_bytes_free();
-  if (need > free) {
-    char buf[120];
-    std::snprintf(buf, sizeof buf, "needs %.2f GiB of device memory, %.2f GiB free", need / 1073741824.0, free / 1073741824.0);
-    return {0, buf};
+  std::unique_ptr<Executor> ex;
+  try {
+    ex = std::make_unique<Executor>(seg, BackendKind::cuda, bo);
+    ex->plan(n);  // refuses what does not fit the device's free memory
+  } catch (const Error& e) {
+    const std::string m = e.what();
+    return {0, m.substr(m.find(": ") + 2)};
   }
+  std::unique_ptr<Backend> b = ex->open();
   auto run = [&] {
     RunStats st;
     b->forward(in.data(), n, seg.layers.size(), out.data(), &st);
@@ -129,9 +151,10 @@ Timing time_version(const Model& seg, bool conv, int version, int n, const TuneO
 
 int run_tune(const TuneOptions& o) {
   o.validate();
-  const Model m = load_model(o.model_dir);
+  if (const std::string why = gpu_absence(); !why.empty())
+    fail("tune", "times the cuda backend's kernels on an NVIDIA GPU, and " + why);
+  const Model m = load_model_arg(o.model_dir);
   init_gpu();
-  make_backend("cuda");  // fails with one line where no GPU (or no CUDA build) exists
   const nlohmann::json dev = gpu_info();
   TuningTable t;
   t.device.name = dev.at("name").get<std::string>();
@@ -145,11 +168,12 @@ int run_tune(const TuneOptions& o) {
   const std::string out = o.out.empty() ? default_tuning_path(t.device.name) : o.out;
   if (o.out.empty()) std::filesystem::create_directories(std::filesystem::path(out).parent_path());
   check_writable(out, "--out");
+  const TuningTable before = std::filesystem::exists(out) ? read_tuning(out, t.device.name) : TuningTable{};  // a wrong file: now
 
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::map<std::string, std::vector<TuningEntry>> done;  // by signature: layers of the same shape are timed once
-  for (size_t i = 0; i < m.layers.size(); ++i) {
+  for (size_t i = 0; i < m.layers.size() && !t.interrupted; ++i) {
     const Layer& l = m.layers[i];
     const bool conv = l.kind() == LayerKind::conv;
     if (!conv && l.kind() != LayerKind::fc) continue;
@@ -164,6 +188,7 @@ int run_tune(const TuneOptions& o) {
     const Model seg = segment(m, i);
     std::cout << l.name << "  [" << sig << "]\n";
     for (int n : o.batches) {
+      if (t.interrupted) break;
       std::vector<float> in(static_cast<size_t>(seg.input.size()) * n), y(static_cast<size_t>(seg.output().size()) * n);
       for (float& x : in) x = u(rng);
       TuningEntry e;
@@ -172,7 +197,12 @@ int run_tune(const TuneOptions& o) {
       e.signature = sig;
       e.batch = n;
       double best = 0;
-      for (int v : candidates(conv, conv ? o.conv_variants : o.fc_variants, o.precision)) {
+      for (int v : candidates(l.kind(), conv ? o.conv_variants : o.fc_variants, o.precision)) {
+        interrupt_point();
+        if (interrupted()) {  // this (layer, batch) is incomplete: it is dropped, the ones before are written
+          t.interrupted = true;
+          break;
+        }
         std::cerr << "\rtune: " << l.name << " batch " << n << " v" << v << "          " << std::flush;
         const Timing tm = time_version(seg, conv, v, n, o, best, in, y);
         if (!tm.skipped.empty()) {
@@ -186,6 +216,7 @@ int run_tune(const TuneOptions& o) {
         }
       }
       std::cerr << "\r" << std::string(60, ' ') << "\r";
+      if (t.interrupted) break;
       if (e.times_ms.empty()) fail("layer '" + l.name + "'", "no version could run it at batch " + std::to_string(n));
       char buf[64];
       std::snprintf(buf, sizeof buf, "  batch %5d  best v%-3d %10.4f ms  |", n, e.best, best);
@@ -202,19 +233,21 @@ int run_tune(const TuneOptions& o) {
   // Entries of an existing table for this device that this run did not measure (the other precision, other batch
   // sizes, other models) are kept, so that one file serves fp32 and tf32 runs alike.
   size_t kept = 0;
-  if (std::filesystem::exists(out)) {
-    std::set<std::pair<std::string, int>> measured;
-    for (const TuningEntry& e : t.entries) measured.insert({e.signature, e.batch});
-    const TuningTable old = read_tuning(out, t.device.name);  // another device's or a corrupt file: one clear line
-    for (const TuningEntry& e : old.entries)
-      if (!measured.count({e.signature, e.batch})) {
-        t.entries.push_back(e);
-        ++kept;
-      }
-  }
+  std::set<std::pair<std::string, int>> measured;
+  for (const TuningEntry& e : t.entries) measured.insert({e.signature, e.batch});
+  for (const TuningEntry& e : before.entries)
+    if (!measured.count({e.signature, e.batch})) {
+      t.entries.push_back(e);
+      ++kept;
+    }
   write_tuning(out, t);
   std::cout << "wrote " << out << " (" << t.entries.size() << " entries, " << kept << " kept from the file before; "
             << t.device.name << ")\n";
+  if (t.interrupted) {
+    std::cerr << "batchscope: interrupted (" << interrupt_name() << "): " << out << " holds the " << measured.size()
+              << " (layer, batch) entries measured before it, marked interrupted\n";
+    return kInterruptedExit;
+  }
   return 0;
 }
 

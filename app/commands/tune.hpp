@@ -6,17 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "kernels/plan/options.hpp"
+
 namespace bs {
 
 struct TuneOptions {
   std::string model_dir;
-  std::string precision = "fp32";  // fp32 | tf32: which versions are timed, and the signatures' " @tf32"
+  Precision precision = Precision::fp32;  // which versions are timed, and the signatures' " @tf32"
   std::vector<int> batches = {1, 4, 16, 64, 256, 1024};
   int reps = 5, warmup = 2;
   std::string out;  // default: default_tuning_path(device)
-  std::vector<std::string> conv_variants, fc_variants;  // default: every version on the menu
+  std::vector<int> conv_variants, fc_variants;  // default: every version on the menu that runs in the precision
   double cut = 20.0;  // a version slower than cut x the best so far after its first run is not repeated
   std::string command_line;
+  const CLI::App* cmd = nullptr;
 
   void add_to(CLI::App& app);
   void validate() const;

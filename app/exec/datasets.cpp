@@ -22,6 +22,24 @@ std::string data_dir() {
   return BATCHSCOPE_DATA_DIR;
 }
 
+std::string resolve_model_dir(const std::string& arg) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (arg.empty()) usage_fail("--model", "needs a model folder, its model.json, or a shipped model's name");
+  const fs::path p(arg);
+  if (fs::is_directory(p, ec)) return arg;
+  if (p.filename() == "model.json" && fs::is_regular_file(p, ec)) return p.parent_path().empty() ? "." : p.parent_path().string();
+  std::string shipped;
+  for (const auto& e : fs::directory_iterator(fs::path(data_dir()) / "models", ec))
+    if (fs::is_regular_file(e.path() / "model.json", ec)) shipped += (shipped.empty() ? "" : ", ") + e.path().filename().string();
+  if (arg.find('/') == std::string::npos && fs::is_regular_file(fs::path(data_dir()) / "models" / arg / "model.json", ec))
+    return (fs::path(data_dir()) / "models" / arg).string();
+  fail("--model", "'" + arg + "' is neither a model folder, a model.json, nor a shipped model (shipped: " +
+                      (shipped.empty() ? "none found in " + data_dir() + "/models" : shipped) + ")");
+}
+
+Model load_model_arg(const std::string& arg) { return load_model(resolve_model_dir(arg)); }
+
 void pick_shipped_dataset(const Shape& input, std::string& images, std::string& labels) {
   const std::string path = data_dir() + "/datasets.json";
   std::ifstream in(path);

@@ -9,6 +9,12 @@ namespace bs {
 
 std::string data_dir();  // $BATCHSCOPE_DATA, else an installed PREFIX/share/batchscope/data, else the source tree's data/ (install_paths.hpp)
 
+// --model's argument as a model folder: the folder itself, its model.json, or the name of a shipped model ("ece408",
+// "alexnet": data_dir()/models/NAME, from any directory). Fails naming --model, with the shipped names, otherwise.
+std::string resolve_model_dir(const std::string& arg);
+// resolve_model_dir, then load_model.
+Model load_model_arg(const std::string& arg);
+
 struct LabelledImages {
   std::string images_path, labels_path;
   int count = 0;

@@ -3,7 +3,6 @@
 #include <cmath>
 #include <cstring>
 
-#include "kernels/plan/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -31,12 +30,12 @@ uint16_t bf16_bits(float v) {
   return static_cast<uint16_t>((x + 0x7fffu + ((x >> 16) & 1u)) >> 16);
 }
 
-void convert_input(const float* src, size_t count, const std::string& precision, uint16_t* dst) {
-  if (precision == "bf16") {
+void convert_input(const float* src, size_t count, InputPrecision input, uint16_t* dst) {
+  if (input == InputPrecision::bf16) {
     for (size_t i = 0; i < count; ++i) dst[i] = bf16_bits(src[i]);
     return;
   }
-  if (precision != "fp16") fail("--input-precision", "expected fp16 or bf16 for a 16-bit input, found '" + precision + "'");
+  if (input != InputPrecision::fp16) fail("--input-precision", "expected fp16 or bf16 for a 16-bit input, found '" + name_of(input) + "'");
   for (size_t i = 0; i < count; ++i) {
     if (std::fabs(src[i]) > 65504.0f)
       fail("--input-precision", "fp16: input value " + std::to_string(src[i]) + " (value " + std::to_string(i) +
@@ -45,26 +44,19 @@ void convert_input(const float* src, size_t count, const std::string& precision,
   }
 }
 
-std::vector<uint16_t> convert_input(const float* src, size_t count, const std::string& precision) {
+std::vector<uint16_t> convert_input(const float* src, size_t count, InputPrecision input) {
   std::vector<uint16_t> out(count);
-  convert_input(src, count, precision, out.data());
+  convert_input(src, count, input, out.data());
   return out;
 }
 
-size_t input_value_bytes(const std::string& input_precision) {
-  if (input_precision == "fp32") return 4;
-  if (input_precision == "u8") return 1;
-  if (is_half_precision(input_precision)) return 2;
-  fail("--input-precision", "unknown precision '" + input_precision + "' (expected fp32, u8, fp16 or bf16)");
+size_t input_buffer_floats(size_t values, InputPrecision input) {
+  return (values * input_value_bytes(input) + sizeof(float) - 1) / sizeof(float);
 }
 
-size_t input_buffer_floats(size_t values, const std::string& input_precision) {
-  return (values * input_value_bytes(input_precision) + sizeof(float) - 1) / sizeof(float);
-}
-
-void convert_input_bytes(const float* src, size_t count, const std::string& input_precision, void* dst) {
-  if (input_precision != "u8") {
-    convert_input(src, count, input_precision, static_cast<uint16_t*>(dst));
+void convert_input_bytes(const float* src, size_t count, InputPrecision input, void* dst) {
+  if (input != InputPrecision::u8) {
+    convert_input(src, count, input, static_cast<uint16_t*>(dst));
     return;
   }
   auto* d = static_cast<uint8_t*>(dst);
@@ -78,15 +70,15 @@ void convert_input_bytes(const float* src, size_t count, const std::string& inpu
   }
 }
 
-std::vector<uint8_t> to_input_precision(const float* src, size_t count, const std::string& input_precision) {
-  if (input_precision == "fp32") return {};
-  std::vector<uint8_t> out(count * input_value_bytes(input_precision));
-  convert_input_bytes(src, count, input_precision, out.data());
+std::vector<uint8_t> to_input_precision(const float* src, size_t count, InputPrecision input) {
+  if (input == InputPrecision::fp32) return {};
+  std::vector<uint8_t> out(count * input_value_bytes(input));
+  convert_input_bytes(src, count, input, out.data());
   return out;
 }
 
-std::string transfers_label(const std::string& transfers, bool cuda_graph, const std::string& input_precision) {
-  return transfers + (cuda_graph ? "+graph" : "") + (input_precision != "fp32" ? "+in-" + input_precision : "");
+std::string transfers_label(Transfers transfers, bool cuda_graph, InputPrecision input) {
+  return name_of(transfers) + (cuda_graph ? "+graph" : "") + (input != InputPrecision::fp32 ? "+in-" + name_of(input) : "");
 }
 
 }  // namespace bs

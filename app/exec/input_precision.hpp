@@ -11,26 +11,26 @@
 #include <string>
 #include <vector>
 
+#include "kernels/plan/options.hpp"
+
 namespace bs {
 
 // Round to nearest even. fp16: NaN stays NaN, beyond 65504 becomes inf (convert_input refuses those first).
 uint16_t fp16_bits(float v);
 uint16_t bf16_bits(float v);
-// count values of src into dst as `precision` (fp16 | bf16). fp16: a value beyond 65504 (FP16's largest) fails
-// with one line naming --input-precision and the value's index, rather than becoming inf.
-void convert_input(const float* src, size_t count, const std::string& precision, uint16_t* dst);
-std::vector<uint16_t> convert_input(const float* src, size_t count, const std::string& precision);
-// Bytes per input value on the host and in the copy: 4 (fp32), 2 (fp16, bf16) or 1 (u8).
-size_t input_value_bytes(const std::string& input_precision);
-// Floats of a host buffer that holds `values` input values in `input_precision` (forward reads them through its
-// float pointer).
-size_t input_buffer_floats(size_t values, const std::string& input_precision);
-// count values of src into dst (input_value_bytes each) as `input_precision` (u8, fp16 or bf16). u8: a value that is
-// not a whole number in 0..255 fails with one line naming --input-precision, the value and its index.
-void convert_input_bytes(const float* src, size_t count, const std::string& input_precision, void* dst);
+// count values of src into dst as `input` (fp16 | bf16). fp16: a value beyond 65504 (FP16's largest) fails with one
+// line naming --input-precision and the value's index, rather than becoming inf.
+void convert_input(const float* src, size_t count, InputPrecision input, uint16_t* dst);
+std::vector<uint16_t> convert_input(const float* src, size_t count, InputPrecision input);
+// Floats of a host buffer that holds `values` input values in `input` (forward reads them through its float pointer).
+size_t input_buffer_floats(size_t values, InputPrecision input);
+// count values of src into dst (input_value_bytes each) as `input` (u8, fp16 or bf16). u8: a value that is not a whole
+// number in 0..255 fails with one line naming --input-precision, the value and its index.
+void convert_input_bytes(const float* src, size_t count, InputPrecision input, void* dst);
 // convert_input_bytes into a vector of bytes, for u8, fp16 and bf16; empty for fp32 (the FP32 values go as they are).
-std::vector<uint8_t> to_input_precision(const float* src, size_t count, const std::string& input_precision);
-// The results' `transfers` label of a GPU run: resident | overlapped, then +graph, then +in-u8 / +in-fp16 / +in-bf16.
-std::string transfers_label(const std::string& transfers, bool cuda_graph, const std::string& input_precision);
+std::vector<uint8_t> to_input_precision(const float* src, size_t count, InputPrecision input);
+// The results' `transfers` label of a GPU run: resident | per-layer | overlapped, then +graph, then +in-u8 / +in-fp16 /
+// +in-bf16.
+std::string transfers_label(Transfers transfers, bool cuda_graph, InputPrecision input);
 
 }  // namespace bs

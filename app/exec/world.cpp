@@ -91,7 +91,7 @@ void World::barrier() {
 #endif
 }
 
-void World::fail_all(const std::string& my_error) {
+void World::fail_all(const std::string& my_error, bool usage) {
   int failed = my_error.empty() ? 0 : 1;
 #ifdef BATCHSCOPE_HAVE_MPI
   if (mpi_) {
@@ -107,34 +107,40 @@ void World::fail_all(const std::string& my_error) {
     MPI_Bcast(&len, 1, MPI_INT, first, MPI_COMM_WORLD);
     msg.resize(len);
     MPI_Bcast(msg.data(), len, MPI_CHAR, first, MPI_COMM_WORLD);
-    throw RankFailure(msg);
+    throw RankFailure(msg, usage);
   }
 #endif
-  if (failed) throw RankFailure(my_error);
+  if (failed) throw RankFailure(my_error, usage);
 }
 
 void World::step(const std::function<void()>& work, bool* more) {
+  if (!mpi_) {  // one process: its own error as it was thrown; *more stays its own answer
+    work();
+    return;
+  }
   std::string error;
+  bool usage = false;
   try {
     work();
   } catch (const RankFailure&) {
     throw;  // already agreed by every rank
+  } catch (const UsageError& e) {
+    error = e.what();
+    usage = true;
   } catch (const Error& e) {
     error = e.what();
   } catch (const std::exception& e) {
     error = std::string("internal error: ") + e.what();
   }
-  if (!mpi_) {  // one process: *more stays this rank's own answer
-    if (!error.empty()) throw Error(error);
-    return;
-  }
 #ifndef BATCHSCOPE_HAVE_MPI
   (void)more;  // mpi_ is never set without MPI
+  (void)usage;
 #else
-  // One allreduce carries both answers: whether any rank failed, and whether any wants more.
-  int mine[2] = {error.empty() ? 0 : 1, more && *more ? 1 : 0}, all[2] = {0, 0};
+  // One allreduce carries both answers: whether any rank failed (2: with a mistake in the command line), and whether
+  // any wants more.
+  int mine[2] = {error.empty() ? 0 : usage ? 2 : 1, more && *more ? 1 : 0}, all[2] = {0, 0};
   MPI_Allreduce(mine, all, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (all[0]) fail_all(error);
+  if (all[0]) fail_all(error, all[0] == 2);
   if (more) *more = all[1] != 0;
 #endif
 }

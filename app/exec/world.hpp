@@ -16,7 +16,8 @@ namespace bs {
 
 class RankFailure : public std::runtime_error {
  public:
-  using std::runtime_error::runtime_error;
+  explicit RankFailure(const std::string& what, bool usage = false) : std::runtime_error(what), usage(usage) {}
+  bool usage;  // the failing rank's error was a mistake in the command line (exit status 2)
 };
 
 class World {
@@ -52,7 +53,7 @@ class World {
 
  private:
   World() = default;
-  void fail_all(const std::string& my_error);  // collective: throws RankFailure when any rank failed
+  void fail_all(const std::string& my_error, bool usage = false);  // collective: throws RankFailure when any rank failed
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   bool mpi_ = false;
   std::string host_;

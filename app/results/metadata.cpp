@@ -1,10 +1,12 @@
 #include "app/results/metadata.hpp"
+#include "app/build_info.hpp"
 #include "app/exec/install_paths.hpp"
 
 #include <sys/utsname.h>
 #include <unistd.h>
 
 #include <array>
+#include <unistd.h>
 #include <cstdlib>
 #include <cstdio>
 #include <ctime>
@@ -32,29 +34,17 @@ nlohmann::json host_info() {
           {"hostname", u.nodename}};
 }
 
-// The commit of the binaries: binaries carried to another machine (scripts/pack_device.sh puts them in
-// <source>/.device/) name it in .device/COMMIT, and the checkout there may be another commit (the device's
-// copy of the repository was seen carrying a stale .git); otherwise the source checkout's HEAD.
-std::string git_commit() {
-  namespace fs = std::filesystem;
-  std::error_code ec;
-  const fs::path exe = fs::canonical("/proc/self/exe", ec), carried = fs::weakly_canonical(fs::path(source_dir()) / ".device", ec);
-  std::string out;
-  if (!exe.empty() && !carried.empty() && exe.parent_path() == carried) {
-    std::ifstream f(carried / "COMMIT");
-    std::getline(f, out);
-    if (out.rfind("commit ", 0) == 0) return out.substr(7, 40);
-    out.clear();
+std::string git_commit() { return build_commit(); }
+
+nlohmann::json environment_info() {
+  nlohmann::json j = nlohmann::json::object();
+  for (char** e = environ; e && *e; ++e) {
+    const std::string kv = *e;
+    if (kv.rfind("BATCHSCOPE_", 0) != 0 && kv.rfind("OMP_NUM_THREADS=", 0) != 0 && kv.rfind("CUDA_VISIBLE_DEVICES=", 0) != 0) continue;
+    const size_t eq = kv.find('=');
+    j[kv.substr(0, eq)] = eq == std::string::npos ? "" : kv.substr(eq + 1);
   }
-  const std::string cmd = "git -C '" + source_dir() + "' rev-parse HEAD 2>/dev/null";
-  if (FILE* p = popen(cmd.c_str(), "r")) {
-    std::array<char, 128> buf{};
-    while (fgets(buf.data(), buf.size(), p)) out += buf.data();
-    if (pclose(p) != 0) out.clear();  // not a repository, or one without commits
-  }
-  while (!out.empty() && (out.back() == '\n' || out.back() == '\r')) out.pop_back();
-  if (out.size() != 40 || out.find_first_not_of("0123456789abcdef") != std::string::npos) out.clear();
-  return out.empty() ? "unknown" : out;
+  return j;
 }
 
 std::string utc_now() {
@@ -92,6 +82,8 @@ nlohmann::json run_metadata(const std::string& tool, const std::string& command,
   j["command"] = command;
   j["date"] = utc_now();
   j["git_commit"] = git_commit();
+  j["version"] = build_info().version;
+  j["environment"] = environment_info();
   j["model"] = {{"name", m.name}, {"dir", m.dir}, {"flops_per_image", m.flops_per_image()}};
   j["weights"] = weights_info(m);
   j["inputs"] = inputs;

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -47,7 +48,8 @@ nlohmann::json to_json(const SweepRow& r) {
           {"gflops", r.gflop_per_s}, {"categories", r.categories}, {"copy_hidden", r.copy_hidden},
           {"breakdown_reps", r.breakdown_reps}, {"breakdown_median", r.breakdown_median}, {"check", r.check}, {"l2", r.check_rel_l2},
           {"check_images", r.check_images}, {"top1", r.check_top1}, {"rank", r.rank}, {"host", r.host},
-          {"device", r.device}, {"rank_batch", r.rank_batch}};
+          {"device", r.device}, {"rank_batch", r.rank_batch}, {"ips_one_rank", r.images_per_s_one_rank},
+          {"efficiency", r.scaling_efficiency}};
 }
 
 SweepRow sweep_row_from_json(const nlohmann::json& j) {
@@ -74,6 +76,8 @@ SweepRow sweep_row_from_json(const nlohmann::json& j) {
   r.host = j.at("host");
   r.device = j.at("device");
   r.rank_batch = j.at("rank_batch");
+  r.images_per_s_one_rank = j.value("ips_one_rank", -1.0);
+  r.scaling_efficiency = j.value("efficiency", -1.0);
   return r;
 }
 
@@ -166,9 +170,25 @@ void check_writable(const std::string& path, const std::string& flag) {
   fs::path p(path);
   fs::path dir = p.parent_path().empty() ? fs::path(".") : p.parent_path();
   std::error_code ec;
-  if (!fs::is_directory(dir, ec)) fail(flag, "cannot write " + path + ": folder " + dir.string() + " does not exist");
-  if (fs::is_directory(p, ec)) fail(flag, "cannot write " + path + ": it is a folder");
-  if (access(dir.c_str(), W_OK) != 0) fail(flag, "cannot write " + path + ": " + std::strerror(errno));
+  if (!fs::is_directory(dir, ec)) usage_fail(flag, "cannot write " + path + ": folder " + dir.string() + " does not exist");
+  if (fs::is_directory(p, ec)) usage_fail(flag, "cannot write " + path + ": it is a folder");
+  if (fs::exists(p, ec) && access(p.c_str(), W_OK) != 0) usage_fail(flag, "cannot write " + path + ": " + std::strerror(errno));
+  // Make and remove a file beside it: what the atomic write will do (permissions, read-only and pseudo file systems).
+  std::string probe = (dir / ".batchscope-probe-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) usage_fail(flag, "cannot write " + path + ": " + std::strerror(errno));
+  close(fd);
+  unlink(probe.c_str());
+}
+
+void check_writable_folder(const std::string& dir, const std::string& flag) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::exists(dir, ec) && !fs::is_directory(dir, ec)) usage_fail(flag, "cannot write into " + dir + ": it is a file, not a folder");
+  fs::path existing = fs::absolute(dir, ec);
+  while (!existing.empty() && !fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
+    existing = existing.parent_path();
+  check_writable((existing / "report.md").string(), flag);
 }
 
 }  // namespace bs

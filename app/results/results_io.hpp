@@ -63,7 +63,10 @@ std::string layers_csv(const SweepIdentity& id, const std::vector<LayerRow>& row
 // FILE.csv -> FILE.layers.csv / FILE.json
 std::string sibling(const std::string& csv_path, const std::string& suffix);
 void write_text_atomic(const std::string& path, const std::string& text);
-// Fails now, naming the flag, when `path` cannot be created (missing folder, no permission).
+// Fails now, naming the flag, when `path` cannot be created (missing folder, no permission, a read-only or pseudo file
+// system: a probe file is made and removed beside it).
 void check_writable(const std::string& path, const std::string& flag);
+// The same for a folder that may not exist yet (report --out): its nearest existing ancestor must take a new file.
+void check_writable_folder(const std::string& dir, const std::string& flag);
 
 }  // namespace bs

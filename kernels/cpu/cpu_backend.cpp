@@ -1,6 +1,7 @@
-// The two CPU backends. cpu-ref runs every layer with the reference loops on one thread. cpu runs
-// convolution and fully connected layers through OpenBLAS (blas_ops) and the other layers with the same
-// reference loops split over the batch with OpenMP (their cost is a few percent of the network).
+// The two CPU backends, running the planner's plan (kernels/plan/plan.hpp). cpu-ref runs every layer with the reference
+// loops on one thread. cpu runs convolution and fully connected layers through OpenBLAS (blas_ops) with bias and the
+// activation after them in their epilogue, and the other layers with the same reference loops split over the batch
+// with OpenMP.
 #include <omp.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include "kernels/exec/backend.hpp"
 #include "kernels/cpu/blas_ops.hpp"
 #include "kernels/cpu/ref_ops.hpp"
+#include "kernels/plan/plan.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -16,36 +18,39 @@ namespace {
 
 class CpuBackend : public Backend {
  public:
-  CpuBackend(bool fast, int threads) : fast_(fast), threads_(threads > 0 ? threads : omp_get_max_threads()) {}
+  CpuBackend(bool fast, const BackendOptions& o)
+      : Backend(fast ? BackendKind::cpu : BackendKind::cpu_ref, o), fast_(fast), threads_(o.threads > 0 ? o.threads : omp_get_max_threads()) {}
 
-  std::string name() const override { return fast_ ? "cpu" : "cpu-ref"; }
-  Support supports(const Layer&) const override { return {}; }
-  std::string describe(const Layer& l) const override {
-    if (!fast_) return "reference loops";
-    if (l.kind() == LayerKind::conv) return blas::conv_is_direct(std::get<ConvParams>(l.op)) ? "direct (register-blocked)" : "im2col+sgemm";
-    if (l.kind() == LayerKind::fc) return "sgemm";
-    if (l.kind() == LayerKind::flatten) return "no-op (copy)";
-    return "reference loops (OpenMP over the batch)";
+  void load(const Model& m, std::shared_ptr<const Planner> planner) override {
+    model_ = &m;
+    adopt_planner(m, std::move(planner));
   }
-  void load(const Model& m) override { model_ = &m; }
 
   void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) override {
     if (!model_) fail(name(), "forward() before load()");
     n_layers = std::min(n_layers, model_->layers.size());
+    const Pass& plan = planner_->pass(n);
+    last_n_ = n;
     const float* src = in;
+    Shape cur = model_->input;
+    int which = 0;
     for (size_t i = 0; i < n_layers; ++i) {
+      const PlanStep& st = plan.steps[i];
+      if (!st.runs()) continue;  // its kernel ran in the layer it is fused into
       const Layer& l = model_->layers[i];
-      Buffer& dst_buf = (i % 2 == 0) ? a_ : b_;
+      const Layer& last = model_->layers[i + st.absorbs];
+      Buffer& dst_buf = which == 0 ? a_ : b_;
+      which ^= 1;
       if (tracer_) {
         const double a0 = tracer_->now();
-        if (dst_buf.reserve(static_cast<size_t>(l.out.size()) * n)) tracer_->cpu_phase("alloc", -1, a0, tracer_->now());
+        if (dst_buf.reserve(static_cast<size_t>(last.out.size()) * n)) tracer_->cpu_phase("alloc", -1, a0, tracer_->now());
         tracer_->layer_begin(static_cast<int>(i));
       } else {
-        dst_buf.reserve(static_cast<size_t>(l.out.size()) * n);
+        dst_buf.reserve(static_cast<size_t>(last.out.size()) * n);
       }
       auto t0 = std::chrono::steady_clock::now();
       const double p0 = tracer_ ? tracer_->now() : 0.0;
-      run(l, src, n, dst_buf.data());
+      run(l, st, src, n, dst_buf.data());
       auto t1 = std::chrono::steady_clock::now();
       if (tracer_) {
         tracer_->cpu_phase(l.name, static_cast<int>(i), p0, tracer_->now());
@@ -53,10 +58,10 @@ class CpuBackend : public Backend {
       }
       if (stats) stats->add(i, std::chrono::duration<double>(t1 - t0).count());
       src = dst_buf.data();
+      cur = last.out;
     }
-    const int64_t features = n_layers ? model_->layers[n_layers - 1].out.size() : model_->input.size();
     const double c0 = tracer_ ? tracer_->now() : 0.0;
-    std::memcpy(out, src, sizeof(float) * static_cast<size_t>(features) * n);
+    std::memcpy(out, src, sizeof(float) * static_cast<size_t>(cur.size()) * n);
     if (tracer_) tracer_->cpu_phase("copy out", -1, c0, tracer_->now());
   }
 
@@ -69,10 +74,11 @@ class CpuBackend : public Backend {
     for (int b = 0; b < n; ++b) f(b, 1);
   }
 
-  void run(const Layer& l, const float* src, int n, float* dst) {
+  void run(const Layer& l, const PlanStep& st, const float* src, int n, float* dst) {
     const Shape is = l.in, os = l.out;
+    const Act* act = st.epi.has_act ? &st.epi.act : nullptr;
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
-      if (fast_) blas::conv(src, n, is, *c, os, dst, threads_);
+      if (fast_) blas::conv(src, n, is, *c, os, dst, threads_, act);
       else ref::conv(src, n, is, *c, os, dst);
     } else if (auto* a = std::get_if<ActParams>(&l.op)) {
       std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(is.size()) * n);
@@ -84,7 +90,7 @@ class CpuBackend : public Backend {
     } else if (std::holds_alternative<FlattenParams>(l.op)) {
       std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(is.size()) * n);  // NCHW is already flat
     } else if (auto* f = std::get_if<FcParams>(&l.op)) {
-      if (fast_) blas::fc(src, n, is.size(), *f, dst, threads_);
+      if (fast_) blas::fc(src, n, is.size(), *f, dst, threads_, act);
       else ref::fc(src, n, is.size(), *f, dst);
     } else if (std::holds_alternative<SoftmaxParams>(l.op)) {
       per_image(n, [&](int b, int k) { ref::softmax(src + b * is.size(), k, is.size(), dst + b * os.size()); });
@@ -116,7 +122,7 @@ class CpuBackend : public Backend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cpu_backend(bool fast, const BackendOptions& opts) {
-  return std::make_unique<CpuBackend>(fast, opts.threads);
+  return std::make_unique<CpuBackend>(fast, opts);
 }
 
 }  // namespace bs

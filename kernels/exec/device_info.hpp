@@ -1,6 +1,7 @@
 // Facts about the machine for results' metadata, and GPU start-up outside any timed region.
 #pragma once
 #include <memory>
+#include <string>
 #include <nlohmann/json.hpp>
 
 namespace bs {
@@ -11,6 +12,8 @@ nlohmann::json gpu_info();
 // Creates the CUDA context now, so that no timed run pays for it (no-op without CUDA).
 void init_gpu();
 bool gpu_available();
+// Why no GPU can be used here, in words ("this machine has no usable NVIDIA driver (...)"), or "" when one can.
+std::string gpu_absence();
 int gpu_count();  // 0 without CUDA or a GPU
 // Makes GPU `index` the calling thread's device and the one every later use_selected_gpu() takes (a
 // rank of an MPI job picks its node-local GPU this way). Fails, naming both numbers, past the last GPU.

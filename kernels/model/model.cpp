@@ -170,8 +170,11 @@ TensorRef tensor_ref(Fields& f, const std::string& key, const std::string& def_l
 }
 
 std::vector<float> load_tensor(const std::string& dir, const TensorRef& r, const std::vector<int64_t>& expected,
-                               const std::string& layer) {
+                               const std::string& layer, const std::string& missing_hint) {
   std::string path = (std::filesystem::path(dir) / r.file).string();
+  std::error_code ec;
+  if (!missing_hint.empty() && !std::filesystem::exists(path, ec))
+    fail(path, "cannot open: this model's weights are not shipped; " + missing_hint);
   try {
     return read_npy_float(path, expected);
   } catch (const Error& e) {
@@ -241,6 +244,8 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
   top.integer("version", 1);
   m.weights_note = top.str("weights", "real");
   top.str("description", "");
+  // What makes the weights when the folder ships only model.json (AlexNet's: 244 MB are made or imported, not shipped).
+  const std::string missing_hint = top.str("missing_weights", "");
   if (top.has("provenance")) top.raw("provenance");
   if (top.has("preprocess")) {
     Fields p(top.raw("preprocess"), where + ": preprocess");
@@ -338,20 +343,20 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
       const int cin = l.in.c / c->groups;
       if (wref.layout == "OIHW") {
-        c->weight = load_tensor(dir, wref, {c->filters, cin, c->kh, c->kw}, l.name);
+        c->weight = load_tensor(dir, wref, {c->filters, cin, c->kh, c->kw}, l.name, missing_hint);
       } else {
-        c->weight = hwio_to_oihw(load_tensor(dir, wref, {c->kh, c->kw, cin, c->filters}, l.name), c->kh, c->kw, cin,
+        c->weight = hwio_to_oihw(load_tensor(dir, wref, {c->kh, c->kw, cin, c->filters}, l.name, missing_hint), c->kh, c->kw, cin,
                                  c->filters);
       }
-      if (!bref.file.empty()) c->bias = load_tensor(dir, bref, {c->filters}, l.name);
+      if (!bref.file.empty()) c->bias = load_tensor(dir, bref, {c->filters}, l.name, missing_hint);
     } else if (auto* f = std::get_if<FcParams>(&l.op)) {
       const int64_t in = l.in.size();
       if (wref.layout == "OI") {
-        f->weight = load_tensor(dir, wref, {f->outputs, in}, l.name);
+        f->weight = load_tensor(dir, wref, {f->outputs, in}, l.name, missing_hint);
       } else {
-        f->weight = transpose2d(load_tensor(dir, wref, {in, f->outputs}, l.name), in, f->outputs);
+        f->weight = transpose2d(load_tensor(dir, wref, {in, f->outputs}, l.name, missing_hint), in, f->outputs);
       }
-      if (!bref.file.empty()) f->bias = load_tensor(dir, bref, {f->outputs}, l.name);
+      if (!bref.file.empty()) f->bias = load_tensor(dir, bref, {f->outputs}, l.name, missing_hint);
     }
   }
   return m;

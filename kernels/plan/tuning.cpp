@@ -5,7 +5,7 @@
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
-#include "kernels/plan/menus.hpp"
+#include "kernels/plan/registry.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/io.hpp"
 
@@ -15,10 +15,12 @@ namespace {
 const char* kFormat = "batchscope-tuning";
 constexpr int kVersion = 1;
 
+// Whether version v is on the cuda menu of the entry's kind ("conv" or "fc", as the file names it). A build without
+// the cuda backend has no menus to check against: it takes any positive number.
 bool on_menu(const std::string& kind, int v) {
-  for (const MenuEntry& e : kind == "conv" ? conv_menu() : fc_menu())
-    if (e.number == v) return true;
-  return false;
+  const LayerKind op = kind == "conv" ? LayerKind::conv : LayerKind::fc;
+  if (registry().menu(op, BackendKind::cuda).empty()) return v > 0;
+  return v > 0 && registry().find(op, BackendKind::cuda, v) != nullptr;
 }
 
 }  // namespace
@@ -51,7 +53,7 @@ std::vector<std::string> stale_entries(const TuningTable& t) {
   return out;
 }
 
-std::string tuning_signature(const Model& m, size_t i, const std::string& precision) {
+std::string tuning_signature(const Model& m, size_t i, Precision precision) {
   const Layer& l = m.layers[i];
   std::string s;
   if (auto* c = std::get_if<ConvParams>(&l.op)) {
@@ -73,7 +75,7 @@ std::string tuning_signature(const Model& m, size_t i, const std::string& precis
       if (p->kind == PoolKind::max && p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2 && p->ph == 0 && p->pw == 0 && !p->ceil_mode)
         s += " +max_pool2x2";
   }
-  if (precision != "fp32") s += " @" + precision;  // fp32 tables keep the signatures they always had
+  if (precision != Precision::fp32) s += " @" + name_of(precision);  // fp32 tables keep the signatures they always had
   return s;
 }
 
@@ -101,6 +103,7 @@ TuningTable read_tuning(const std::string& path, const std::string& device_name)
     t.date = j.value("date", std::string());
     t.command = j.value("command", std::string());
     t.model = j.value("model", std::string());
+    t.interrupted = j.value("interrupted", false);
     size_t index = 0;
     for (const auto& e : j.at("entries")) {
       TuningEntry te;
@@ -142,6 +145,7 @@ std::string tuning_json(const TuningTable& t) {
   j["date"] = t.date;
   j["command"] = t.command;
   j["model"] = t.model;
+  if (t.interrupted) j["interrupted"] = true;
   j["entries"] = nlohmann::json::array();
   for (const TuningEntry& e : t.entries) {
     nlohmann::json times = nlohmann::json::object(), unsupported = nlohmann::json::object();

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "kernels/model/model.hpp"
+#include "kernels/plan/options.hpp"
 
 namespace bs {
 
@@ -39,6 +40,7 @@ struct TuningDevice {
 struct TuningTable {
   TuningDevice device;
   std::string commit, date, command, model;
+  bool interrupted = false;  // the run that wrote it stopped early: the entries it has are complete, others are missing
   std::vector<TuningEntry> entries;
 
   // The best version for (kind, signature) at batch n, from n's entry or the nearest batch size measured.
@@ -53,7 +55,7 @@ std::vector<std::string> stale_entries(const TuningTable& t);
 
 // Layer i's signature within m (with the activation, and for convolutions a following 2x2 max pool, that a
 // variant could fuse into it).
-std::string tuning_signature(const Model& m, size_t i, const std::string& precision = "fp32");  // " @tf32" appended for tf32
+std::string tuning_signature(const Model& m, size_t i, Precision precision = Precision::fp32);  // " @tf32" appended for tf32
 
 // Reads and checks a table: `path` must be a batchscope tuning table measured on `device_name` (empty: any
 // device). Throws bs::Error naming the path otherwise.

@@ -22,7 +22,6 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/backends/gpu_pipeline.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
-#include "kernels/plan/menus.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -47,17 +46,11 @@ int floor_out(int in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
 
 class CudnnBackend : public GpuPipelineBackend {
  public:
-  explicit CudnnBackend(const BackendOptions& o) : GpuPipelineBackend(o, "cudnn") {
-    if (o.cudnn_algos != "fastest" && o.cudnn_algos != "exact")
-      fail("--cudnn-algos", "expected fastest or exact, found '" + o.cudnn_algos + "'");
-    exact_ = o.cudnn_algos == "exact";
-    check_precision(o.precision);
-    tf32_ = o.precision == "tf32";
-    half_ = is_half_precision(o.precision);
-    bf16_ = o.precision == "bf16";
-    if (half_ && o.per_layer_transfers)
-      fail("--transfers", "per-layer transfers move FP32 tensors between layers; --precision " + o.precision +
-                              " keeps 16-bit activations on the device: use --transfers resident");
+  explicit CudnnBackend(const BackendOptions& o) : GpuPipelineBackend(BackendKind::cudnn, o) {
+    exact_ = o.cudnn_algos == CudnnAlgos::exact;
+    tf32_ = o.precision == Precision::tf32;
+    half_ = is_half(o.precision);
+    bf16_ = o.precision == Precision::bf16;
     dtype_ = !half_ ? CUDNN_DATA_FLOAT : bf16_ ? CUDNN_DATA_BFLOAT16 : CUDNN_DATA_HALF;
     format_ = half_ ? CUDNN_TENSOR_NHWC : CUDNN_TENSOR_NCHW;
     CUDNN_CHECK(cudnnCreate(&cudnn_));
@@ -99,25 +92,11 @@ class CudnnBackend : public GpuPipelineBackend {
     cudnnDestroy(cudnn_);
   }
 
-  std::string name() const override { return "cudnn"; }
-
-  Support supports(const Layer& l) const override {
-    if (auto* p = std::get_if<PoolParams>(&l.op)) {
-      if (floor_out(l.in.h, p->kh, p->sh, p->ph) != l.out.h || floor_out(l.in.w, p->kw, p->sw, p->pw) != l.out.w)
-        return {false, "cuDNN pooling has no ceil mode, and this layer's ceil-mode output size differs"};
-    }
-    if (auto* r = std::get_if<LrnParams>(&l.op))
-      if (r->size < 1 || r->size > 16) return {false, "cuDNN LRN supports window sizes 1 to 16"};
-    return {};
-  }
-
-  std::string describe(const Layer& l) const override {
-    for (size_t i = 0; i < model_->layers.size(); ++i)
-      if (&model_->layers[i] == &l) {
-        if (l.kind() == LayerKind::conv) return last_algo_[i].empty() ? "cudnnConvolutionForward" : "cuDNN " + last_algo_[i];
-        if (l.kind() == LayerKind::fc) return half_ ? std::string("cublasGemmEx (") + (bf16_ ? "BF16" : "FP16") + ", FP32 accumulation)" : "cublasSgemm";
-        if (l.kind() == LayerKind::lrn && !last_lrn_[i].empty()) return last_lrn_[i];
-      }
+  std::string describe(size_t i) const override {
+    const Layer& l = model_->layers[i];
+    if (l.kind() == LayerKind::conv) return last_algo_[i].empty() ? "cudnnConvolutionForward" : "cuDNN " + last_algo_[i];
+    if (l.kind() == LayerKind::fc) return half_ ? std::string("cublasGemmEx (") + (bf16_ ? "BF16" : "FP16") + ", FP32 accumulation)" : "cublasSgemm";
+    if (l.kind() == LayerKind::lrn && !last_lrn_[i].empty()) return last_lrn_[i];
     return std::string("cuDNN ") + kind_name(l.kind());
   }
 
@@ -146,22 +125,10 @@ class CudnnBackend : public GpuPipelineBackend {
     hw_.resize(model_->layers.size());
     hb_.clear();
     hb_.resize(model_->layers.size());
-    phys_ = stored_input_shapes(*model_);
   }
 
   // Every tensor of the run: FP32 NCHW, or 16-bit packed NHWC.
   void set4d(cudnnTensorDescriptor_t d, int n, Shape s) { CUDNN_CHECK(cudnnSetTensor4dDescriptor(d, format_, dtype_, n, s.c, s.h, s.w)); }
-
-  size_t resident_extra_floats(int n) const override {
-    if (!half_) return 0;
-    size_t halves = static_cast<size_t>(model_->input.size()) * n;  // the converted input
-    for (const Layer& l : model_->layers) halves += l.weight_count();
-    return (halves + 1) / 2 + 2 * model_->layers.size();  // each converted tensor rounded up to whole words
-  }
-  size_t workspace_floats(size_t i, int n) const override {
-    // 16-bit LRN's detours (lrn_half): a 16-bit and two FP32 NCHW copies at most.
-    return half_ && model_->layers[i].kind() == LayerKind::lrn ? 3 * static_cast<size_t>(model_->layers[i].in.size()) * n : 0;
-  }
 
   struct Algo {
     cudnnConvolutionFwdAlgo_t algo;
@@ -181,7 +148,8 @@ class CudnnBackend : public GpuPipelineBackend {
         cuda::half::to_half_packed(src, n, model_->input, half_in_.get(), bf16_, flag_dev_, stream_);
       src = reinterpret_cast<const float*>(half_in_.get());
     }
-    if (half_) out_phys_ = std::holds_alternative<FlattenParams>(l.op) ? phys_[i] : l.out;
+    const Shape stored = cur_->steps[i].stored_in;
+    if (half_) out_phys_ = std::holds_alternative<FlattenParams>(l.op) ? stored : l.out;
     if (auto* c = std::get_if<ConvParams>(&l.op)) {
       set4d(x_, n, l.in);
       set4d(y_, n, l.out);
@@ -202,7 +170,7 @@ class CudnnBackend : public GpuPipelineBackend {
       const cudnnActivationMode_t mode = a->act == Act::relu ? CUDNN_ACTIVATION_RELU
                                          : a->act == Act::tanh ? CUDNN_ACTIVATION_TANH : CUDNN_ACTIVATION_SIGMOID;
       CUDNN_CHECK(cudnnSetActivationDescriptor(actd_, mode, CUDNN_NOT_PROPAGATE_NAN, 0.0));
-      set4d(x_, n, half_ ? phys_[i] : l.in);  // elementwise: any layout of the same values
+      set4d(x_, n, half_ ? stored : l.in);  // elementwise: any layout of the same values
       CUDNN_CHECK(cudnnActivationForward(cudnn_, actd_, &one, x_, src, &zero, x_, const_cast<float*>(src)));
       return src;
     }
@@ -228,9 +196,9 @@ class CudnnBackend : public GpuPipelineBackend {
       // Column-major view: out (O x N) = W^T... W row-major (O, I) is col-major (I, O); in row-major (N, I)
       // is col-major (I, N). out col-major (O, N) = op_T(W) (O, I) x in (I, N).
       if (half_) {
-        // The input is the NHWC flattening of phys_[i]: the weights, (O, C*H*W) in the model's NCHW order, are
-        // permuted to (O, H*W*C) as they are converted (an NHWC tensor of O images of shape phys_[i]).
-        const void* w = half_weights(i, lw.w, f->outputs, phys_[i], hw_);
+        // The input is the NHWC flattening of `stored`: the weights, (O, C*H*W) in the model's NCHW order, are
+        // permuted to (O, H*W*C) as they are converted (an NHWC tensor of O images of shape `stored`).
+        const void* w = half_weights(i, lw.w, f->outputs, stored, hw_);
         const cudaDataType_t t = bf16_ ? CUDA_R_16BF : CUDA_R_16F;
         CUBLAS_CHECK(cublasGemmEx(cublas_, CUBLAS_OP_T, CUBLAS_OP_N, f->outputs, n, in, &one, w, t, in, src, t, in, &zero, dst, t,
                                   f->outputs, CUBLAS_COMPUTE_32F, CUBLAS_GEMM_DEFAULT));
@@ -241,7 +209,7 @@ class CudnnBackend : public GpuPipelineBackend {
       return dst;
     }
     // softmax
-    set4d(x_, n, half_ ? phys_[i] : l.in);
+    set4d(x_, n, half_ ? stored : l.in);
     CUDNN_CHECK(cudnnSoftmaxForward(cudnn_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, x_, src, &zero, x_, dst));
     return dst;
   }
@@ -375,7 +343,6 @@ class CudnnBackend : public GpuPipelineBackend {
   cudnnDataType_t dtype_ = CUDNN_DATA_FLOAT;
   cudnnTensorFormat_t format_ = CUDNN_TENSOR_NCHW;
   // fp16 / bf16
-  std::vector<Shape> phys_;                       // per layer: the NHWC shape its input is stored in
   Shape out_phys_;                                // the stored shape of the last layer run's output
   std::vector<DeviceBuffer<uint16_t>> hw_, hb_;  // per layer: 16-bit weights and bias, converted at first use
   DeviceBuffer<uint16_t> half_in_;                // the input as 16-bit (N, H, W, C)
@@ -401,5 +368,45 @@ class CudnnBackend : public GpuPipelineBackend {
 }  // namespace
 
 std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& opts) { return std::make_unique<CudnnBackend>(opts); }
+
+// The library calls each layer kind makes, as registry descriptors: the convolution's two algorithm policies, and one
+// call for every other kind. With fp16 / bf16 every tensor is packed 16-bit NHWC and the weights are converted at their
+// first use (prepared).
+void register_cudnn_impls(Registry& r) {
+  const std::vector<Precision> all = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16};
+  auto add = [&](LayerKind op, const char* name, const char* summary, std::function<Support(const Layer&, const Epilogue&)> supports = nullptr) {
+    Impl i;
+    i.op = op;
+    i.backend = BackendKind::cudnn;
+    i.name = name;
+    i.summary = summary;
+    i.math = "library";
+    i.precisions = all;
+    i.supports = std::move(supports);
+    if (op == LayerKind::conv || op == LayerKind::fc)  // 16-bit copies of the weights
+      i.prepared_floats = [](const Layer& l, Shape, Precision p) { return is_half(p) ? static_cast<size_t>(l.weight_count() + 1) / 2 + 1 : 0; };
+    if (op == LayerKind::lrn)  // 16-bit LRN's detours (lrn_half): a 16-bit and two FP32 NCHW copies at most
+      i.workspace_floats = [](const Layer& l, Shape, int n, Precision p) { return is_half(p) ? 3 * static_cast<size_t>(l.in.size()) * n : 0; };
+    r.add(std::move(i));
+  };
+  add(LayerKind::conv, "fastest", "cuDNN's fastest FP32 (FMA-math) algorithm, FFT and Winograd included (their rounding differs: up to "
+                                  "8e-4 relative measured on AlexNet conv2)");
+  add(LayerKind::conv, "exact", "only the GEMM and direct algorithms, which agree with cpu-ref to FP32 rounding");
+  add(LayerKind::fc, "cuBLAS GEMM", "cublasSgemm (fp32, tf32 math with tf32), cublasGemmEx with 16-bit operands and FP32 compute");
+  add(LayerKind::act, "cudnnActivationForward", "cuDNN activation, in place");
+  add(LayerKind::pool, "cudnnPoolingForward", "cuDNN pooling", [](const Layer& l, const Epilogue&) {
+    const PoolParams& p = std::get<PoolParams>(l.op);
+    if (floor_out(l.in.h, p.kh, p.sh, p.ph) != l.out.h || floor_out(l.in.w, p.kw, p.sw, p.pw) != l.out.w)
+      return Support{false, "cuDNN pooling has no ceil mode, and this layer's ceil-mode output size differs"};
+    return Support{};
+  });
+  add(LayerKind::lrn, "cudnnLRNCrossChannelForward", "cuDNN LRN (16-bit: the fastest of three ways, timed at first use)",
+      [](const Layer& l, const Epilogue&) {
+        const LrnParams& p = std::get<LrnParams>(l.op);
+        return p.size < 1 || p.size > 16 ? Support{false, "cuDNN LRN supports window sizes 1 to 16"} : Support{};
+      });
+  add(LayerKind::flatten, "no-op", "the next layer reads the tensor as it is");
+  add(LayerKind::softmax, "cudnnSoftmaxForward", "cuDNN softmax (accurate, per image)");
+}
 
 }  // namespace bs

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/plan/plan.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -18,6 +19,15 @@ namespace bs {
 bool gpu_available() {
   int count = 0;
   return cudaGetDeviceCount(&count) == cudaSuccess && count > 0;
+}
+
+std::string gpu_absence() {
+  int count = 0;
+  const cudaError_t e = cudaGetDeviceCount(&count);
+  if (e == cudaSuccess && count > 0) return "";
+  if (e == cudaErrorInsufficientDriver || e == cudaErrorNoDevice || (e == cudaSuccess && count == 0))
+    return "this machine has no NVIDIA GPU with a usable driver (none installed, or one older than this build's CUDA runtime)";
+  return std::string("no CUDA GPU can be used here (") + cudaGetErrorString(e) + ")";
 }
 
 int gpu_count() {
@@ -102,6 +112,21 @@ nlohmann::json gpu_info() {
           {"cudnn", cudnnGetVersion()},
           {"cublas", cublas},
           {"cupti", cupti}};
+}
+
+DeviceSpec current_device() {
+  DeviceSpec d;
+  if (!gpu_available()) return d;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  d.name = p.name;
+  d.sm_count = p.multiProcessorCount;
+  d.cc_major = p.major;
+  d.cc_minor = p.minor;
+  CUDA_CHECK(cudaMemGetInfo(&d.memory_free, &d.memory_total));
+  return d;
 }
 
 }  // namespace bs

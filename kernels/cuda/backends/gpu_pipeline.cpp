@@ -7,7 +7,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/ops/const_bank.hpp"
 #include "kernels/cuda/ops/ops.hpp"
-#include "kernels/plan/menus.hpp"
+#include "kernels/exec/device_info.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -64,51 +64,15 @@ void host_copy(void* dst, const void* src, size_t bytes) {
 
 }  // namespace
 
-std::vector<int> overlapped_chunks(int n, int chunk) {
-  std::vector<int> sizes;
-  int left = n;
-  int next = chunk;
-  if (chunk <= 0) {  // default: quarters of the batch, reached by doubling from a sixteenth (the first chunk's copy
-    chunk = std::max(32, (n + 3) / 4);  // in has nothing to hide under; each copy must fit under the compute before it)
-    next = std::max(16, chunk / 4);
-  }
-  for (; left > 0; left -= sizes.back()) {
-    sizes.push_back(std::min(next, left));
-    next = std::min(chunk, 2 * next);
-  }
-  return sizes;
-}
-
 void require_cuda_device(const std::string& backend) {
-  int count = 0;
-  cudaError_t e = cudaGetDeviceCount(&count);
-  if (e != cudaSuccess || count == 0)
-    fail("--backend " + backend, std::string("no CUDA GPU is available (") +
-                                     (e != cudaSuccess ? cudaGetErrorString(e) : "no devices") + ")");
+  if (const std::string why = gpu_absence(); !why.empty()) fail("--backend " + backend, "needs an NVIDIA GPU, and " + why);
 }
 
-std::vector<Shape> stored_input_shapes(const Model& m) {
-  std::vector<Shape> out(m.layers.size(), m.input);
-  Shape stored = m.input;
-  for (size_t i = 0; i < m.layers.size(); ++i) {
-    out[i] = stored;
-    if (m.layers[i].kind() != LayerKind::flatten) stored = m.layers[i].out;
-  }
-  return out;
-}
-
-GpuPipelineBackend::GpuPipelineBackend(const BackendOptions& o, const std::string& name) : opts_(o), name_(name) {
-  if (o.per_layer_transfers && o.overlapped_transfers) fail("--transfers", "per-layer and overlapped exclude each other");
-  if (o.per_layer_transfers && o.cuda_graph)
-    fail("--cuda-graph", "needs --transfers resident or overlapped (per-layer allocates and copies synchronously around every layer)");
-  if (o.chunk < 0) fail("--chunk", "must be 0 (the default) or more, found " + std::to_string(o.chunk));
-  check_input_precision(o.input_precision, o.precision);
-  if (o.per_layer_transfers && o.input_precision != "fp32")
-    fail("--input-precision", o.input_precision + " needs --transfers resident or overlapped (per-layer copies FP32 "
-                              "values in and out around every layer)");
-  require_cuda_device(name);
+GpuPipelineBackend::GpuPipelineBackend(BackendKind kind, const BackendOptions& o) : Backend(kind, o) {
+  check_backend_options(kind, o);
+  require_cuda_device(name());
   CUDA_CHECK(cudaStreamCreate(&stream_));
-  if (o.overlapped_transfers) {
+  if (overlapped()) {
     CUDA_CHECK(cudaStreamCreateWithFlags(&copy_in_, cudaStreamNonBlocking));
     CUDA_CHECK(cudaStreamCreateWithFlags(&copy_out_, cudaStreamNonBlocking));
   }
@@ -132,18 +96,17 @@ void GpuPipelineBackend::drop_graphs() {
   graphs_.clear();
 }
 
-void GpuPipelineBackend::load(const Model& m) {
+void GpuPipelineBackend::load(const Model& m, std::shared_ptr<const Planner> planner) {
+  adopt_planner(m, std::move(planner));
+  planner_->pass(1);  // refuses, naming the layer, what no implementation of these options can run
   model_ = &m;
+  cur_ = nullptr;
   for (auto& d : dev_)
     if (d.tex) cudaDestroyTextureObject(d.tex);
   dev_.clear();
   dev_.resize(m.layers.size());
-  for (const Layer& l : m.layers) {
-    Support s = supports(l);
-    if (!s.ok) fail("layer '" + l.name + "'", "backend " + name_ + " does not support it: " + s.reason);
-  }
   after_load();
-  if (opts_.per_layer_transfers) return;  // weights travel with each layer
+  if (per_layer()) return;  // weights travel with each layer
   for (size_t i = 0; i < m.layers.size(); ++i) {
     const std::vector<float>* w;
     const std::vector<float>* b;
@@ -152,34 +115,15 @@ void GpuPipelineBackend::load(const Model& m) {
     DevLayer& d = dev_[i];
     d.w.upload(w->data(), w->size(), stream_);
     if (!b->empty()) d.b.upload(b->data(), b->size(), stream_);
-    if (wants_texture(i)) d.tex = make_texture(d.w.get(), w->size());
+    if (planner_->may_read_texture(i)) d.tex = make_texture(d.w.get(), w->size());
     d.id = cuda::next_weights_id();
   }
   CUDA_CHECK(cudaStreamSynchronize(stream_));
 }
 
-size_t GpuPipelineBackend::device_bytes_needed(int n) const {
-  if (!model_) return 0;
-  const Model& m = *model_;
-  size_t weights = 0, max_act = static_cast<size_t>(m.input.size()), ws = 0, per_layer = 0;
-  for (size_t i = 0; i < m.layers.size(); ++i) {
-    const Layer& l = m.layers[i];
-    weights += static_cast<size_t>(l.weight_count());
-    max_act = std::max<size_t>(max_act, l.out.size());
-    for (int k : opts_.overlapped_transfers ? overlapped_chunks(n, opts_.chunk) : std::vector<int>{n})
-      ws = std::max(ws, workspace_floats(i, k));  // each chunk size runs its own plan
-    per_layer = std::max(per_layer, static_cast<size_t>(l.weight_count()) + static_cast<size_t>(l.in.size() + l.out.size()) * n +
-                                        workspace_floats(i, n));
-  }
-  if (opts_.per_layer_transfers) return sizeof(float) * per_layer;
-  const size_t in_floats = static_cast<size_t>(m.input.size()) * n * (input8() ? 2 : 1);  // u8: the bytes' slot and the widened FP32
-  return sizeof(float) * (weights + resident_extra_floats(n) + in_floats + 2 * max_act * n + ws);
-}
-
-size_t GpuPipelineBackend::device_bytes_free() const {
-  size_t free = 0, total = 0;
-  CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  return free;
+void GpuPipelineBackend::plan_batch(int n) {
+  cur_ = &planner_->pass(n);
+  last_n_ = n;
 }
 
 void GpuPipelineBackend::ensure_events(size_t n_layers) {
@@ -191,17 +135,17 @@ void GpuPipelineBackend::ensure_events(size_t n_layers) {
 }
 
 void GpuPipelineBackend::forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) {
-  if (!model_) fail(name_, "forward() before load()");
+  if (!model_) fail(name(), "forward() before load()");
   n_layers = std::min(n_layers, model_->layers.size());
   timed_ = stats != nullptr;  // no per-layer events unless someone reads them
   recorded_.clear();
   size_t passes = 1;          // layer passes whose events hold times: one, or one per chunk
-  if (opts_.per_layer_transfers) {
+  if (per_layer()) {
     plan_batch(n);
     ensure_events(n_layers);
     forward_per_layer(in, n, n_layers, out);
-  } else if (opts_.overlapped_transfers && n_layers > 0) {
-    passes = overlapped_chunks(n, opts_.chunk).size();
+  } else if (overlapped() && n_layers > 0) {
+    passes = planner_->chunks(n).size();
     ensure_events(n_layers * passes);
     forward_overlapped(in, n, n_layers, out);
   } else {
@@ -324,15 +268,15 @@ const float* GpuPipelineBackend::run_layers_graphed(const float* src, int n, siz
   recorded_.resize(recorded_before);                                    // the eager pass recorded them this time
   cudaGraph_t graph = nullptr;
   CUDA_CHECK(cudaStreamEndCapture(stream_, &graph));
-  if (device_alloc_epoch() != graphs_epoch_) fail(name_, "--cuda-graph: a layer allocated device memory while being captured (internal)");
-  if (captured != result) fail(name_, "--cuda-graph: the captured pass leaves its output elsewhere than the eager pass (internal)");
+  if (device_alloc_epoch() != graphs_epoch_) fail(name(), "--cuda-graph: a layer allocated device memory while being captured (internal)");
+  if (captured != result) fail(name(), "--cuda-graph: the captured pass leaves its output elsewhere than the eager pass (internal)");
   Graph g;
   g.events = std::move(g_events);
   g.result = captured;
   g.cur = captured_cur;
   const cudaError_t e = cudaGraphInstantiate(&g.exec, graph, 0);
   cudaGraphDestroy(graph);
-  if (e != cudaSuccess) fail(name_, std::string("--cuda-graph: cannot instantiate the captured forward pass: ") + cudaGetErrorString(e));
+  if (e != cudaSuccess) fail(name(), std::string("--cuda-graph: cannot instantiate the captured forward pass: ") + cudaGetErrorString(e));
   graphs_.emplace(key, g);
   return result;
 }
@@ -350,7 +294,7 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
 
 void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_layers, float* out) {
   const Model& m = *model_;
-  const std::vector<int> count = overlapped_chunks(n, opts_.chunk);
+  const std::vector<int> count = planner_->chunks(n);
   const int chunks = static_cast<int>(count.size()), chunk = *std::max_element(count.begin(), count.end());
   std::vector<size_t> first(chunks, 0);  // each chunk's first image
   for (int c = 1; c < chunks; ++c) first[c] = first[c - 1] + count[c - 1];
@@ -409,6 +353,7 @@ void GpuPipelineBackend::forward_overlapped(const float* in, int n, size_t n_lay
     }
     CUDA_CHECK(cudaEventRecord(copied_out(c), copy_out_));
   }
+  last_n_ = chunk;  // describe() names what the largest chunks ran
   if (!out_pinned)
     for (int c = std::max(0, chunks - 2); c < chunks; ++c) drain(c);
   CUDA_CHECK(cudaStreamSynchronize(copy_out_));
@@ -448,7 +393,7 @@ void GpuPipelineBackend::forward_per_layer(const float* in, int n, size_t n_laye
         CUDA_CHECK(cudaMalloc(&d_b, b->size() * sizeof(float)));
         CUDA_CHECK(cudaMemcpy(d_b, b->data(), b->size() * sizeof(float), cudaMemcpyHostToDevice));
       }
-      if (wants_texture(i)) tex = make_texture(d_w, w->size());
+      if (planner_->may_read_texture(i)) tex = make_texture(d_w, w->size());
     }
     ws_floats_ = workspace_floats(i, n);
     if (ws_floats_) CUDA_CHECK(cudaMalloc(&d_ws, ws_floats_ * sizeof(float)));
@@ -500,7 +445,7 @@ void GpuPipelineBackend::check_guards(size_t in_floats, size_t act_floats) {
   for (const auto& [ptr, what] : zones) {
     CUDA_CHECK(cudaMemcpy(host.data(), ptr, host.size(), cudaMemcpyDeviceToHost));
     for (unsigned char c : host)
-      if (c != kGuardByte) fail(name_, std::string("a kernel wrote past the end of the ") + what + " buffer");
+      if (c != kGuardByte) fail(name(), std::string("a kernel wrote past the end of the ") + what + " buffer");
   }
 }
 

@@ -13,7 +13,8 @@
 // after one eager pass and replayed from then on; the copies stay outside the graph.
 // --input-precision u8 (resident, overlapped): the bytes are copied as they are (a quarter of FP32's) and widened to
 // FP32 by one kernel inside the first layer's time (and graph), into a buffer of their own.
-// A derived backend says which layers it runs (supports), how (run_layer), and names them (describe).
+// The plan (kernels/plan/plan.hpp) says what runs: which layers run inside another's kernel, each layer's workspace and
+// implementation; a derived backend runs a layer of it (run_layer).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -24,20 +25,11 @@
 
 #include "kernels/exec/backend.hpp"
 #include "kernels/cuda/buffer.hpp"
+#include "kernels/plan/plan.hpp"
 
 namespace bs {
 
 void require_cuda_device(const std::string& backend);
-
-// --transfers overlapped: the chunk sizes for a batch of n. `chunk` > 0: chunks of that many images (the last holds
-// the rest). 0, the default: chunks of a quarter of the batch (at least 32), reached by doubling from a quarter of
-// that (at least 16): the first chunk's copy in has nothing to hide under, and each chunk's copy must fit under the
-// compute of the one before (1024: 64, 128, 256, 256, 256, 64). experiments/end-to-end.md measured the choice.
-std::vector<int> overlapped_chunks(int n, int chunk);
-
-// Per layer, the shape its input is stored in on the 16-bit NHWC paths: the layer's own input shape, except after a
-// flatten, which moves nothing (the next layer reads the NHWC tensor before it).
-std::vector<Shape> stored_input_shapes(const Model& m);
 
 struct LayerWeights {
   const float* w = nullptr;  // (M, C/groups, KH, KW) or (O, I), on the device
@@ -48,36 +40,35 @@ struct LayerWeights {
 
 class GpuPipelineBackend : public Backend {
  public:
-  GpuPipelineBackend(const BackendOptions& o, const std::string& name);
+  GpuPipelineBackend(BackendKind kind, const BackendOptions& o);
   ~GpuPipelineBackend() override;
 
-  void load(const Model& m) override;
+  void load(const Model& m, std::shared_ptr<const Planner> planner) override;
   void forward(const float* in, int n, size_t n_layers, float* out, RunStats* stats) override;
-  size_t device_bytes_needed(int n) const override;
-  size_t device_bytes_free() const override;
 
  protected:
   // Runs layer i (and any layers fused into it) from src; returns where the output is (dst, or src for
   // in-place layers) and sets `cur` to the output shape.
   virtual const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& w) = 0;
-  virtual void after_load() {}                                   // plans, once weights are known
-  virtual void plan_batch(int) {}                                // at the start of each forward: its batch size
-  virtual size_t resident_extra_floats(int) const { return 0; }  // device floats kept beside the weights (prepared copies)
-  virtual bool fused_away(size_t) const { return false; }        // runs inside an earlier layer's kernel
-  virtual bool wants_texture(size_t) const { return false; }     // layer reads weights through a texture
-  virtual size_t workspace_floats(size_t, int) const { return 0; }
+  virtual void after_load() {}  // once the weights are known
+  // The pass of n images (a batch, or a chunk) that the next layers run: cur_.
+  void plan_batch(int n);
+  bool fused_away(size_t i) const { return !cur_->steps[i].runs(); }  // runs inside an earlier layer's kernel
+  size_t workspace_floats(size_t i, int n) const { return planner_->pass(n).steps[i].workspace_floats; }
   // After the last layer that runs (inside its timing): the output in the FP32 (N, C, H, W) the caller reads.
   // src: where the last layer left it; spare: an activation buffer that is not src. Default: src as it is.
   virtual const float* finish_output(const float* src, Shape, int, float*) { return src; }
 
   // Bytes per value of the input forward receives and copies: 4, 2 with a 16-bit --input-precision, 1 with u8 (whose
   // bytes run_layers widens to FP32 before the first layer sees them: derived backends see FP32 values).
-  bool input16() const { return opts_.input_precision == "fp16" || opts_.input_precision == "bf16"; }
-  bool input8() const { return opts_.input_precision == "u8"; }
-  size_t in_elem_bytes() const { return input8() ? 1 : input16() ? 2 : 4; }
+  bool input16() const { return input_value_bytes(opts_.input_precision) == 2; }
+  bool input8() const { return opts_.input_precision == InputPrecision::u8; }
+  size_t in_elem_bytes() const { return input_value_bytes(opts_.input_precision); }
+  bool per_layer() const { return opts_.transfers == Transfers::per_layer; }
+  bool overlapped() const { return opts_.transfers == Transfers::overlapped; }
 
   const Model* model_ = nullptr;
-  BackendOptions opts_;
+  const Pass* cur_ = nullptr;  // the pass in progress
   cudaStream_t stream_ = nullptr;
   float* ws_ptr_ = nullptr;  // workspace for the layer being run (v5's im2col)
   size_t ws_floats_ = 0;
@@ -104,7 +95,6 @@ class GpuPipelineBackend : public Backend {
   void poison(size_t in_floats, size_t act_floats);
   void check_guards(size_t in_floats, size_t act_floats);
 
-  std::string name_;
   std::vector<DevLayer> dev_;
   DeviceBuffer<float> in_, act_[2];  // resident: (N, C, H, W) input; ping-pong activations
   DeviceBuffer<float> in_wide_;      // --input-precision u8: the batch's (or chunk's) bytes widened to FP32

@@ -31,6 +31,7 @@
 #include "kernels/cuda/engine/gemm_launch.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
@@ -253,4 +254,37 @@ void gemm_forward(int version, const ConvArgs& a, cudaStream_t s) {
 }
 
 }  // namespace detail
+
+void register_conv_engine(Registry& r) {
+  static const ImplHooks hooks{.conv_prepare = [](int, const ConvArgs& a, float* p, cudaStream_t s) { detail::gemm_prepare(a, p, s); },
+                               .conv_forward = detail::gemm_forward};
+  auto add = [&](int v, const char* name, const char* summary, Precision p) {
+    Impl i;
+    i.op = LayerKind::conv;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.math = name_of(p);
+    i.precisions = {p};
+    i.fuses_act = true;
+    i.prep_layout = 12;  // (G, Kpad, Mpad) weights and the k table, the same for v12-v18
+    i.supports = [v](const Layer& l, const Epilogue& e) { return detail::gemm_supports(v, l, e); };
+    i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::gemm_workspace_floats(v, l, n); };
+    i.prepared_floats = [](const Layer& l, Shape, Precision) { return detail::gemm_prepared_floats(l); };
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  add(12, "gemm-fma", "GEMM engine: implicit GEMM, 128x128x32 tiles, 8x8 FP32 FFMA outputs per thread, 3-stage cp.async, "
+                      "split-K, bias + activation fused", Precision::fp32);
+  add(13, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate: the tensor cores' partial sums promoted to "
+                         "FP32 every two k-tiles), 128x64x32 tiles, 4 stages, split-K, bias + activation fused", Precision::fp32);
+  add(14, "gemm-3xtf32-64", "v13 with 64x64x32 tiles: more blocks for small layers and batches", Precision::fp32);
+  add(15, "gemm-3xtf32-128", "v13 with 128x128x32 tiles, one block per SM (slower than v13: kept as a measured point)", Precision::fp32);
+  add(16, "gemm-tf32", "GEMM engine on the tensor cores, one TF32 product (--precision tf32), 128x128x32 tiles, 4 stages, "
+                       "split-K, bias + activation fused", Precision::tf32);
+  add(17, "gemm-tf32-128x64", "v16 with 128x64x32 tiles (two blocks per SM)", Precision::tf32);
+  add(18, "gemm-tf32-64", "v16 with 64x64x32 tiles: more blocks for small layers and batches", Precision::tf32);
+}
+
 }  // namespace bs::cuda

@@ -42,6 +42,7 @@
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
@@ -483,4 +484,51 @@ void wgmma_forward(int version, const ConvArgs& a, cudaStream_t s) {
 }
 
 }  // namespace detail
+
+void register_conv_wgmma(Registry& r) {
+  static const ImplHooks hooks{.conv_prepare = detail::wgmma_prepare, .conv_forward = detail::wgmma_forward};
+  auto add = [&](int v, const char* name, const char* summary, const char* shapes) {
+    Impl i;
+    i.op = LayerKind::conv;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.shapes = shapes;
+    const Precision p = v >= 34 ? Precision::fp32 : Precision::tf32;
+    i.math = name_of(p);
+    i.precisions = {p};
+    i.fuses_act = true;
+    i.prep_layout = v >= 34 ? 34 : v >= 26 ? 26 : 23;  // NCHW k order; NHWC k order; NHWC split into two TF32 parts
+    i.supports = [v](const Layer& l, const Epilogue& e) { return detail::wgmma_supports(v, l, e); };
+    i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::wgmma_workspace_floats(v, l, n); };
+    i.prepared_floats = [v](const Layer& l, Shape, Precision) { return detail::wgmma_prepared_floats(v, l); };
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  const char* sm90 = "any (compute capability 9.0, sm_90a build)";
+  const char* nhwc = "any (as v23; groups: a multiple of 4 channels each)";
+  add(23, "wgmma-tf32", "the GEMM engine's Hopper mainloop (--precision tf32): wgmma from 128-byte-swizzled shared memory, "
+                        "128 pixels x 128 filters x 32 k per block, 5 cp.async stages, A gathered from NCHW 4 bytes at a time, split-K, "
+                        "bias + activation fused", sm90);
+  add(24, "wgmma-tf32-192", "v23 with 128 pixels x 192 filters, 4 stages", "any (as v23)");
+  add(25, "wgmma-tf32-96", "v23 with 128 pixels x 96 filters", "any (as v23)");
+  add(26, "wgmma-nhwc", "v23 reading an NHWC copy of its input (a transpose pass into the workspace; channels padded to 4 "
+                        "with one group) in 16-byte copies of 4 channels", nhwc);
+  add(27, "wgmma-nhwc-192", "v26 with 128 pixels x 192 filters, 4 stages", "any (as v26)");
+  add(28, "wgmma-nhwc-96", "v26 with 128 pixels x 96 filters", "any (as v26)");
+  add(29, "wgmma-nhwc-256", "v26 with 256 pixels x 128 filters per block (two 64-row wgmmas per warpgroup: half the weight "
+                            "reads per product), 4 stages", "any (as v26)");
+  add(30, "wgmma-nhwc-256x96", "v29 with 256 pixels x 96 filters", "any (as v26)");
+  add(31, "wgmma-nhwc-4wg", "v26 with 256 pixels x 128 filters on four warpgroups (512 threads: more warps to issue the "
+                            "loaders from)", "any (as v26)");
+  add(32, "wgmma-nhwc-3wg", "v26 with 192 pixels x 128 filters on three warpgroups", "any (as v26)");
+  add(33, "wgmma-nhwc-4wg-96", "v31 with 256 pixels x 96 filters", "any (as v26)");
+  add(34, "wgmma-3xtf32", "FP32-accurate on the wgmma mainloop: v26's NHWC loaders with the input copy and the weights "
+                          "split into two TF32 parts, three products per product (3xTF32), 192 pixels x 96 filters on three "
+                          "warpgroups, 3 stages", "any (as v26)");
+  add(35, "wgmma-3xtf32-128", "v34 with 128 x 128 tiles on two warpgroups", "any (as v26)");
+  add(36, "wgmma-3xtf32-64", "v34 with 192 pixels x 64 filters", "any (as v26)");
+}
+
 }  // namespace bs::cuda

@@ -22,6 +22,7 @@
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/ops/ops.hpp"
+#include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
@@ -211,8 +212,6 @@ void run_engine(const FcArgs& a, cudaStream_t s) {
 
 namespace detail {
 
-bool fc_is_engine(int version) { return version >= 6 && version <= 11; }
-
 size_t fc_engine_prepared_floats(int inputs, int outputs) {
   return static_cast<size_t>(pad_to(inputs, kPadK)) * pad_to(outputs, kPadMN);
 }
@@ -244,4 +243,49 @@ void fc_engine_forward(int version, const FcArgs& a, cudaStream_t s) {
 }
 
 }  // namespace detail
+
+void register_fc_engine(Registry& r) {
+  static const ImplHooks stream{.fc_forward = [](int, const FcArgs& a, cudaStream_t s) { detail::fc_stream_forward(a, s); }};
+  static const ImplHooks engine{
+      .fc_prepare = [](int, const float* w, int in, int out, float* p, cudaStream_t s) { detail::fc_engine_prepare(w, in, out, p, s); },
+      .fc_forward = detail::fc_engine_forward};
+  Impl st;
+  st.op = LayerKind::fc;
+  st.backend = BackendKind::cuda;
+  st.number = 5;
+  st.name = "stream";
+  st.summary = "weight streaming for small batches: each weight read once, 4 16-byte loads in flight per lane, bias + activation fused";
+  // FP32 arithmetic, and tf32's choice too for a few images: memory-bound, as fast as a tensor-core product would be.
+  st.precisions = {Precision::fp32, Precision::tf32};
+  st.fuses_act = true;
+  st.hooks = &stream;
+  r.add(std::move(st));
+  auto add = [&](int v, const char* name, const char* summary, Precision p) {
+    Impl i;
+    i.op = LayerKind::fc;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.math = name_of(p);
+    i.precisions = {p};
+    i.fuses_act = true;
+    i.prep_layout = 6;  // W^T padded, the same for v6-v11
+    i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) {
+      return detail::fc_engine_workspace_floats(v, n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
+    };
+    i.prepared_floats = [](const Layer& l, Shape, Precision) {
+      return detail::fc_engine_prepared_floats(static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
+    };
+    i.hooks = &engine;
+    r.add(std::move(i));
+  };
+  add(6, "gemm-fma", "GEMM engine, 128x128x32 tiles, FP32 FFMA, split-K, bias + activation fused", Precision::fp32);
+  add(7, "gemm-3xtf32", "GEMM engine on the tensor cores, 3xTF32 (FP32-accurate), 128x128x32 tiles", Precision::fp32);
+  add(8, "gemm-3xtf32-64", "v7 with 64x64x32 tiles, for mid-sized batches", Precision::fp32);
+  add(9, "gemm-3xtf32-128x64", "v7 with 128x64x32 tiles (warp 32x32), 4 stages, two blocks per SM", Precision::fp32);
+  add(10, "gemm-tf32", "GEMM engine on the tensor cores, one TF32 product (--precision tf32), 128x128x32 tiles", Precision::tf32);
+  add(11, "gemm-tf32-64", "v10 with 64x64x32 tiles, for mid-sized batches", Precision::tf32);
+}
+
 }  // namespace bs::cuda

@@ -19,6 +19,7 @@
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/impl_hooks.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "weights_tools/error.hpp"
 
@@ -267,9 +268,7 @@ void with_config(int version, bool bf16, int vec, F&& f) {
 
 Support conv_half_supports(int version, const Layer& layer, bool pool) {
   const std::string v = "v" + std::to_string(version);
-  if (version == 22) return spec_half_supports(layer, pool);
-  if (pool && version >= 19 && version <= 21) return {false, v + " fuses the activation that follows, not pooling"};
-  if (version < 19 || version > 21) return {false, v + " computes in fp32 or tf32, not in a 16-bit type"};
+  if (pool) return {false, v + " fuses the activation that follows, not pooling"};
   const ConvParams& c = std::get<ConvParams>(layer.op);
   if (c.groups > 1 && (layer.in.c / c.groups) % 2 != 0)
     return {false, v + " pairs channels: with groups, each group needs an even channel count (this layer has " +
@@ -282,16 +281,12 @@ Support conv_half_supports(int version, const Layer& layer, bool pool) {
   return {};
 }
 
-bool conv_half_reads_model_input(int version, const Layer& layer) { return version == 22 && spec_half_reads_model_input(layer); }
-
-size_t conv_half_prepared_floats(int version, const Layer& layer) {
-  if (version == 22) return spec_half_prepared_floats(layer);
+size_t conv_half_prepared_floats(const Layer& layer) {
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
   return static_cast<size_t>(g.groups) * g.kw_pad * g.n_pad + 2 * static_cast<size_t>(g.kw_pad);
 }
 
 size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
-  if (version == 22) return 0;
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_config(version, bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() {
@@ -301,8 +296,7 @@ size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool b
   return floats;
 }
 
-void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
-  if (version == 22) return spec_half_prepare(w, layer, bf16, prepared, s);
+void conv_half_prepare(int, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
   const ConvParams& c = std::get<ConvParams>(layer.op);
   const Geometry g = geometry(layer.in, c, layer.out, 1);
   const long long words = static_cast<long long>(g.groups) * g.kw_pad * g.n_pad;
@@ -317,10 +311,40 @@ void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf1
 }
 
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
-  if (version == 22) return spec_half_forward(a, s);
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the GEMM engine");
   const Geometry g = geometry(a.is, *a.p, a.os, a.n);
   with_config(version, a.bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() { run<T, Math, BF16, VEC>(a, s); });
 }
 
 }  // namespace bs::cuda::half
+
+namespace bs::cuda {
+
+void register_conv_half(Registry& r) {
+  static const ImplHooks hooks{.half_conv_prepare = half::conv_half_prepare, .half_conv_forward = half::conv_half_forward};
+  auto add = [&](int v, const char* name, const char* summary, const char* shapes) {
+    Impl i;
+    i.op = LayerKind::conv;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.shapes = shapes;
+    i.math = "fp16/bf16";
+    i.precisions = {Precision::fp16, Precision::bf16};
+    i.fuses_act = true;
+    i.prep_layout = 19;
+    i.supports = [v](const Layer& l, const Epilogue& e) { return half::conv_half_supports(v, l, e.pool2x2); };
+    i.workspace_floats = [v](const Layer& l, Shape, int n, Precision p) { return half::conv_half_workspace_floats(v, l, n, p == Precision::bf16); };
+    i.prepared_floats = [](const Layer& l, Shape, Precision) { return half::conv_half_prepared_floats(l); };
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  add(19, "gemm-half", "GEMM engine on FP16/BF16 tensor cores (--precision fp16 or bf16): NHWC 16-bit activations, "
+                       "channel pairs gathered as 32-bit words, 128 pixels x 128 filters x 64 k tiles, FP32 accumulation, "
+                       "split-K, bias + activation fused", "any (groups: an even channel count per group)");
+  add(20, "gemm-half-128x64", "v19 with 128 pixels x 64 filters per block (two blocks per SM)", "any (as v19)");
+  add(21, "gemm-half-64", "v19 with 64x64 tiles: more blocks for small layers and batches", "any (as v19)");
+}
+
+}  // namespace bs::cuda

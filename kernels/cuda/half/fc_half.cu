@@ -14,6 +14,7 @@
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda::half {
@@ -176,3 +177,32 @@ void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s) {
 }
 
 }  // namespace bs::cuda::half
+
+namespace bs::cuda {
+
+void register_fc_half(Registry& r) {
+  static const ImplHooks hooks{.half_fc_prepare = half::fc_half_prepare, .half_fc_forward = half::fc_half_forward};
+  auto add = [&](int v, const char* name, const char* summary) {
+    Impl i;
+    i.op = LayerKind::fc;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.math = "fp16/bf16";
+    i.precisions = {Precision::fp16, Precision::bf16};
+    i.fuses_act = true;
+    i.prep_layout = 12;
+    i.workspace_floats = [v](const Layer& l, Shape stored, int n, Precision p) {
+      return half::fc_half_workspace_floats(v, n, stored, std::get<FcParams>(l.op).outputs, p == Precision::bf16);
+    };
+    i.prepared_floats = [](const Layer& l, Shape stored, Precision) { return half::fc_half_prepared_floats(stored, std::get<FcParams>(l.op).outputs); };
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  add(12, "gemm-half", "GEMM engine on FP16/BF16 tensor cores (--precision fp16 or bf16), weights permuted to the NHWC "
+                       "flattening once, 128x128 tiles, split-K, bias + activation fused");
+  add(13, "gemm-half-64", "v12 with 64x64 tiles, for small and mid-sized batches");
+}
+
+}  // namespace bs::cuda

@@ -50,15 +50,14 @@ struct HalfConvArgs {
   bool pool = false;              // v22 on conv1's shape: the 2x2 max pool fused (out is the pooled tensor)
 };
 
-// pool: whether the 2x2 max pool after the layer is to be fused (v22 on conv1's shape only).
+// v19-v21 (conv_half.cu). pool: whether the 2x2 max pool after the layer is to be fused (refused: v22 on conv1's shape
+// only fuses it).
 Support conv_half_supports(int version, const Layer& layer, bool pool = false);
-size_t conv_half_prepared_floats(int version, const Layer& layer);  // 32-bit words
+size_t conv_half_prepared_floats(const Layer& layer);  // 32-bit words
 size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16);
 // w: (M, C/groups, KH, KW) FP32 on the device.
 void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
-// v22 on a layer whose input it reads itself, FP32 or 16-bit NCHW, when the layer comes first (conv1's shape: one channel).
-bool conv_half_reads_model_input(int version, const Layer& layer);
 
 // v22 (conv_spec_half.cu).
 Support spec_half_supports(const Layer& layer, bool pool);

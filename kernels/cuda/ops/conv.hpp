@@ -37,10 +37,12 @@
 //   v29, v30             v26, v28 with 256 pixels per block
 //   v31-v33              v26 on 4 or 3 warpgroups: 256 x 128, 192 x 128, 256 x 96
 //   v34-v36 wgmma-3xtf32*  FP32 accuracy on the wgmma mainloop: 3xTF32 with both operands split into two parts
-// v12-v15 read their weights prepared once into the engine's layout (conv_prepared_floats, conv_prepare).
+// Each version is one descriptor in the registry (kernels/plan/registry.hpp), registered by the file that implements
+// it (impl_hooks.hpp lists the files); the menu's one-line summaries are in those descriptors. v12-v18 and v23-v36 read
+// their weights prepared once into the engine's layout (the descriptor's prepared_floats; ImplHooks::conv_prepare).
 //
-// Every version handles bias; v1-v6 and v12-v15 handle any stride, padding and groups. supports() says why not
-// otherwise.
+// Every version handles bias; v1-v6 and v12-v15 handle any stride, padding and groups. The descriptors' supports()
+// say why not otherwise.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -50,27 +52,13 @@
 #include <vector>
 
 #include "kernels/exec/backend.hpp"
-#include "kernels/plan/menus.hpp"
 #include "kernels/model/model.hpp"
+#include "kernels/plan/registry.hpp"
 
 namespace bs::cuda {
 
-// The menu itself (names, summaries, parsing) is host-only data in kernels/plan/menus.hpp.
-constexpr int kAutoConvVariant = kAutoVariant;
-// auto without a tuning table (menus.cpp: conv_auto_heuristic()).
-int heuristic_conv_variant(const Layer& layer, int n);
-inline bool conv_is_engine(int version) { return version >= 12 && version <= 18; }
-inline bool conv_is_half(int version) { return version >= 19 && version <= 22; }  // --precision fp16/bf16 (half_ops.hpp)
-inline bool conv_is_wgmma(int version) { return version >= 23 && version <= 36; }  // tf32 (v23-v33), fp32 (v34-v36) on sm_90a
-// Which prepared-weights layout a version reads (versions with different ones may take turns on a layer).
-inline int conv_prep_layout(int version) { return conv_is_wgmma(version) ? (version >= 34 ? 3 : version >= 26 ? 2 : 1) : 0; }
-
-// What a fused epilogue does after the convolution (v8).
-struct Epilogue {
-  bool has_act = false;
-  Act act = Act::relu;
-  bool pool2x2 = false;  // max pool kernel 2 stride 2, no padding
-};
+// What a fused epilogue does after the convolution (kernels/plan/registry.hpp).
+using Epilogue = bs::Epilogue;
 
 struct ConvArgs {
   const float* in = nullptr;    // (N, C, H, W)
@@ -88,16 +76,12 @@ struct ConvArgs {
   Epilogue epi;                    // v8, v10, v11
 };
 
-Support conv_supports(int version, const Layer& layer, const Epilogue& epi = {});
-size_t conv_workspace_floats(int version, const Layer& layer, int n);  // v5's im2col chunk, v12-v15's partial sums
-// v12-v15: device floats of the prepared weights (0 for other versions), and the preparation itself from the
-// raw weights a.w (run on the device, in s).
-size_t conv_prepared_floats(int version, const Layer& layer);
-void conv_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s);
-void conv_forward(int version, const ConvArgs& a, cudaStream_t s);
-
-// Implemented in conv_const.cu (the translation unit that owns the __constant__ weight bank).
 namespace detail {
+// Implemented in conv_basic.cu: v1, v2, v4, v5, v6.
+Support basic_supports(int version, const Layer& layer, const Epilogue& epi);
+size_t basic_workspace_floats(int version, const Layer& layer, int n);
+void basic_forward(int version, const ConvArgs& a, cudaStream_t s);
+// Implemented in conv_const.cu (the translation unit that owns the __constant__ weight bank).
 Support const_supports(int version, const Layer& layer, const Epilogue& epi);
 void const_forward(int version, const ConvArgs& a, cudaStream_t s);
 // Implemented in conv_tiled_spec.cu.

@@ -6,25 +6,10 @@
 #include "kernels/cuda/ops/conv.hpp"
 #include "kernels/cuda/ops/conv_direct.cuh"
 #include "kernels/cuda/engine/gemm_core.cuh"
-#include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
-
-// Without a tuning table (menus.cpp says it in words). v11 where compiled for the shape: measured fastest on
-// ECE 408 (0.489 ms, H100). Otherwise from the AlexNet tuning runs on the H100: v14's 64x64 tiles win where v13's
-// 128x64 grid is under one block per SM (batch 1) or where 64-row tiles waste fewer filter rows (conv4's 192 per
-// group: 3 full tiles against 2 at 75 %); v13 everywhere else.
-int heuristic_conv_variant(const Layer& layer, int n) {
-  if (conv_supports(11, layer).ok) return 11;
-  const ConvParams& p = std::get<ConvParams>(layer.op);
-  const long long cols = static_cast<long long>(n) * layer.out.h * layer.out.w;
-  const int mg = p.filters / p.groups;
-  const long long tiles = ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups;
-  const int sms = sm_count();
-  const double use128 = static_cast<double>(mg) / ((mg + 127) / 128 * 128), use64 = static_cast<double>(mg) / ((mg + 63) / 64 * 64);
-  return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
-}
 
 namespace {
 
@@ -138,44 +123,24 @@ size_t im2col_floats_per_image(Shape is, const ConvParams& p, Shape os) {
 
 }  // namespace
 
-size_t conv_workspace_floats(int version, const Layer& layer, int n) {
-  if (conv_is_engine(version)) return detail::gemm_workspace_floats(version, layer, n);
-  if (conv_is_wgmma(version)) return detail::wgmma_workspace_floats(version, layer, n);
+namespace detail {
+
+size_t basic_workspace_floats(int version, const Layer& layer, int n) {
   if (version != 5) return 0;
   const size_t per = im2col_floats_per_image(layer.in, std::get<ConvParams>(layer.op), layer.out);
   return std::min(per * static_cast<size_t>(n), std::max(per, kWorkspaceCap));
 }
 
-Support conv_supports(int version, const Layer& layer, const Epilogue& epi) {
-  if (layer.kind() != LayerKind::conv) return {false, "not a convolution"};
-  if (version >= 1 && version <= 6) {
-    if (epi.has_act || epi.pool2x2) return {false, "v" + std::to_string(version) + " has no fused epilogue"};
-    const ConvParams& p = std::get<ConvParams>(layer.op);
-    if (version == 2 && (kTile - 1) * p.sh + p.kh > 96) return {false, "v2's input tile exceeds its shared-memory budget"};
-    if (version == 4 && p.weight.size() > (size_t{1} << 27)) return {false, "weights exceed the 1-D texture limit"};
-    if (version == 5 && im2col_floats_per_image(layer.in, p, layer.out) > kWorkspaceCap) return {false, "one image's im2col exceeds the workspace"};
-    return {};
-  }
-  if (version == 3 || version == 7 || version == 8) return detail::const_supports(version, layer, epi);
-  if (version == 9 || version == 10) return detail::tiled_supports(version, layer, epi);
-  if (version == 11) return detail::tc_supports(layer, epi);
-  if (conv_is_engine(version)) return detail::gemm_supports(version, layer, epi);
-  if (conv_is_half(version)) return half::conv_half_supports(version, layer, epi.pool2x2);
-  if (conv_is_wgmma(version)) return detail::wgmma_supports(version, layer, epi);
-  return {false, "unknown version " + std::to_string(version)};
+Support basic_supports(int version, const Layer& layer, const Epilogue& epi) {
+  if (epi.has_act || epi.pool2x2) return {false, "v" + std::to_string(version) + " has no fused epilogue"};
+  const ConvParams& p = std::get<ConvParams>(layer.op);
+  if (version == 2 && (kTile - 1) * p.sh + p.kh > 96) return {false, "v2's input tile exceeds its shared-memory budget"};
+  if (version == 4 && p.weight.size() > (size_t{1} << 27)) return {false, "weights exceed the 1-D texture limit"};
+  if (version == 5 && im2col_floats_per_image(layer.in, p, layer.out) > kWorkspaceCap) return {false, "one image's im2col exceeds the workspace"};
+  return {};
 }
 
-size_t conv_prepared_floats(int version, const Layer& layer) {
-  if (conv_is_wgmma(version)) return detail::wgmma_prepared_floats(version, layer);
-  return conv_is_engine(version) ? detail::gemm_prepared_floats(layer) : 0;
-}
-
-void conv_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
-  if (conv_is_engine(version)) detail::gemm_prepare(a, prepared, s);
-  if (conv_is_wgmma(version)) detail::wgmma_prepare(version, a, prepared, s);
-}
-
-void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
+void basic_forward(int version, const ConvArgs& a, cudaStream_t s) {
   const ConvParams& p = *a.p;
   const DirectConvGeom g = direct_geom(a, 0, a.os.c);
   switch (version) {
@@ -227,21 +192,35 @@ void conv_forward(int version, const ConvArgs& a, cudaStream_t s) {
       launch_gemm_auto(pr, p.groups, s);
       break;
     }
-    case 3: case 7: case 8:
-      detail::const_forward(version, a, s);
-      return;
-    case 9: case 10:
-      detail::tiled_forward(version, a, s);
-      return;
-    case 11:
-      detail::tc_forward(a, s);
-      return;
     default:
-      if (conv_is_engine(version)) return detail::gemm_forward(version, a, s);
-      if (conv_is_wgmma(version)) return detail::wgmma_forward(version, a, s);
-      fail("--conv-variant", "unknown version " + std::to_string(version));
+      fail("--conv-variant", "v" + std::to_string(version) + " is not one of conv_basic.cu's versions (internal)");
   }
   CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace detail
+
+void register_conv_basic(Registry& r) {
+  static const ImplHooks hooks{.conv_forward = detail::basic_forward};
+  auto add = [&](int v, const char* name, const char* summary, const char* shapes, bool texture = false) {
+    Impl i;
+    i.op = LayerKind::conv;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.shapes = shapes;
+    i.texture = texture;
+    i.supports = [v](const Layer& l, const Epilogue& e) { return detail::basic_supports(v, l, e); };
+    if (v == 5) i.workspace_floats = [](const Layer& l, Shape, int n, Precision) { return detail::basic_workspace_floats(5, l, n); };
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  add(1, "direct", "one thread per output, weights in global memory", "any");
+  add(2, "smem-tile", "16x16 output tile per block, input tile staged in shared memory", "any (input tile <= 96 rows)");
+  add(4, "texture", "weights through a texture object (read-only cache)", "any (weights < 2^27)", true);
+  add(5, "unroll-gemm", "im2col kernel + tiled shared-memory SGEMM", "any");
+  add(6, "implicit-gemm", "unroll fused into a register-tiled SGEMM (64x64 tiles, 4x4 per thread)", "any");
 }
 
 }  // namespace bs::cuda

@@ -8,6 +8,7 @@
 #include "kernels/cuda/ops/conv.hpp"
 #include "kernels/cuda/ops/conv_direct.cuh"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
 
 namespace bs::cuda {
 namespace {
@@ -170,4 +171,28 @@ void const_forward(int version, const ConvArgs& a, cudaStream_t s) {
 }
 
 }  // namespace detail
+
+void register_conv_const(Registry& r) {
+  static const ImplHooks hooks{.conv_forward = detail::const_forward};
+  auto add = [&](int v, const char* name, const char* summary, const char* shapes, bool epilogue) {
+    Impl i;
+    i.op = LayerKind::conv;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.shapes = shapes;
+    i.fuses_act = i.fuses_pool2x2 = epilogue;
+    i.supports = [v](const Layer& l, const Epilogue& e) { return detail::const_supports(v, l, e); };
+    i.constant_bank = [v](const Layer& l) {
+      return std::string("c_weights") + (v == 3 && l.weight_count() > kBankFloats ? " in chunks" : "");
+    };
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  add(3, "constant", "weights in __constant__ memory, chunks of filters when over 64 KiB", "any", false);
+  add(7, "specialised", "compile-time shapes, weights as constant-memory FFMA operands", "ECE 408 conv1, conv2", false);
+  add(8, "fused", "v7 + bias + activation + 2x2 max pool in one kernel", "ECE 408 conv1, conv2", true);
+}
+
 }  // namespace bs::cuda

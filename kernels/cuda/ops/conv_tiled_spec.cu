@@ -23,6 +23,7 @@
 #include "kernels/cuda/ops/const_bank.hpp"
 #include "kernels/cuda/ops/conv.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
 
 namespace bs::cuda {
 namespace {
@@ -241,4 +242,28 @@ void tiled_forward(int version, const ConvArgs& a, cudaStream_t s) {
 }
 
 }  // namespace detail
+
+// v9-v11 copy conv1's weights (one input channel) into c_tiled_w; conv2's stay in shared memory.
+std::string tiled_bank(const Layer& l) { return l.in.c == 1 ? "c_tiled_w" : ""; }
+
+void register_conv_tiled(Registry& r) {
+  static const ImplHooks hooks{.conv_forward = detail::tiled_forward};
+  auto add = [&](int v, const char* name, const char* summary, bool epilogue) {
+    Impl i;
+    i.op = LayerKind::conv;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.shapes = "ECE 408 conv1, conv2";
+    i.fuses_act = i.fuses_pool2x2 = epilogue;
+    i.supports = [v](const Layer& l, const Epilogue& e) { return detail::tiled_supports(v, l, e); };
+    i.constant_bank = tiled_bank;
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  add(9, "tiled-spec", "compile-time shapes, weights in shared memory, PX x MQ register tile per thread", false);
+  add(10, "tiled-fused", "v9 + bias + activation + 2x2 max pool in one kernel", true);
+}
+
 }  // namespace bs::cuda

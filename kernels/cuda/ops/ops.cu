@@ -8,6 +8,7 @@
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_core.cuh"
 #include "kernels/cuda/ops/ops.hpp"
+#include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
@@ -203,33 +204,16 @@ void softmax_forward(const float* in, int n, int features, float* out, cudaStrea
   CUDA_CHECK_LAUNCH();
 }
 
-// From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the
-// weights), the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
-int heuristic_fc_variant(int n, int inputs, int outputs) {
-  (void)inputs;
-  (void)outputs;
-  return n <= 4 ? 5 : n <= 256 ? 8 : 7;
-}
+namespace detail {
 
-size_t fc_workspace_floats(int version, int n, int inputs, int outputs) {
-  if (detail::fc_is_engine(version)) return detail::fc_engine_workspace_floats(version, n, inputs, outputs);
+size_t fc_basic_workspace_floats(int version, int n, int inputs, int outputs) {
   if (version != 2) return 0;
   const int splits = fc_splits(n, inputs, outputs);
   return splits > 1 ? static_cast<size_t>(splits) * n * outputs : 0;
 }
 
-size_t fc_prepared_floats(int version, int inputs, int outputs) {
-  return detail::fc_is_engine(version) ? detail::fc_engine_prepared_floats(inputs, outputs) : 0;
-}
-
-void fc_prepare(int version, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s) {
-  if (detail::fc_is_engine(version)) detail::fc_engine_prepare(w, inputs, outputs, prepared, s);
-}
-
-void fc_forward(int version, const FcArgs& a, cudaStream_t s) {
+void fc_basic_forward(int version, const FcArgs& a, cudaStream_t s) {
   const long long total = static_cast<long long>(a.n) * a.outputs;
-  if (version == 5) return detail::fc_stream_forward(a, s);
-  if (detail::fc_is_engine(version)) return detail::fc_engine_forward(version, a, s);
   if (version == 1) {
     fc_naive_kernel<<<blocks_for(total, 256), 256, 0, s>>>(a.in, a.n, a.inputs, a.w, a.bias, a.outputs, a.out);
   } else if (version == 3) {
@@ -248,9 +232,60 @@ void fc_forward(int version, const FcArgs& a, cudaStream_t s) {
       launch_gemm_auto(FcGemm{a.n, a.outputs, a.inputs, a.inputs, a.in, a.w, a.bias, a.out, false}, 1, s);
     }
   } else {
-    fail("--fc-variant", "unknown version " + std::to_string(version));
+    fail("--fc-variant", "v" + std::to_string(version) + " is not one of ops.cu's versions (internal)");
   }
   CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace detail
+
+void register_fc_basic(Registry& r) {
+  static const ImplHooks hooks{.fc_forward = detail::fc_basic_forward};
+  auto add = [&](int v, const char* name, const char* summary) {
+    Impl i;
+    i.op = LayerKind::fc;
+    i.backend = BackendKind::cuda;
+    i.number = v;
+    i.name = name;
+    i.summary = summary;
+    i.texture = v == 3;
+    if (v == 2)
+      i.workspace_floats = [](const Layer& l, Shape, int n, Precision) {
+        return detail::fc_basic_workspace_floats(2, n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
+      };
+    i.hooks = &hooks;
+    r.add(std::move(i));
+  };
+  add(1, "naive", "one thread per output, dot product over the inputs");
+  add(2, "tiled", "tiled shared-memory SGEMM, split-K when the grid would be small");
+  add(3, "texture", "one warp per output, weights through a texture object");
+  add(4, "warp", "one warp per output row for up to 8 images, 16-byte read-only loads");
+  // The one kernel of each other layer kind (FP32 NCHW, and on the 16-bit NHWC path with --precision fp16 / bf16).
+  auto one = [&](LayerKind op, const char* name, const char* summary) {
+    Impl i;
+    i.op = op;
+    i.backend = BackendKind::cuda;
+    i.name = name;
+    i.summary = summary;
+    i.math = "fp32";
+    i.precisions = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16};
+    r.add(std::move(i));
+  };
+  one(LayerKind::act, "act kernel", "elementwise, in place");
+  one(LayerKind::pool, "pool kernel", "one thread per output");
+  one(LayerKind::lrn, "lrn kernel", "across channels, one thread per output");
+  one(LayerKind::softmax, "softmax kernel", "one block per image");
+  one(LayerKind::flatten, "no-op", "NCHW is already flat; on the 16-bit path the next layer reads the NHWC order");
+  Impl lp;
+  lp.op = LayerKind::lrn;
+  lp.backend = BackendKind::cuda;
+  lp.name = "lrn+pool kernel";
+  lp.summary = "LRN and the pooling after it in one kernel, the LRN's plane in shared memory (FP32)";
+  lp.fuses_pool = true;
+  lp.supports = [](const Layer& l, const Epilogue&) {
+    return lrn_pool_fusable(l.in) ? Support{} : Support{false, "the LRN's plane does not fit the kernel's shared memory"};
+  };
+  r.add(std::move(lp));
 }
 
 int sm_count() {

@@ -1,5 +1,5 @@
-// The GPU's other layers: activation, pooling, LRN (lrn_pool.cu), softmax, and the fully connected menu
-// (names and summaries in kernels/plan/menus.hpp):
+// The GPU's other layers: activation, pooling, LRN (lrn_pool.cu), softmax, and the fully connected menu (each version
+// a descriptor in the registry, registered by the file that implements it: impl_hooks.hpp):
 //   fc v1 naive     one thread per output, dot product over the inputs, weights in global memory
 //   fc v2 tiled     the tiled shared-memory SGEMM (gemm_core.cuh), bias in its epilogue
 //   fc v3 texture   one warp per output, weights read through a texture object, shuffle reduction
@@ -10,8 +10,8 @@
 //   fc v6-v9        the GEMM engine (gemm_engine.cuh): v6 FP32 FFMA, v7 3xTF32 tensor cores (FP32 accuracy),
 //                   v8 = v7 with 64x64 tiles, v9 with 128x64; weights prepared once as W^T (fc_prepared_floats,
 //                   fc_prepare)
-//   fc auto         the tuning table's choice, else (menus.cpp: fc_auto_heuristic) v5 up to 4 images, v8 up
-//                   to 256, else v7. v2 and v6-v9 split K across blocks when their tiles alone would leave SMs idle.
+//   fc auto         the tuning table's choice, else the planner's heuristic (kernels/plan/heuristics.cpp). v2 and
+//                   v6-v9 split K across blocks when their tiles alone would leave SMs idle.
 // v5-v9 fuse the activation that follows (FcArgs::act).
 #pragma once
 #include <cuda_runtime.h>
@@ -19,7 +19,6 @@
 #include <string>
 #include <vector>
 
-#include "kernels/plan/menus.hpp"
 #include "kernels/model/model.hpp"
 
 namespace bs::cuda {
@@ -36,11 +35,6 @@ void softmax_forward(const float* in, int n, int features, float* out, cudaStrea
 // --input-precision u8: count bytes widened to floats (in 4-byte aligned, out 16-byte aligned).
 void u8_to_float(const unsigned char* in, long long count, float* out, cudaStream_t s);
 
-constexpr int kAutoFcVariant = kAutoVariant;
-// Without a tuning table (menus.cpp: fc_auto_heuristic): v5 up to 4 images, v8 up to 256, else v7.
-int heuristic_fc_variant(int n, int inputs, int outputs);
-inline bool fc_fuses_act(int version) { return version >= 5 && version <= 13; }
-
 struct FcArgs {
   const float* in = nullptr;  // (N, I)
   int n = 0, inputs = 0, outputs = 0;
@@ -54,16 +48,14 @@ struct FcArgs {
   int act = -1;                       // v5-v9: activation code (epilogue.cuh act_code), -1: none
 };
 
-size_t fc_workspace_floats(int version, int n, int inputs, int outputs);  // version resolved (not auto)
-size_t fc_prepared_floats(int version, int inputs, int outputs);          // 0 for versions that read w
-void fc_prepare(int version, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s);
-void fc_forward(int version, const FcArgs& a, cudaStream_t s);            // version resolved (not auto)
-
 // The current device's multiprocessor count, asked once per process (ops.cu).
 int sm_count();
 
-namespace detail {  // fc_gemm.cu
-bool fc_is_engine(int version);
+namespace detail {
+// ops.cu: fc v1-v4.
+size_t fc_basic_workspace_floats(int version, int n, int inputs, int outputs);
+void fc_basic_forward(int version, const FcArgs& a, cudaStream_t s);
+// fc_gemm.cu: fc v5 (stream), v6-v11 (the GEMM engine).
 size_t fc_engine_prepared_floats(int inputs, int outputs);
 size_t fc_engine_workspace_floats(int version, int n, int inputs, int outputs);
 void fc_engine_prepare(const float* w, int inputs, int outputs, float* prepared, cudaStream_t s);

@@ -1,0 +1,20 @@
+// The cuda backend's implementations: every kernel file's descriptors (impl_hooks.hpp), in menu order.
+#include "kernels/cuda/impl_hooks.hpp"
+
+namespace bs {
+
+void register_cuda_impls(Registry& r) {
+  cuda::register_conv_basic(r);
+  cuda::register_conv_const(r);
+  cuda::register_conv_tiled(r);
+  cuda::register_conv_tc(r);
+  cuda::register_conv_engine(r);
+  cuda::register_conv_half(r);
+  cuda::register_conv_spec_half(r);
+  cuda::register_conv_wgmma(r);
+  cuda::register_fc_basic(r);
+  cuda::register_fc_engine(r);
+  cuda::register_fc_half(r);
+}
+
+}  // namespace bs

@@ -1,0 +1,79 @@
+// What auto runs without a tuning table: per layer and batch size, a version of the cuda menus chosen from the layer's
+// shape and the device's multiprocessor count, measured on the H100 (experiments/alexnet-engine.md,
+// precision-tf32.md, precision-half.md). heuristic_text says the same in words, for `batchscope variants`.
+#include "kernels/plan/plan.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs {
+namespace {
+
+const Impl& version(LayerKind op, int v) { return registry().version(op, v, "auto"); }
+bool runs(LayerKind op, int v, const Layer& l) {
+  const Impl* i = registry().find(op, BackendKind::cuda, v);
+  return i && i->check(l).ok;
+}
+
+// FP32. v11 where compiled for the shape: measured fastest on ECE 408 (0.489 ms, H100). Otherwise from the AlexNet
+// tuning runs on the H100: v14's 64x64 tiles win where v13's 128x64 grid is under one block per SM (batch 1) or where
+// 64-row tiles waste fewer filter rows (conv4's 192 per group: 3 full tiles against 2 at 75 %); v13 everywhere else.
+int conv_fp32(const Layer& l, int n, int sms) {
+  if (runs(LayerKind::conv, 11, l)) return 11;
+  const ConvParams& p = std::get<ConvParams>(l.op);
+  const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
+  const int mg = p.filters / p.groups;
+  const long long tiles = ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups;
+  const double use128 = static_cast<double>(mg) / ((mg + 127) / 128 * 128), use64 = static_cast<double>(mg) / ((mg + 63) / 64 * 64);
+  return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
+}
+// From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
+// the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
+int fc_fp32(int n) { return n <= 4 ? 5 : n <= 256 ? 8 : 7; }
+
+}  // namespace
+
+const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms) {
+  const bool conv = l.kind() == LayerKind::conv;
+  if (!conv && l.kind() != LayerKind::fc) fail("layer '" + l.name + "'", "no menu for this layer kind (internal)");
+  int v = 0;
+  if (is_half(p)) {
+    if (!conv) {
+      v = n <= 256 ? 13 : 12;
+    } else if (runs(LayerKind::conv, 22, l)) {
+      v = 22;  // ECE 408's shapes
+    } else {
+      const ConvParams& c = std::get<ConvParams>(l.op);
+      const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
+      const long long blocks = (pixels + 127) / 128 * ((c.filters / c.groups + 63) / 64) * c.groups;
+      v = blocks < 2LL * sms ? 21 : 20;
+    }
+  } else if (p == Precision::tf32) {
+    if (conv) {
+      if (runs(LayerKind::conv, 33, l)) {
+        const ConvParams& c = std::get<ConvParams>(l.op);
+        const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
+        if ((pixels + 255) / 256 * ((c.filters / c.groups + 95) / 96) * c.groups >= 2LL * sms) v = 33;
+      }
+      if (!v) v = conv_fp32(l, n, sms) == 14 ? 18 : 17;
+    } else {
+      const int f = fc_fp32(n);
+      v = f == 5 ? 5 : f == 8 ? 11 : 10;
+    }
+  } else {
+    v = conv ? conv_fp32(l, n, sms) : fc_fp32(n);
+  }
+  return &version(l.kind(), v);
+}
+
+std::string heuristic_text(LayerKind op) {
+  if (op == LayerKind::conv)
+    return "v11 where it is compiled for the shape (ECE 408); else v14 when v13's 128x64 tiles would give fewer blocks than "
+           "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13; with --precision "
+           "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU; else "
+           "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
+           "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); else v21 when v20's tiles would give fewer blocks "
+           "than two waves of the GPU, else v20";
+  return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
+         "v11 up to 256, else v10; with fp16 or bf16: v13 up to 256 images, else v12";
+}
+
+}  // namespace bs

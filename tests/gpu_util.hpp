@@ -9,6 +9,7 @@
 
 #include "app/exec/executor.hpp"
 #include "kernels/exec/backend.hpp"
+#include "kernels/profile/profile.hpp"
 #include "kernels/plan/registry.hpp"
 #include "op_cases.hpp"
 #include "weights_tools/error.hpp"
@@ -31,6 +32,26 @@ inline std::string gpu_missing() {
 #define SKIP_WITHOUT_GPU()                                             \
   do {                                                                 \
     if (!gpu_missing().empty()) GTEST_SKIP() << gpu_missing();         \
+  } while (0)
+
+// Empty when CUPTI's activity API can be started here, else why not (compute-sanitizer, for one, holds CUPTI's only
+// subscription: CUPTI_ERROR_MULTIPLE_SUBSCRIBERS_NOT_SUPPORTED). Tests that need the profiler skip with that reason.
+inline std::string cupti_missing() {
+  static const std::string reason = [] {
+    if (!gpu_missing().empty()) return gpu_missing();
+    try {
+      make_cupti_profiler();
+      return std::string();
+    } catch (const Error& e) {
+      return "CUPTI cannot start here: " + std::string(e.what());
+    }
+  }();
+  return reason;
+}
+
+#define SKIP_WITHOUT_CUPTI()                                           \
+  do {                                                                 \
+    if (!cupti_missing().empty()) GTEST_SKIP() << cupti_missing();     \
   } while (0)
 
 // Typed options from the strings a test table holds: a version's number or name ("" or "auto": auto), a cuDNN policy, a

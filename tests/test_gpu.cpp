@@ -20,6 +20,7 @@
 using namespace bs;
 using bs::test::conv_chain;
 using bs::test::cpu_ref_output;
+using bs::test::cupti_missing;
 using bs::test::gpu_missing;
 
 namespace {
@@ -253,7 +254,7 @@ namespace {
 // The breakdown partitions its profiled passes: on a GPU backend by default (auto) passes of their own after the
 // timed ones, which run untraced (--profiled-passes separate), or the timed passes themselves (timed).
 TEST(GpuSweep, BreakdownHasCopiesAndKernelsAndSumsToItsPasses) {
-  SKIP_WITHOUT_GPU();
+  SKIP_WITHOUT_CUPTI();
   for (auto [transfers, passes] : {std::pair{"resident", "auto"}, std::pair{"per-layer", "auto"}, std::pair{"resident", "timed"}}) {
     test::TempDir d;
     auto p = test::parse_args<SweepOptions>({"--model", test::data_file("models/ece408"), "--backend", "cuda", "--batches", "1,2",

@@ -13,6 +13,7 @@
 #include "kernels/profile/profile.hpp"
 
 using namespace bs;
+using bs::test::cupti_missing;
 using bs::test::gpu_missing;
 
 namespace {
@@ -48,12 +49,12 @@ std::string check_run(const Profiler::Run& run) {
 }
 
 TEST(GpuCuptiProfiler, EveryRunKeepsExactlyItsRecordsAcrossBuffers) {
-  SKIP_WITHOUT_GPU();
+  SKIP_WITHOUT_CUPTI();
   // ~0.6 KB of records per run: 5000 runs fill three of the profiler's 1 MB buffers, so records cross buffers.
   constexpr int kRuns = 5000;
+  auto prof = make_cupti_profiler();  // before the allocation: nothing to leak if it throws
   void* dev = nullptr;
   ASSERT_EQ(cudaMalloc(&dev, 4096), cudaSuccess);
-  auto prof = make_cupti_profiler();
   for (int r = 0; r < kRuns; ++r) known_run(*prof, dev, r);
   const std::vector<Profiler::Run> runs = prof->collect();
   ASSERT_EQ(runs.size(), static_cast<size_t>(kRuns));
@@ -67,10 +68,10 @@ TEST(GpuCuptiProfiler, EveryRunKeepsExactlyItsRecordsAcrossBuffers) {
 // Paused (CUPTI detached), work leaves no records; resumed, every run has exactly its own again, and the runs made
 // before the pause keep theirs: twice over, with a collect() between.
 TEST(GpuCuptiProfiler, RunsBeforeAndAfterAPauseKeepExactlyTheirRecords) {
-  SKIP_WITHOUT_GPU();
+  SKIP_WITHOUT_CUPTI();
+  auto prof = make_cupti_profiler();  // before the allocation: nothing to leak if it throws
   void* dev = nullptr;
   ASSERT_EQ(cudaMalloc(&dev, 4096), cudaSuccess);
-  auto prof = make_cupti_profiler();
   for (int round = 0; round < 2; ++round) {
     for (int r = 0; r < 20; ++r) known_run(*prof, dev, r);
     prof->pause();

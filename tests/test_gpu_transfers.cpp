@@ -22,6 +22,7 @@
 #include "test_util.hpp"
 
 using namespace bs;
+using bs::test::cupti_missing;
 using bs::test::gpu_missing;
 
 namespace {
@@ -248,6 +249,7 @@ TEST(GpuTransfers, ThroughputAndSweepCarryAConvertedInput) {
       if (std::string(c.input) == "fp32") correct[c.precision] = all["correctness"];
       else EXPECT_EQ(all["correctness"], correct[c.precision]) << what;
     }
+  SKIP_WITHOUT_CUPTI();  // the sweep's breakdown needs the profiler; the throughput part above does not
   test::TempDir d;
   ASSERT_EQ(run_sweep(test::parse_args<SweepOptions>({"--model", test::data_file("models/ece408"), "--backend", "cuda", "--input-precision",
                                                       "u8", "--batches", "1,64", "--reps", "3", "--transfers", "overlapped",
@@ -325,7 +327,7 @@ TEST(GpuTransfers, BadCombinationsAreClearErrors) {
 // Overlapped: copies still in the breakdown (what is not under a kernel), the categories still add up to the total,
 // and hidden copy time reported. Graphed: every convolution's kernels still have their layer (CUPTI graph nodes).
 TEST(GpuTransfers, SweepsKeepAnHonestBreakdownAndLayerTimes) {
-  SKIP_WITHOUT_GPU();
+  SKIP_WITHOUT_CUPTI();
   for (const char* mode : {"overlapped", "graph", "overlapped+graph"}) {
     test::TempDir d;
     const std::string transfers = std::string(mode).rfind("overlapped", 0) == 0 ? "overlapped" : "resident";

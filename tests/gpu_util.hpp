@@ -54,13 +54,17 @@ inline std::string cupti_missing() {
     if (!cupti_missing().empty()) GTEST_SKIP() << cupti_missing();     \
   } while (0)
 
+// A version from a test table's string: "" or "auto" for auto, else a number or name of the menu.
+inline int conv_version(const std::string& v) { return v.empty() ? kAutoVariant : parse_conv_variant(v); }
+inline int fc_version(const std::string& v) { return v.empty() ? kAutoVariant : parse_fc_variant(v); }
+
 // Typed options from the strings a test table holds: a version's number or name ("" or "auto": auto), a cuDNN policy, a
 // precision (parsed as the command line parses them).
 inline BackendOptions gpu_options(const std::string& conv, const std::string& fc = "", const std::string& cudnn_algos = "fastest",
                                   const std::string& precision = "fp32") {
   BackendOptions o;
-  o.conv_variant = conv.empty() ? kAutoVariant : parse_conv_variant(conv);
-  o.fc_variant = fc.empty() ? kAutoVariant : parse_fc_variant(fc);
+  o.conv_variant = conv_version(conv);
+  o.fc_variant = fc_version(fc);
   o.cudnn_algos = parse_enum<CudnnAlgos>(cudnn_algos, "--cudnn-algos");
   o.precision = parse_enum<Precision>(precision, "--precision");
   return o;

@@ -95,7 +95,7 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     const std::vector<float> want = cpu_ref_output(m, in, c.batch);
     for (const char* v : {"12", "13", "14", "15", "34", "35", "36"}) {
       BackendOptions o;
-      o.conv_variant = parse_conv_variant(v);
+      o.conv_variant = test::conv_version(v);
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36: wgmma (compute capability 9.0)
@@ -114,7 +114,7 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"19", "20", "21"}) {
         BackendOptions o;
-        o.conv_variant = parse_conv_variant(v);
+        o.conv_variant = test::conv_version(v);
         o.precision = parse_enum<Precision>(p, "--precision");
         o.guard_check = true;
         auto gpu = make_backend("cuda", o);
@@ -142,7 +142,7 @@ TEST(GpuEngine, FcChainsWithFusedActivationsMatchCpuRef) {
     const std::vector<float> want = cpu_ref_output(m, in, n);
     for (const char* v : {"5", "6", "7", "8", "9"}) {
       BackendOptions o;
-      o.fc_variant = parse_fc_variant(v);
+      o.fc_variant = test::fc_version(v);
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
@@ -155,7 +155,7 @@ TEST(GpuEngine, FcChainsWithFusedActivationsMatchCpuRef) {
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"12", "13"}) {
         BackendOptions o;
-        o.fc_variant = parse_fc_variant(v);
+        o.fc_variant = test::fc_version(v);
         o.precision = parse_enum<Precision>(p, "--precision");
         o.guard_check = true;
         auto gpu = make_backend("cuda", o);
@@ -176,13 +176,16 @@ TEST(GpuEngine, LrnThenPoolingInOneKernelMatchesCpuRef) {
     const Model m = build("lrn-pool", {9, 27, 25}, {lrn_layer("norm"), pool}, rng);
     const int n = 3;
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
-    BackendOptions o;
-    o.guard_check = true;
-    auto gpu = make_backend("cuda", o);
-    gpu->load(m);
-    EXPECT_EQ(gpu->describe(0), "lrn+" + m.layers[1].type_name() + " kernel");
-    EXPECT_EQ(gpu->describe(1), "fused into norm");
-    EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), cpu_ref_output(m, in, n)), 1e-5) << m.layers[1].type_name() << " seed " << seed;
+    for (Precision p : {Precision::fp32, Precision::tf32}) {  // tf32 keeps FP32 activations: the same kernel (no product in it)
+      BackendOptions o;
+      o.guard_check = true;
+      o.precision = p;
+      auto gpu = make_backend("cuda", o);
+      gpu->load(m);
+      EXPECT_EQ(gpu->describe(0), "lrn+" + m.layers[1].type_name() + " kernel") << name_of(p);
+      EXPECT_EQ(gpu->describe(1), "fused into norm") << name_of(p);
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), cpu_ref_output(m, in, n)), 1e-5) << m.layers[1].type_name() << " seed " << seed;
+    }
   }
 }
 
@@ -200,8 +203,8 @@ TEST(GpuEngine, PerLayerTransfersPrepareWeightsInTheWorkspace) {
   const std::vector<float> want = cpu_ref_output(m, in, n);
   for (auto [conv, fc] : {std::pair{"12", "6"}, std::pair{"13", "7"}, std::pair{"14", "8"}, std::pair{"15", "9"}}) {
     BackendOptions o;
-    o.conv_variant = parse_conv_variant(conv);
-    o.fc_variant = parse_fc_variant(fc);
+    o.conv_variant = test::conv_version(conv);
+    o.fc_variant = test::fc_version(fc);
     o.transfers = Transfers::per_layer;
     auto gpu = make_backend("cuda", o);
     gpu->load(m);
@@ -268,7 +271,7 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
     const std::vector<float> want = run(*ref, m, in, n);
     for (const char* v : {"auto", "12", "13", "14", "34", "35", "36"}) {
       BackendOptions o;
-      o.conv_variant = parse_conv_variant(v);
+      o.conv_variant = test::conv_version(v);
       o.guard_check = true;
       o.tuning_file = "";
       auto gpu = make_backend("cuda", o);
@@ -313,7 +316,7 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
                           Cfg{"cuda", "31"}, Cfg{"cuda", "32"}, Cfg{"cuda", "33"}, Cfg{"cudnn", ""}}) {
       BackendOptions o;
       o.precision = parse_enum<Precision>("tf32", "--precision");
-      o.conv_variant = parse_conv_variant(std::string(c.backend) == "cuda" ? c.conv : "");
+      o.conv_variant = test::conv_version(std::string(c.backend) == "cuda" ? c.conv : "");
       o.guard_check = true;
       auto gpu = make_backend(c.backend, o);
       gpu->load(m);
@@ -353,8 +356,8 @@ TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
       for (const char* v : {"auto", "19", "20", "21"}) {
         BackendOptions o;
         o.precision = parse_enum<Precision>(p, "--precision");
-        o.conv_variant = parse_conv_variant(v);
-        o.fc_variant = parse_fc_variant(std::string(v) == "21" ? "13" : std::string(v) == "19" ? "12" : "");
+        o.conv_variant = test::conv_version(v);
+        o.fc_variant = test::fc_version(std::string(v) == "21" ? "13" : std::string(v) == "19" ? "12" : "");
         o.guard_check = true;
         o.tuning_file = "";
         auto gpu = make_backend("cuda", o);
@@ -436,7 +439,7 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
       const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
       const std::vector<float> want = cpu_ref_output(m, in, c.batch);
       BackendOptions o;
-      o.conv_variant = parse_conv_variant("22");
+      o.conv_variant = test::conv_version("22");
       o.precision = parse_enum<Precision>(prec, "--precision");
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
@@ -460,7 +463,7 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
     Model m = build("range", in_shape, {conv_layer("conv", in_shape.c == 1 ? 6 : 16, 5, 1, 0, 1), act_layer("act", Act::relu),
                                         pool_layer("pool", PoolKind::max, 2, 2)}, rng);
     BackendOptions o;
-    o.conv_variant = parse_conv_variant("22");
+    o.conv_variant = test::conv_version("22");
     o.precision = parse_enum<Precision>("fp16", "--precision");
     auto gpu = make_backend("cuda", o);
     gpu->load(m);

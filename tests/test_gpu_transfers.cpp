@@ -65,7 +65,7 @@ TEST(GpuTransfers, OverlappedAndGraphedPassesMatchCpuRef) {
   for (const Mode& md : modes)
     for (bool pinned : {true, false}) {
       BackendOptions o;
-      o.conv_variant = parse_conv_variant(md.conv);
+      o.conv_variant = test::conv_version(md.conv);
       if (md.overlapped) o.transfers = Transfers::overlapped;
       o.cuda_graph = md.graph;
       o.chunk = md.chunk;
@@ -162,7 +162,7 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
         for (bool pinned : {true, false}) {
           if (m.input.c == 3 && std::string(c.conv) == "auto") continue;  // v22 is ECE 408's
           BackendOptions o;
-          o.conv_variant = parse_conv_variant(c.conv);
+          o.conv_variant = test::conv_version(c.conv);
           o.precision = parse_enum<Precision>(precision, "--precision");
           if (c.overlapped) o.transfers = Transfers::overlapped;
           o.cuda_graph = c.graph;

@@ -281,6 +281,7 @@ void register_fc_basic(Registry& r) {
   lp.backend = BackendKind::cuda;
   lp.name = "lrn+pool kernel";
   lp.summary = "LRN and the pooling after it in one kernel, the LRN's plane in shared memory (FP32)";
+  lp.precisions = {Precision::fp32, Precision::tf32};  // the FP32 NCHW path (fp16 / bf16 run LRN and pooling as two kernels)
   lp.fuses_pool = true;
   lp.supports = [](const Layer& l, const Epilogue&) {
     return lrn_pool_fusable(l.in) ? Support{} : Support{false, "the LRN's plane does not fit the kernel's shared memory"};

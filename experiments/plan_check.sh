@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# On the GPU machine: the plan/registry refactor (issue 31) against the binaries before it, in one call. Both packs
+# travel in .device/ (scripts/pack_device.sh; the earlier one as .device/base.tar.xz). Steps (switches):
+#   AB=1       AlexNet (synthetic weights) kernel time, every precision (and fp32 with the shipped tuning table), batch 1
+#              and 1024, resident, pinned; ECE 408 Op Times fp32 and fp16, 10,000 images: base and new alternating,
+#              ROUNDS rounds (default 2); table by experiments/ab_compare.py
+#   TESTS=1    the new GPU test suite (TEST_FILTER, TEST_TIMEOUT)
+#   MEMCHECK=1 compute-sanitizer memcheck --leak-check full over the suite, shard MC_SHARD of MC_SHARDS (gtest sharding)
+#   RACE=1     compute-sanitizer racecheck over the shared-memory kernels (gpu_check.sh's list)
+set -uo pipefail
+cd "$(dirname "$0")/.."
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
+mkdir -p .device/new .device/base
+tar -C .device/new -xJf .device/pack.tar.xz
+[ -f .device/base.tar.xz ] && tar -C .device/base -xJf .device/base.tar.xz
+export LD_LIBRARY_PATH=$PWD/.device/new/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+new=.device/new base=.device/base
+{ nvidia-smi; echo "new: $(head -c 60 .device/new/COMMIT)"; echo "base: $(head -c 60 .device/base/COMMIT 2>/dev/null)"; } >"$OUT/device.txt" 2>&1
+grep -E "NVIDIA H|Driver" "$OUT/device.txt" | head -3
+step() { echo "== $1 ($(date +%T))"; }
+
+if [ "${AB:-0}" = 1 ]; then
+  step "AlexNet weights"
+  mkdir -p weights ab
+  # The same weights, each binary's own import (the base reads no model.json field it does not know).
+  "$new/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null &&
+    "$new/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null || echo "weights: FAILED"
+  [ -x "$base/batchscope-weights" ] && "$base/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out weights/alexnet-base >/dev/null
+  common="--backend cuda --batches 1,1024 --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    for cfg in ${AB_CONFIGS:-fp32 fp32-tuned tf32 tf32-tuned fp16 fp16-tuned bf16 bf16-tuned}; do
+      p=${cfg%-tuned}; extra=""
+      [ "$cfg" != "$p" ] && extra="--tuning experiments/tuning/h100-alexnet.json"
+      for who in base new; do
+        [ $((round % 2)) = 0 ] && who=$([ $who = base ] && echo new || echo base)  # alternate the order between rounds
+        bin=${!who}
+        model=data/models/alexnet
+        [ $who = base ] && model=weights/alexnet-base
+        timeout 300 "$bin/batchscope" sweep --model $model $common --precision $p $extra --out ab/$who-$cfg-r$round.csv >ab/$who-$cfg-r$round.log 2>&1 ||
+          echo "$who $cfg round $round: exit $? $(grep -h error ab/$who-$cfg-r$round.log | head -1)"
+      done
+    done
+    for p in fp32 fp16; do
+      for who in base new; do
+        bin=${!who}
+        "$bin/batchscope" infer --model data/models/ece408 --backend cuda --precision $p --warmup 3 --reps ${ECE_REPS:-20} --layer-times \
+          >ab/$who-ece408-$p-r$round.txt 2>&1 || echo "$who ece408 $p: exit $?"
+      done
+    done
+  done
+  python3 experiments/ab_compare.py ab | tee "$OUT/ab.md"
+  tar czf "$OUT/ab.tgz" ab
+fi
+
+if [ "${TESTS:-0}" = 1 ]; then
+  step "GPU tests (new)"
+  timeout "${TEST_TIMEOUT:-480}" "$new/test_gpu" --gtest_brief=1 ${TEST_FILTER:+--gtest_filter="$TEST_FILTER"} >"$OUT/test_gpu.log" 2>&1
+  echo "test_gpu exit $?"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |FAILED|tests ran" "$OUT/test_gpu.log" | tail -25
+fi
+
+if [ "${MEMCHECK:-0}" = 1 ]; then
+  step "compute-sanitizer memcheck, shard ${MC_SHARD:-0} of ${MC_SHARDS:-1}"
+  GTEST_TOTAL_SHARDS=${MC_SHARDS:-1} GTEST_SHARD_INDEX=${MC_SHARD:-0} timeout "${MC_TIMEOUT:-540}" \
+    compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$new/test_gpu" --gtest_brief=1 \
+    ${MC_FILTER:+--gtest_filter="$MC_FILTER"} >"$OUT/memcheck-${MC_SHARD:-0}.log" 2>&1
+  echo "memcheck exit $?"; grep -E "ERROR SUMMARY|LEAK SUMMARY|^\[  (PASSED|FAILED|SKIPPED) |FAILED" "$OUT/memcheck-${MC_SHARD:-0}.log" | tail -12
+fi
+
+if [ "${RACE:-0}" = 1 ]; then
+  step "compute-sanitizer racecheck (shared-memory kernels)"
+  race=${RACECHECK_FILTER:-'*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*ece408_conv*conv9:*ece408_conv*conv10:*ece408_conv*conv11:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*:*engine_conv_m200*conv1?:*engine_fc_123*_fc?:*engine_fc_123*_fc1?:GpuEngine.LrnThen*:*engine_conv_m200*conv19_*:*engine_conv_m200*conv2?_*:*engine_fc_123*_fc1?_*16:*softmax*cuda*16'}
+  timeout "${RACE_TIMEOUT:-300}" compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 "$new/test_gpu" --gtest_brief=1 \
+    --gtest_filter="$race" >"$OUT/racecheck.log" 2>&1
+  echo "racecheck exit $?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | tail -4
+fi

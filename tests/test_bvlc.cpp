@@ -147,17 +147,15 @@ TEST(ImportBvlc, ConventionsAreOptions) {
   write_bvlc(d / "mini.npy", mini_alexnet());
   BvlcImportOptions o;
   o.path = d / "mini.npy";
-  o.conv1_padding = "same";
-  o.lrn_convention = "tensorflow";
+  o.conv1_same = true;
+  o.lrn_caffe = false;
   o.lrn_alpha = 2e-5;
-  o.fc6_flatten = "chw";
+  o.fc6_hwc = false;
   write_model_folder(d / "m", convert_bvlc(o), [](const std::string& dir) { load_model(dir); });
   Model m = load_model(d / "m");
   EXPECT_EQ(m.layers[0].out, (Shape{8, 57, 57}));  // TensorFlow SAME: ceil(227 / 4)
   EXPECT_FLOAT_EQ(std::get<LrnParams>(m.layers[2].op).alpha, 1e-4f);  // 2e-5 x local_size 5
-  o.fc6_flatten = "xyz";
-  EXPECT_THROW(convert_bvlc(o), Error);
-  o.fc6_flatten = "hwc";
+  o.fc6_hwc = true;
   o.path = fixture("dict_p4.npy");  // no conv2..: a clear error
   try {
     convert_bvlc(o);

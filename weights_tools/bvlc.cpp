@@ -86,10 +86,6 @@ void write_bvlc(const std::string& path, const BvlcFile& f) {
 }
 
 ModelFolder convert_bvlc(const BvlcImportOptions& o) {
-  if (o.fc6_flatten != "hwc" && o.fc6_flatten != "chw") fail("--fc6-flatten", "expected hwc or chw, found '" + o.fc6_flatten + "'");
-  if (o.conv1_padding != "valid" && o.conv1_padding != "same") fail("--conv1-padding", "expected valid or same, found '" + o.conv1_padding + "'");
-  if (o.lrn_convention != "caffe" && o.lrn_convention != "tensorflow")
-    fail("--lrn-convention", "expected caffe or tensorflow, found '" + o.lrn_convention + "'");
   return convert_bvlc(read_bvlc(o.path), o);
 }
 
@@ -118,7 +114,7 @@ ModelFolder convert_bvlc(const BvlcFile& f, const BvlcImportOptions& o) {
     w = (w - 3) / 2 + 1;
   };
   auto lrn = [&](const std::string& name) {
-    const double alpha = o.lrn_convention == "caffe" ? o.lrn_alpha : o.lrn_alpha * o.lrn_size;
+    const double alpha = o.lrn_caffe ? o.lrn_alpha : o.lrn_alpha * o.lrn_size;
     layers.push_back({{"name", name}, {"type", "lrn"}, {"size", o.lrn_size}, {"alpha", alpha}, {"beta", o.lrn_beta}, {"k", o.lrn_k}});
   };
   for (int i = 0; i < 5; ++i) {
@@ -135,7 +131,7 @@ ModelFolder convert_bvlc(const BvlcFile& f, const BvlcImportOptions& o) {
     if (B.shape != std::vector<int64_t>{m}) fail(o.path, "'" + name + "' biases have shape " + shape_str(B.shape) + ", expected (" + std::to_string(m) + ",)");
     const int stride = i == 0 ? 4 : 1;
     int pad = i == 0 ? 0 : kh / 2;
-    if (i == 0 && o.conv1_padding == "same") {  // TensorFlow SAME: output ceil(in / stride)
+    if (i == 0 && o.conv1_same) {  // TensorFlow SAME: output ceil(in / stride)
       const int out = (h + stride - 1) / stride;
       pad = std::max(0, ((out - 1) * stride + kh - h) / 2);
     }
@@ -167,7 +163,7 @@ ModelFolder convert_bvlc(const BvlcFile& f, const BvlcImportOptions& o) {
     const int64_t out = W.shape[1];
     if (B.shape != std::vector<int64_t>{out}) fail(o.path, "'" + name + "' biases have shape " + shape_str(B.shape) + ", expected (" + std::to_string(out) + ",)");
     std::vector<float> oi = transpose2d(W.to_float(), in, out);  // (in, out) -> (out, in)
-    if (i == 0 && o.fc6_flatten == "hwc") oi = fc_inputs_hwc_to_chw(oi, out, c, h, w);
+    if (i == 0 && o.fc6_hwc) oi = fc_inputs_hwc_to_chw(oi, out, c, h, w);
     ojson l = {{"name", name}, {"type", "fully_connected"}, {"outputs", out}};
     l["weight"] = add_tensor(name + "_weight", {out, in}, oi);
     l["weight"]["layout"] = "OI";
@@ -187,8 +183,8 @@ ModelFolder convert_bvlc(const BvlcFile& f, const BvlcImportOptions& o) {
   m["missing_weights"] = kAlexnetMissingWeights;
   m["provenance"] = {{"tool", "batchscope-weights import-bvlc"},
                      {"source", std::filesystem::path(o.path).filename().string()},
-                     {"conventions", {{"fc6_flatten_in_file", o.fc6_flatten}, {"conv1_padding", o.conv1_padding},
-                                      {"lrn_alpha", o.lrn_alpha}, {"lrn_alpha_convention", o.lrn_convention}}}};
+                     {"conventions", {{"fc6_flatten_in_file", o.fc6_hwc ? "hwc" : "chw"}, {"conv1_padding", o.conv1_same ? "same" : "valid"},
+                                      {"lrn_alpha", o.lrn_alpha}, {"lrn_alpha_convention", o.lrn_caffe ? "caffe" : "tensorflow"}}}};
   m["preprocess"] = {{"channel_order", "BGR"}, {"resize_shorter", 256}, {"crop", o.input_size}, {"mean", {104, 117, 123}}};
   m["input"] = {3, o.input_size, o.input_size};
   m["layers"] = layers;

@@ -30,10 +30,10 @@ void write_bvlc(const std::string& path, const BvlcFile& f);  // atomic; .npy he
 struct BvlcImportOptions {
   std::string path, out_dir, name = "alexnet";
   int input_size = 227;
-  std::string fc6_flatten = "hwc";      // the order fc6's inputs are in, in the file: hwc (TensorFlow) | chw
-  std::string conv1_padding = "valid";  // valid (Caffe's deploy: 55x55) | same (TensorFlow 'SAME': 57x57)
+  bool fc6_hwc = true;        // the order fc6's inputs are in, in the file: (H, W, C) as TensorFlow flattens (--fc6-flatten hwc), else chw
+  bool conv1_same = false;    // conv1 padded as TensorFlow's 'SAME' (57x57, --conv1-padding same), else Caffe's deploy (55x55, valid)
   double lrn_alpha = 1e-4;
-  std::string lrn_convention = "caffe";  // caffe: alpha divides by local_size; tensorflow: it does not
+  bool lrn_caffe = true;      // --lrn-convention caffe: alpha is divided by local_size in the formula; tensorflow: it is not
   int lrn_size = 5;
   double lrn_beta = 0.75, lrn_k = 1.0;
 };

@@ -64,16 +64,19 @@ int main(int argc, char** argv) {
   CLI::App* ibv = command("import-bvlc", "turn bvlc_alexnet.npy (pickled dict, TensorFlow layouts) into a model folder");
   ibv->add_option("FILE", bv.path, "bvlc_alexnet.npy (or a file from 'synthesize')");
   ibv->add_option("--out", bv.out_dir, "model folder to write (replaced if it is a model folder)")->type_name("DIR");
-  ibv->add_option("--fc6-flatten", bv.fc6_flatten, "order of fc6's inputs in the file: hwc (TensorFlow, reported for this file) | chw")
-      ->capture_default_str()
-      ->check(bs::one_of({"hwc", "chw"}, "flatten order"));
-  ibv->add_option("--conv1-padding", bv.conv1_padding, "valid (Caffe deploy, 55x55) | same (TensorFlow 'SAME', 57x57)")
-      ->capture_default_str()
-      ->check(bs::one_of({"valid", "same"}, "padding"));
+  // Each convention is a choice of two, read once into a flag of the options (bvlc.hpp).
+  auto choice = [&](const std::string& flag, const std::string& what, const std::string& yes, const std::string& no, bool& target,
+                    const std::string& help) {
+    ibv->add_option_function<std::string>(flag, [&target, yes](const std::string& v) { target = v == yes; }, help)
+        ->check(bs::one_of({yes, no}, what))
+        ->type_name(yes + "|" + no);
+  };
+  choice("--fc6-flatten", "flatten order", "hwc", "chw", bv.fc6_hwc,
+         "order of fc6's inputs in the file: hwc (TensorFlow, reported for this file; the default) | chw");
+  choice("--conv1-padding", "padding", "same", "valid", bv.conv1_same, "valid (Caffe deploy, 55x55; the default) | same (TensorFlow 'SAME', 57x57)");
   bs::add_double(*ibv, "--lrn-alpha", bv.lrn_alpha, "LRN alpha (default: 0.0001)", 0, 1e9);
-  ibv->add_option("--lrn-convention", bv.lrn_convention, "caffe (alpha is divided by local_size) | tensorflow (it is not)")
-      ->capture_default_str()
-      ->check(bs::one_of({"caffe", "tensorflow"}, "convention"));
+  choice("--lrn-convention", "convention", "caffe", "tensorflow", bv.lrn_caffe,
+         "caffe (alpha is divided by local_size; the default) | tensorflow (it is not)");
   bs::add_int(*ibv, "--input-size", bv.input_size, "input height and width (default: 227)", 1, 65535);
   ibv->add_option("--name", bv.name, "model name")->capture_default_str();
 

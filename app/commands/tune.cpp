@@ -165,6 +165,8 @@ int run_tune(const TuneOptions& o) {
   t.date = utc_now();
   t.command = o.command_line;
   t.model = m.name;
+  const nlohmann::json env = environment_info();
+  for (auto it = env.begin(); it != env.end(); ++it) t.environment[it.key()] = it.value().get<std::string>();
   const std::string out = o.out.empty() ? default_tuning_path(t.device.name) : o.out;
   if (o.out.empty()) std::filesystem::create_directories(std::filesystem::path(out).parent_path());
   check_writable(out, "--out");

@@ -104,6 +104,9 @@ TuningTable read_tuning(const std::string& path, const std::string& device_name)
     t.command = j.value("command", std::string());
     t.model = j.value("model", std::string());
     t.interrupted = j.value("interrupted", false);
+    if (j.contains("environment") && j["environment"].is_object())
+      for (const auto& [k, v] : j["environment"].items())
+        if (v.is_string()) t.environment[k] = v.get<std::string>();
     size_t index = 0;
     for (const auto& e : j.at("entries")) {
       TuningEntry te;
@@ -146,6 +149,7 @@ std::string tuning_json(const TuningTable& t) {
   j["command"] = t.command;
   j["model"] = t.model;
   if (t.interrupted) j["interrupted"] = true;
+  j["environment"] = t.environment;
   j["entries"] = nlohmann::json::array();
   for (const TuningEntry& e : t.entries) {
     nlohmann::json times = nlohmann::json::object(), unsupported = nlohmann::json::object();

@@ -41,6 +41,7 @@ struct TuningTable {
   TuningDevice device;
   std::string commit, date, command, model;
   bool interrupted = false;  // the run that wrote it stopped early: the entries it has are complete, others are missing
+  std::map<std::string, std::string> environment;  // the BATCHSCOPE_* variables set for the run that measured it
   std::vector<TuningEntry> entries;
 
   // The best version for (kind, signature) at batch n, from n's entry or the nearest batch size measured.

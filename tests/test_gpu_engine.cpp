@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 
 #include "app/cli/run_flags.hpp"
 #include "app/exec/executor.hpp"
@@ -258,17 +259,25 @@ Model alexnet_like(std::mt19937& rng) {
                rng);
 }
 
+// Batches of 1 and 20 random inputs of pixel-like size (pixels minus a mean) for the AlexNet-shaped model, each with the
+// cpu backend's output: f(n, in, want).
+void alexnet_like_batches(const Model& m, std::mt19937& rng,
+                          const std::function<void(int, const std::vector<float>&, const std::vector<float>&)>& f) {
+  auto ref = make_backend("cpu");
+  ref->load(m);
+  for (int n : {1, 20}) {
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    for (float& x : in) x *= 100.0f;
+    f(n, in, run(*ref, m, in, n));
+  }
+}
+
 TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
   const Model m = alexnet_like(rng);
-  auto ref = make_backend("cpu");
-  ref->load(m);
-  for (int n : {1, 20}) {
-    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
-    for (float& x : in) x *= 100.0f;  // pixels minus a mean
-    const std::vector<float> want = run(*ref, m, in, n);
+  alexnet_like_batches(m, rng, [&](int n, const std::vector<float>& in, const std::vector<float>& want) {
     for (const char* v : {"auto", "12", "13", "14", "34", "35", "36"}) {
       BackendOptions o;
       o.conv_variant = test::conv_version(v);
@@ -292,7 +301,7 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
         }
       }
     }
-  }
+  });
 }
 
 // --precision tf32 end to end on the AlexNet-shaped model: the cuda backend (auto and each TF32 engine version)
@@ -303,12 +312,7 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
   const Model m = alexnet_like(rng);
-  auto ref = make_backend("cpu");
-  ref->load(m);
-  for (int n : {1, 20}) {
-    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
-    for (float& x : in) x *= 100.0f;
-    const std::vector<float> want = run(*ref, m, in, n);
+  alexnet_like_batches(m, rng, [&](int n, const std::vector<float>& in, const std::vector<float>& want) {
     struct Cfg { const char* backend; const char* conv; };
     for (const Cfg& c : {Cfg{"cuda", "auto"}, Cfg{"cuda", "16"}, Cfg{"cuda", "17"}, Cfg{"cuda", "18"}, Cfg{"cuda", "23"}, Cfg{"cuda", "24"},
                           Cfg{"cuda", "25"}, Cfg{"cuda", "26"}, Cfg{"cuda", "27"}, Cfg{"cuda", "28"},
@@ -334,7 +338,7 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
         EXPECT_NE(gpu->describe(16).find(n == 1 ? "fc v5 stream" : "gemm-tf32"), std::string::npos) << gpu->describe(16);
       }
     }
-  }
+  });
 }
 
 // --precision fp16 and bf16 end to end on the AlexNet-shaped model (16-bit NHWC activations, the flatten before fc6
@@ -346,12 +350,7 @@ TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
   const Model m = alexnet_like(rng);
-  auto ref = make_backend("cpu");
-  ref->load(m);
-  for (int n : {1, 20}) {
-    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
-    for (float& x : in) x *= 100.0f;
-    const std::vector<float> want = run(*ref, m, in, n);
+  alexnet_like_batches(m, rng, [&](int n, const std::vector<float>& in, const std::vector<float>& want) {
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"auto", "19", "20", "21"}) {
         BackendOptions o;
@@ -373,25 +372,42 @@ TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
           EXPECT_NE(gpu->describe(16).find("gemm-half"), std::string::npos) << gpu->describe(16);
         }
       }
-  }
+  });
 }
 
 // fp16 cannot hold a value above 65504: a layer whose output goes beyond it is reported by name, not passed on as
 // inf; an input beyond it is reported at the first layer; bf16 (FP32's range) runs the same model within tolerance.
+// A conv -> relu -> fc model whose convolution's outputs reach about 2e5 (72 inputs of 10, weights of 300: beyond fp16),
+// its input of tens, and an fp16 backend of `backend` for it.
+struct OverflowCase {
+  Model m;
+  std::vector<float> in;
+  std::unique_ptr<Backend> gpu;
+  ConvParams& conv() { return std::get<ConvParams>(m.layers[0].op); }
+};
+OverflowCase overflow_case(const char* backend, std::mt19937& rng, int n) {
+  OverflowCase c;
+  c.m = build("big", {8, 6, 6}, {conv_layer("conv", 4, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
+                                 fc_layer("fc", 3)},
+              rng);
+  for (float& w : c.conv().weight) w = 300.0f;
+  c.in.assign(static_cast<size_t>(c.m.input.size()) * n, 10.0f);
+  BackendOptions o;
+  o.precision = Precision::fp16;
+  c.gpu = make_backend(backend, o);
+  return c;
+}
+
 TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
-  Model m = build("big", {8, 6, 6}, {conv_layer("conv", 4, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
-                                     fc_layer("fc", 3)},
-                  rng);
-  auto& conv = std::get<ConvParams>(m.layers[0].op);
-  for (float& w : conv.weight) w = 300.0f;  // 72 inputs of ~10 each: conv outputs near 2e5
   const int n = 2;
-  std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 10.0f);
-  BackendOptions o;
-  o.precision = parse_enum<Precision>("fp16", "--precision");
-  auto gpu = make_backend("cuda", o);
+  OverflowCase c = overflow_case("cuda", rng, n);
+  Model& m = c.m;
+  auto& conv = c.conv();
+  std::vector<float>& in = c.in;
+  auto& gpu = c.gpu;
   gpu->load(m);
   test::expect_error_at([&] { run(*gpu, m, in, n); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
   for (float& w : conv.weight) w = 1e-3f;  // in range now: the same backend runs clean (the flag was reset)
@@ -403,7 +419,8 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   for (float& w : conv.weight) w = 300.0f;
   auto ref = make_backend("cpu");
   ref->load(m);
-  o.precision = parse_enum<Precision>("bf16", "--precision");
+  BackendOptions o;
+  o.precision = Precision::bf16;
   auto b16 = make_backend("cuda", o);
   b16->load(m);
   EXPECT_LE(test::rel_l2(run(*b16, m, in, n), run(*ref, m, in, n)), precision_tolerance(Precision::bf16)) << "seed " << seed;
@@ -485,17 +502,13 @@ TEST(GpuEngine, CudnnFp16OverflowIsReported) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
-  Model m = build("big", {8, 6, 6}, {conv_layer("conv", 4, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
-                                     fc_layer("fc", 3)},
-                  rng);
-  auto& conv = std::get<ConvParams>(m.layers[0].op);
-  for (float& w : conv.weight) w = 300.0f;
-  for (float& b : conv.bias) b = 0.0f;
   const int n = 2;
-  std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 10.0f);
-  BackendOptions o;
-  o.precision = parse_enum<Precision>("fp16", "--precision");
-  auto gpu = make_backend("cudnn", o);
+  OverflowCase c = overflow_case("cudnn", rng, n);
+  Model& m = c.m;
+  auto& conv = c.conv();
+  for (float& b : conv.bias) b = 0.0f;
+  std::vector<float>& in = c.in;
+  auto& gpu = c.gpu;
   gpu->load(m);
   test::expect_error_at([&] { run(*gpu, m, in, n); }, "cudnn", "exceeds 65504, FP16's largest value");
   for (float& w : conv.weight) w = 1e-3f;

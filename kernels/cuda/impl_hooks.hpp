@@ -28,6 +28,18 @@ struct ImplHooks {
   void (*half_fc_forward)(int version, const cuda::half::HalfFcArgs& a, cudaStream_t s) = nullptr;
 };
 
+// A cuda descriptor with what every version says (its op, number, name, summary and launchers); the caller sets the rest.
+inline Impl cuda_impl(LayerKind op, int number, std::string name, std::string summary, const ImplHooks* hooks) {
+  Impl i;
+  i.op = op;
+  i.backend = BackendKind::cuda;
+  i.number = number;
+  i.name = std::move(name);
+  i.summary = std::move(summary);
+  i.hooks = hooks;
+  return i;
+}
+
 // Per kernel file: its descriptors (called by register_cuda_impls, kernels/cuda/impls.cpp).
 namespace cuda {
 void register_conv_basic(Registry& r);      // ops/conv_basic.cu: v1, v2, v4, v5, v6

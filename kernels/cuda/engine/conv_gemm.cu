@@ -259,12 +259,7 @@ void register_conv_engine(Registry& r) {
   static const ImplHooks hooks{.conv_prepare = [](int, const ConvArgs& a, float* p, cudaStream_t s) { detail::gemm_prepare(a, p, s); },
                                .conv_forward = detail::gemm_forward};
   auto add = [&](int v, const char* name, const char* summary, Precision p) {
-    Impl i;
-    i.op = LayerKind::conv;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
     i.math = name_of(p);
     i.precisions = {p};
     i.fuses_act = true;
@@ -272,7 +267,6 @@ void register_conv_engine(Registry& r) {
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::gemm_supports(v, l, e); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::gemm_workspace_floats(v, l, n); };
     i.prepared_floats = [](const Layer& l, Shape, Precision) { return detail::gemm_prepared_floats(l); };
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   add(12, "gemm-fma", "GEMM engine: implicit GEMM, 128x128x32 tiles, 8x8 FP32 FFMA outputs per thread, 3-stage cp.async, "

@@ -488,12 +488,7 @@ void wgmma_forward(int version, const ConvArgs& a, cudaStream_t s) {
 void register_conv_wgmma(Registry& r) {
   static const ImplHooks hooks{.conv_prepare = detail::wgmma_prepare, .conv_forward = detail::wgmma_forward};
   auto add = [&](int v, const char* name, const char* summary, const char* shapes) {
-    Impl i;
-    i.op = LayerKind::conv;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
     i.shapes = shapes;
     const Precision p = v >= 34 ? Precision::fp32 : Precision::tf32;
     i.math = name_of(p);
@@ -503,7 +498,6 @@ void register_conv_wgmma(Registry& r) {
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::wgmma_supports(v, l, e); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::wgmma_workspace_floats(v, l, n); };
     i.prepared_floats = [v](const Layer& l, Shape, Precision) { return detail::wgmma_prepared_floats(v, l); };
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   const char* sm90 = "any (compute capability 9.0, sm_90a build)";

@@ -249,24 +249,14 @@ void register_fc_engine(Registry& r) {
   static const ImplHooks engine{
       .fc_prepare = [](int, const float* w, int in, int out, float* p, cudaStream_t s) { detail::fc_engine_prepare(w, in, out, p, s); },
       .fc_forward = detail::fc_engine_forward};
-  Impl st;
-  st.op = LayerKind::fc;
-  st.backend = BackendKind::cuda;
-  st.number = 5;
-  st.name = "stream";
-  st.summary = "weight streaming for small batches: each weight read once, 4 16-byte loads in flight per lane, bias + activation fused";
+  Impl st = cuda_impl(LayerKind::fc, 5, "stream", "weight streaming for small batches: each weight read once, 4 16-byte loads in flight "
+                                               "per lane, bias + activation fused", &stream);
   // FP32 arithmetic, and tf32's choice too for a few images: memory-bound, as fast as a tensor-core product would be.
   st.precisions = {Precision::fp32, Precision::tf32};
   st.fuses_act = true;
-  st.hooks = &stream;
   r.add(std::move(st));
   auto add = [&](int v, const char* name, const char* summary, Precision p) {
-    Impl i;
-    i.op = LayerKind::fc;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::fc, v, name, summary, &engine);
     i.math = name_of(p);
     i.precisions = {p};
     i.fuses_act = true;
@@ -277,7 +267,6 @@ void register_fc_engine(Registry& r) {
     i.prepared_floats = [](const Layer& l, Shape, Precision) {
       return detail::fc_engine_prepared_floats(static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
     };
-    i.hooks = &engine;
     r.add(std::move(i));
   };
   add(6, "gemm-fma", "GEMM engine, 128x128x32 tiles, FP32 FFMA, split-K, bias + activation fused", Precision::fp32);

@@ -323,12 +323,7 @@ namespace bs::cuda {
 void register_conv_half(Registry& r) {
   static const ImplHooks hooks{.half_conv_prepare = half::conv_half_prepare, .half_conv_forward = half::conv_half_forward};
   auto add = [&](int v, const char* name, const char* summary, const char* shapes) {
-    Impl i;
-    i.op = LayerKind::conv;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
     i.shapes = shapes;
     i.math = "fp16/bf16";
     i.precisions = {Precision::fp16, Precision::bf16};
@@ -337,7 +332,6 @@ void register_conv_half(Registry& r) {
     i.supports = [v](const Layer& l, const Epilogue& e) { return half::conv_half_supports(v, l, e.pool2x2); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision p) { return half::conv_half_workspace_floats(v, l, n, p == Precision::bf16); };
     i.prepared_floats = [](const Layer& l, Shape, Precision) { return half::conv_half_prepared_floats(l); };
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   add(19, "gemm-half", "GEMM engine on FP16/BF16 tensor cores (--precision fp16 or bf16): NHWC 16-bit activations, "

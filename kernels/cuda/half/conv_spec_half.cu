@@ -437,13 +437,9 @@ void register_conv_spec_half(Registry& r) {
       .half_conv_prepare = [](int, const float* w, const Layer& l, bool bf16, float* p, cudaStream_t s) { half::spec_half_prepare(w, l, bf16, p, s); },
       .half_conv_forward = [](int, const half::HalfConvArgs& a, cudaStream_t s) { half::spec_half_forward(a, s); },
       .half_reads_model_input = [](int, const Layer& l) { return half::spec_half_reads_model_input(l); }};
-  Impl i;
-  i.op = LayerKind::conv;
-  i.backend = BackendKind::cuda;
-  i.number = 22;
-  i.name = "spec-half";
-  i.summary = "compile-time shapes on FP16/BF16 tensor cores, m16n8k16 tiles that fit them: conv1 reads the FP32 "
-              "input itself (first layer) and fuses activation + 2x2 max pool, conv2 fuses the activation";
+  Impl i = cuda_impl(LayerKind::conv, 22, "spec-half",
+                     "compile-time shapes on FP16/BF16 tensor cores, m16n8k16 tiles that fit them: conv1 reads the FP32 input "
+                     "itself (first layer) and fuses activation + 2x2 max pool, conv2 fuses the activation", &hooks);
   i.shapes = "ECE 408 conv1, conv2";
   i.math = "fp16/bf16";
   i.precisions = {Precision::fp16, Precision::bf16};
@@ -451,7 +447,6 @@ void register_conv_spec_half(Registry& r) {
   i.prep_layout = 22;
   i.supports = [](const Layer& l, const Epilogue& e) { return half::spec_half_supports(l, e.pool2x2); };
   i.prepared_floats = [](const Layer& l, Shape, Precision) { return half::spec_half_prepared_floats(l); };
-  i.hooks = &hooks;
   r.add(std::move(i));
 }
 

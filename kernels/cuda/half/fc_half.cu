@@ -183,12 +183,7 @@ namespace bs::cuda {
 void register_fc_half(Registry& r) {
   static const ImplHooks hooks{.half_fc_prepare = half::fc_half_prepare, .half_fc_forward = half::fc_half_forward};
   auto add = [&](int v, const char* name, const char* summary) {
-    Impl i;
-    i.op = LayerKind::fc;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::fc, v, name, summary, &hooks);
     i.math = "fp16/bf16";
     i.precisions = {Precision::fp16, Precision::bf16};
     i.fuses_act = true;
@@ -197,7 +192,6 @@ void register_fc_half(Registry& r) {
       return half::fc_half_workspace_floats(v, n, stored, std::get<FcParams>(l.op).outputs, p == Precision::bf16);
     };
     i.prepared_floats = [](const Layer& l, Shape stored, Precision) { return half::fc_half_prepared_floats(stored, std::get<FcParams>(l.op).outputs); };
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   add(12, "gemm-half", "GEMM engine on FP16/BF16 tensor cores (--precision fp16 or bf16), weights permuted to the NHWC "

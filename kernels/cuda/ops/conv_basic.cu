@@ -203,17 +203,11 @@ void basic_forward(int version, const ConvArgs& a, cudaStream_t s) {
 void register_conv_basic(Registry& r) {
   static const ImplHooks hooks{.conv_forward = detail::basic_forward};
   auto add = [&](int v, const char* name, const char* summary, const char* shapes, bool texture = false) {
-    Impl i;
-    i.op = LayerKind::conv;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
     i.shapes = shapes;
     i.texture = texture;
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::basic_supports(v, l, e); };
     if (v == 5) i.workspace_floats = [](const Layer& l, Shape, int n, Precision) { return detail::basic_workspace_floats(5, l, n); };
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   add(1, "direct", "one thread per output, weights in global memory", "any");

@@ -175,19 +175,13 @@ void const_forward(int version, const ConvArgs& a, cudaStream_t s) {
 void register_conv_const(Registry& r) {
   static const ImplHooks hooks{.conv_forward = detail::const_forward};
   auto add = [&](int v, const char* name, const char* summary, const char* shapes, bool epilogue) {
-    Impl i;
-    i.op = LayerKind::conv;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
     i.shapes = shapes;
     i.fuses_act = i.fuses_pool2x2 = epilogue;
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::const_supports(v, l, e); };
     i.constant_bank = [v](const Layer& l) {
       return std::string("c_weights") + (v == 3 && l.weight_count() > kBankFloats ? " in chunks" : "");
     };
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   add(3, "constant", "weights in __constant__ memory, chunks of filters when over 64 KiB", "any", false);

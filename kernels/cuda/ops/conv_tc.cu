@@ -196,17 +196,11 @@ std::string tiled_bank(const Layer& l);  // conv_tiled_spec.cu: conv1's shape ru
 
 void register_conv_tc(Registry& r) {
   static const ImplHooks hooks{.conv_forward = [](int, const ConvArgs& a, cudaStream_t s) { detail::tc_forward(a, s); }};
-  Impl i;
-  i.op = LayerKind::conv;
-  i.backend = BackendKind::cuda;
-  i.number = 11;
-  i.name = "tc-3xtf32";
-  i.summary = "v10, with conv2's shape on tensor cores: 3xTF32 implicit GEMM (FP32-accurate)";
+  Impl i = cuda_impl(LayerKind::conv, 11, "tc-3xtf32", "v10, with conv2's shape on tensor cores: 3xTF32 implicit GEMM (FP32-accurate)", &hooks);
   i.shapes = "ECE 408 conv1, conv2";
   i.fuses_act = i.fuses_pool2x2 = true;
   i.supports = [](const Layer& l, const Epilogue& e) { return detail::tc_supports(l, e); };
   i.constant_bank = tiled_bank;
-  i.hooks = &hooks;
   r.add(std::move(i));
 }
 

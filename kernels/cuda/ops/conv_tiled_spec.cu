@@ -249,17 +249,11 @@ std::string tiled_bank(const Layer& l) { return l.in.c == 1 ? "c_tiled_w" : ""; 
 void register_conv_tiled(Registry& r) {
   static const ImplHooks hooks{.conv_forward = detail::tiled_forward};
   auto add = [&](int v, const char* name, const char* summary, bool epilogue) {
-    Impl i;
-    i.op = LayerKind::conv;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
     i.shapes = "ECE 408 conv1, conv2";
     i.fuses_act = i.fuses_pool2x2 = epilogue;
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::tiled_supports(v, l, e); };
     i.constant_bank = tiled_bank;
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   add(9, "tiled-spec", "compile-time shapes, weights in shared memory, PX x MQ register tile per thread", false);

@@ -242,18 +242,12 @@ void fc_basic_forward(int version, const FcArgs& a, cudaStream_t s) {
 void register_fc_basic(Registry& r) {
   static const ImplHooks hooks{.fc_forward = detail::fc_basic_forward};
   auto add = [&](int v, const char* name, const char* summary) {
-    Impl i;
-    i.op = LayerKind::fc;
-    i.backend = BackendKind::cuda;
-    i.number = v;
-    i.name = name;
-    i.summary = summary;
+    Impl i = cuda_impl(LayerKind::fc, v, name, summary, &hooks);
     i.texture = v == 3;
     if (v == 2)
       i.workspace_floats = [](const Layer& l, Shape, int n, Precision) {
         return detail::fc_basic_workspace_floats(2, n, static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs);
       };
-    i.hooks = &hooks;
     r.add(std::move(i));
   };
   add(1, "naive", "one thread per output, dot product over the inputs");
@@ -262,12 +256,7 @@ void register_fc_basic(Registry& r) {
   add(4, "warp", "one warp per output row for up to 8 images, 16-byte read-only loads");
   // The one kernel of each other layer kind (FP32 NCHW, and on the 16-bit NHWC path with --precision fp16 / bf16).
   auto one = [&](LayerKind op, const char* name, const char* summary) {
-    Impl i;
-    i.op = op;
-    i.backend = BackendKind::cuda;
-    i.name = name;
-    i.summary = summary;
-    i.math = "fp32";
+    Impl i = cuda_impl(op, 0, name, summary, nullptr);
     i.precisions = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16};
     r.add(std::move(i));
   };
@@ -276,11 +265,8 @@ void register_fc_basic(Registry& r) {
   one(LayerKind::lrn, "lrn kernel", "across channels, one thread per output");
   one(LayerKind::softmax, "softmax kernel", "one block per image");
   one(LayerKind::flatten, "no-op", "NCHW is already flat; on the 16-bit path the next layer reads the NHWC order");
-  Impl lp;
-  lp.op = LayerKind::lrn;
-  lp.backend = BackendKind::cuda;
-  lp.name = "lrn+pool kernel";
-  lp.summary = "LRN and the pooling after it in one kernel, the LRN's plane in shared memory (FP32)";
+  Impl lp = cuda_impl(LayerKind::lrn, 0, "lrn+pool kernel", "LRN and the pooling after it in one kernel, the LRN's plane in shared memory (FP32)",
+                      nullptr);
   lp.precisions = {Precision::fp32, Precision::tf32};  // the FP32 NCHW path (fp16 / bf16 run LRN and pooling as two kernels)
   lp.fuses_pool = true;
   lp.supports = [](const Layer& l, const Epilogue&) {

@@ -40,26 +40,14 @@ int main(int argc, char** argv) {
   }
   bs::install_interrupt_handlers();
   CLI::App app{"batchscope: batch inference of CNNs on CPU and GPU, with an execution-time breakdown"};
-  app.require_subcommand(0, 1);
-  app.allow_extras();
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);  // a flag given twice: the last counts
+  bs::Commands commands(app, "batchscope");
   app.set_version_flag("--version", bs::version_text());
-  std::string max_tensor;
-  app.add_option("--max-tensor-bytes", max_tensor,
-                 "largest tensor any input file may declare, e.g. 32G (default 16G, or $BATCHSCOPE_MAX_TENSOR_BYTES)");
-  app.fallthrough();  // the option may follow the subcommand
   app.footer("Run 'batchscope COMMAND --help' for a command's flags and examples. Shipped models (ece408, alexnet) resolve "
              "by name from any directory.\nExamples:\n  batchscope infer --model ece408\n"
              "  batchscope sweep --model ece408 --batches 1,16,256 --out ece408.csv && batchscope report ece408.csv --out report\n"
              "  batchscope plan --model alexnet --batch 1024 --backend cuda --precision fp16");
 
-  std::vector<CLI::App*> commands;
-  auto command = [&](const char* name, const char* what) {
-    CLI::App* c = app.add_subcommand(name, what);
-    c->allow_extras();  // unknown flags are answered by refuse_extras, with the nearest known one
-    commands.push_back(c);
-    return c;
-  };
+  auto command = [&](const char* name, const char* what) { return commands.add(name, what); };
   bs::InferOptions infer;
   CLI::App* infer_cmd = command("infer", "run a model over a test set or a .npy tensor");
   infer.add_to(*infer_cmd);
@@ -110,20 +98,14 @@ int main(int argc, char** argv) {
   }
   int rc = 0;
   try {
-    CLI::App* active = nullptr;
-    for (CLI::App* c : commands)
-      if (*c) active = c;
+    CLI::App* active = commands.active();
     if (!active) {  // `batchscope` alone: what it does and how to ask
-      if (!app.remaining().empty()) bs::refuse_extras(app, "batchscope");
       if (world->root()) std::cout << app.help();
       world->finalize();
       return 2;
     }
-    bs::refuse_extras(*active, "batchscope");
     if (active == help_cmd) {
-      CLI::App* topic = nullptr;
-      for (CLI::App* c : commands)
-        if (c->get_name() == help_topic) topic = c;
+      CLI::App* topic = commands.find(help_topic);
       if (!help_topic.empty() && !topic) bs::usage_fail("help", "no command '" + help_topic + "'; see batchscope help");
       // (App::help() of the top would describe the selected command, help itself.)
       if (world->root()) std::cout << (topic ? topic->help("batchscope") : app.get_formatter()->make_help(&app, "batchscope", CLI::AppFormatMode::Normal));
@@ -132,7 +114,6 @@ int main(int argc, char** argv) {
     }
     if (world->parallel() && active != infer_cmd && active != sweep_cmd && active != throughput_cmd)
       bs::usage_fail("mpirun", active->get_name() + " runs as one process; under mpirun only infer, sweep and throughput run (one rank per GPU)");
-    if (!max_tensor.empty()) bs::set_max_tensor_bytes(bs::parse_byte_size(max_tensor, "--max-tensor-bytes"));
     if (active == infer_cmd) rc = bs::run_infer(infer);
     if (active == sweep_cmd) rc = bs::run_sweep(sweep);
     if (active == throughput_cmd) rc = bs::run_throughput(throughput);

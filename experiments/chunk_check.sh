@@ -7,16 +7,11 @@
 # (PACK="batchscope batchscope-weights"); logs to $OUT/chunks.txt and $OUT/chunks.tar.gz.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}
+. experiments/device_env.sh
 mkdir -p "$OUT" chunks
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=.device
-[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
 exec > >(tee "$OUT/chunks.txt") 2>&1
 nvidia-smi -L; echo "binaries built from: $(head -c 60 .device/COMMIT)"
-[ -f weights/alexnet-seed1.npy ] || { mkdir -p weights; $bin/batchscope-weights synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null; }
-[ -f data/models/alexnet/conv1_weight.npy ] || $bin/batchscope-weights import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+alexnet_model
 tuning=""
 nvidia-smi -L | grep -q H100 && tuning="--tuning experiments/tuning/h100-alexnet.json"
 row() {  # CSV label unchunked-kernel-ms

@@ -13,17 +13,12 @@
 #               default --cuda-graph run for each
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}
+. experiments/device_env.sh
 mkdir -p "$OUT" e2e
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=.device
-[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
 exec > >(tee "$OUT/e2e.txt") 2>&1
 { nvidia-smi -L; echo "binaries built from: $(cat .device/COMMIT)"; } | tee e2e/device.txt
 step() { echo "== $1 ($(date +%T))"; }
-[ -f weights/alexnet-seed1.npy ] || { mkdir -p weights; $bin/batchscope-weights synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null; }
-[ -f data/models/alexnet/conv1_weight.npy ] || $bin/batchscope-weights import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+alexnet_model
 tuning=""  # the shipped H100 table (tuning tables refuse another device)
 nvidia-smi -L | grep -q H100 && tuning="--tuning experiments/tuning/h100-alexnet.json"
 

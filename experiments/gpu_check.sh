@@ -6,12 +6,8 @@
 # (scripts/pack_device.sh), because the GPU machine lacks CLI11, nlohmann-json and libzip.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}
+. experiments/device_env.sh
 mkdir -p "$OUT"
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=.device
-[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
 { nvidia-smi; nvcc --version | tail -1; echo "binaries built from: $(cat .device/COMMIT)"; } >"$OUT/device.txt" 2>&1
 head -20 "$OUT/device.txt"
 ldd "$bin/batchscope" "$bin/test_gpu" | grep "not found"
@@ -77,8 +73,7 @@ fi
 
 alexnet_weights() {
   mkdir -p weights
-  [ -f weights/alexnet-seed1.npy ] || "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
-  [ -f data/models/alexnet/conv1_weight.npy ] || "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+  alexnet_model
 }
 
 if [ "${TUNE:-0}" = 1 ]; then

@@ -6,14 +6,10 @@
 # Binaries: PACK="batchscope batchscope-weights" scripts/pack_device.sh.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}
+. experiments/device_env.sh
 mkdir -p "$OUT/ip"
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=.device
-[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
 echo "binaries built from: $(cat .device/COMMIT)" >"$OUT/ip/device.txt"; nvidia-smi -L >>"$OUT/ip/device.txt"
-[ -f weights/alexnet-seed1.npy ] || { mkdir -p weights; $bin/batchscope-weights synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null; }
-[ -f data/models/alexnet/conv1_weight.npy ] || $bin/batchscope-weights import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+alexnet_model
 nvidia-smi -L | grep -q H100 && tuning="--tuning experiments/tuning/h100-alexnet.json"
 for p in fp16 bf16; do
   for ip in fp32 $p; do

@@ -4,8 +4,7 @@
 # Writes the report's text to $OUT/ncu-<variant>-<regex>.txt. Clocks are left as they are (--clock-control none).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+. experiments/device_env.sh
 b=$1 v=$2 re=$3 count=$4
 tag=$(echo "$v-$re" | tr -c 'A-Za-z0-9_.-' '_')
 # EXTRA: more sweep flags (--precision tf32); NCU_SKIP: matching launches to skip first (conv3 is the third).

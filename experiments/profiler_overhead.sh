@@ -11,11 +11,8 @@
 # the profiled passes' median (breakdown_ms_median, what the breakdown partitions; the same passes under "timed").
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}
+. experiments/device_env.sh
 mkdir -p "$OUT/overhead"
-bin=${BIN:-.device}
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 ROUNDS=${ROUNDS:-5} REPS=${REPS:-300} WARMUP=${WARMUP:-30}
 CONFIGS=${CONFIGS:-off default}
 EXTRA=${EXTRA:-}

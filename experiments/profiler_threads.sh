@@ -7,11 +7,8 @@
 # $OUT/threads.tar.gz, the summary in $OUT/threads/threads.txt.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}
+. experiments/device_env.sh
 mkdir -p "$OUT/threads"
-bin=${BIN:-.device}
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 log=$OUT/threads/threads.txt
 {
   echo "binaries: $(cat .device/COMMIT 2>/dev/null)"; nvidia-smi -L

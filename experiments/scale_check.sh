@@ -5,18 +5,14 @@
 # AB_BATCH (AlexNet batch per GPU, default 1024), REPS (default 10).
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}
+. experiments/device_env.sh
 mkdir -p "$OUT" scale
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=.device
-[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 G=${GPUS:-$(nvidia-smi -L | wc -l)}
 { nvidia-smi -L; mpirun --version | head -1; echo "binaries built from: $(cat .device/COMMIT)"; ldd $bin/batchscope | grep -E "mpi|not found"; } 2>&1 | tee scale/device.txt
 mpi="mpirun -np $G --bind-to none"
 step() { echo "== $1 ($(date +%T))"; }
-[ -f weights/alexnet-seed1.npy ] || { mkdir -p weights; $bin/batchscope-weights synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null; }
-[ -f data/models/alexnet/conv1_weight.npy ] || $bin/batchscope-weights import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+alexnet_model
 
 if [ "${TESTS:-1}" = 1 ]; then
   step "GPU test: concurrency hazard"

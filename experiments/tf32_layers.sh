@@ -5,15 +5,8 @@
 # PRECISION=fp32 CUDNN_EXTRA="--cudnn-algos exact" compares the FP32 versions with cuDNN's exact algorithms.
 set -uo pipefail
 cd "$(dirname "$0")/.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=.device
-[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
-mkdir -p weights
-[ -f data/models/alexnet/conv1_w.npy ] || {
-  "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
-  "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
-}
+. experiments/device_env.sh
+alexnet_model
 P=${PRECISION:-tf32}
 common="--model data/models/alexnet --precision $P --batches ${BATCHES:-128,1024} --reps ${REPS:-5} --warmup 2 --host-memory pinned --check-images 1 --check-backend cpu"
 for v in ${VARIANTS:-23 24 25 17}; do

@@ -50,23 +50,42 @@ def _read_csv(path, required):
     return rows
 
 
+def _metadata(path):
+    """The JSON written beside a result CSV (its run's metadata), {} when there is none."""
+    jp = (path[:-4] if path.endswith(".csv") else path) + ".json"
+    if not os.path.exists(jp):
+        return {}
+    try:
+        return json.load(open(jp))
+    except json.JSONDecodeError as e:
+        raise SweepDataError(f"{jp}: invalid JSON ({e})")
+
+
+def _rows(path, required, numeric, optional=()):
+    """(line, row) for each row of the CSV, its `numeric` columns parsed (a bad value is refused naming its line and
+    column) and its `optional` ones too where present (None where empty or absent)."""
+    rows = []
+    for i, r in enumerate(_read_csv(path, required), start=2):
+        row = dict(r)
+        for c in numeric:
+            row[c] = _number(path, i, c, r[c])
+        for c in optional:
+            row[c] = _number(path, i, c, r.get(c) or "", allow_empty=True)
+        rows.append((i, row))
+    return rows
+
+
 class Sweep:
     """One sweep: its rows (numbers parsed), its layers and its metadata."""
 
     def __init__(self, path):
         self.path = path
-        raw = _read_csv(path, REQUIRED)
         self.rows = []
-        for i, r in enumerate(raw, start=2):
-            row = dict(r)
-            for c in NUMERIC:
-                row[c] = _number(path, i, c, r[c])
-            for c in OPTIONAL_NUMERIC:
-                row[c] = _number(path, i, c, r[c], allow_empty=True) if c in r and r[c] is not None else None
+        for i, row in _rows(path, REQUIRED, NUMERIC, OPTIONAL_NUMERIC):
             for c in CATEGORIES:
-                row[c] = _number(path, i, c + "_ms", r[c + "_ms"], allow_empty=True)
-            if r["run"] not in ("cold", "warm"):
-                raise SweepDataError(f"{path}: line {i}, column 'run': '{r['run']}' is neither cold nor warm")
+                row[c] = _number(path, i, c + "_ms", row[c + "_ms"], allow_empty=True)
+            if row["run"] not in ("cold", "warm"):
+                raise SweepDataError(f"{path}: line {i}, column 'run': '{row['run']}' is neither cold nor warm")
             row["batch"] = int(row["batch"])
             self.rows.append(row)
         # Under mpirun: per-rank rows and an aggregate ("all") row per point. The figures read the aggregate,
@@ -86,19 +105,10 @@ class Sweep:
         self.layers = []
         lp = base + ".layers.csv"
         if os.path.exists(lp):
-            for i, r in enumerate(_read_csv(lp, LAYER_REQUIRED), start=2):
-                row = dict(r)
-                for c in ("batch", "median_ms", "min_ms", "max_ms", "gflop_per_s", "gb_per_s"):
-                    row[c] = _number(lp, i, c, r[c])
+            for _, row in _rows(lp, LAYER_REQUIRED, ("batch", "median_ms", "min_ms", "max_ms", "gflop_per_s", "gb_per_s")):
                 row["batch"] = int(row["batch"])
                 self.layers.append(row)
-        self.meta = {}
-        jp = base + ".json"
-        if os.path.exists(jp):
-            try:
-                self.meta = json.load(open(jp))
-            except json.JSONDecodeError as e:
-                raise SweepDataError(f"{jp}: invalid JSON ({e})")
+        self.meta = _metadata(path)
 
     def warm(self):
         return sorted((r for r in self.rows if r["run"] == "warm"), key=lambda r: r["batch"])
@@ -151,15 +161,9 @@ class Throughput:
 
     def __init__(self, path):
         self.path = path
-        raw = _read_csv(path, THROUGHPUT_REQUIRED)
         self.rows = []
-        for i, r in enumerate(raw, start=2):
-            row = dict(r)
-            for c in THROUGHPUT_REQUIRED[2:]:
-                if c != "rank":
-                    row[c] = _number(path, i, c, r[c])
-            for c in ("images_per_s_one_rank", "scaling_efficiency"):
-                row[c] = _number(path, i, c, r.get(c) or "", allow_empty=True)
+        for _, row in _rows(path, THROUGHPUT_REQUIRED, [c for c in THROUGHPUT_REQUIRED[2:] if c != "rank"],
+                            ("images_per_s_one_rank", "scaling_efficiency")):
             if row["rank"] == "all":
                 self.rows.append(row)
         if not self.rows:
@@ -168,13 +172,7 @@ class Throughput:
         first = self.rows[0]
         self.model, self.backend, self.precision = first["model"], first["backend"], first.get("precision", "fp32")
         self.ranks = int(first["ranks"])
-        self.meta = {}
-        jp = (path[:-4] if path.endswith(".csv") else path) + ".json"
-        if os.path.exists(jp):
-            try:
-                self.meta = json.load(open(jp))
-            except json.JSONDecodeError as e:
-                raise SweepDataError(f"{jp}: invalid JSON ({e})")
+        self.meta = _metadata(path)
 
     def label(self):
         v = f" {first}" if (first := self.rows[0].get("variant", "")) else ""

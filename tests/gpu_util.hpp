@@ -70,6 +70,13 @@ inline BackendOptions gpu_options(const std::string& conv, const std::string& fc
   return o;
 }
 
+// gpu_options with the activations poisoned with NaN and guard zones after them, checked after each run.
+inline BackendOptions guarded_options(const std::string& conv, const std::string& fc = "", const std::string& precision = "fp32") {
+  BackendOptions o = gpu_options(conv, fc, "fastest", precision);
+  o.guard_check = true;
+  return o;
+}
+
 // A backend of `backend` ("cuda", "cudnn", ...) running the plans of an executor for m, the weights loaded.
 inline std::unique_ptr<Backend> open_backend(const Model& m, const std::string& backend, const BackendOptions& o) {
   return Executor(m, parse_enum<BackendKind>(backend, "--backend"), o).open();

@@ -85,43 +85,53 @@ inline std::vector<OpCase> op_cases(bool big) {
   cases.push_back({"softmax 1000", {1000, 1, 1}, 2, SoftmaxParams{}});
   cases.push_back({"flatten", {3, 4, 5}, 2, FlattenParams{}});
   if (big) {
-    // ECE 408 layers at the course's batch shape (smaller batch), then every AlexNet (BVLC) layer.
-    cases.push_back({"ece408 conv1", {1, 48, 48}, 64, conv_params(6, 5, 1, 0, 1, false)});
-    cases.push_back({"ece408 conv2", {6, 22, 22}, 64, conv_params(16, 5, 1, 0, 1, false)});
-    cases.push_back({"ece408 conv2 n7 bias", {6, 22, 22}, 7, conv_params(16, 5, 1, 0, 1, true)});
-    PoolParams p2; p2.kh = p2.kw = 2; p2.sh = p2.sw = 2;
-    cases.push_back({"ece408 pool", {6, 44, 44}, 64, p2});
-    FcParams f1; f1.outputs = 140; f1.bias.resize(140);
-    cases.push_back({"ece408 fc1", {5184, 1, 1}, 64, f1});
-    cases.push_back({"alexnet conv1", {3, 227, 227}, 2, conv_params(96, 11, 4, 0, 1, true)});
-    cases.push_back({"alexnet conv2", {96, 27, 27}, 2, conv_params(256, 5, 1, 2, 2, true)});
-    cases.push_back({"alexnet conv3", {256, 13, 13}, 2, conv_params(384, 3, 1, 1, 1, true)});
-    cases.push_back({"alexnet conv4", {384, 13, 13}, 2, conv_params(384, 3, 1, 1, 2, true)});
-    cases.push_back({"alexnet conv5", {384, 13, 13}, 2, conv_params(256, 3, 1, 1, 2, true)});
+    // ECE 408 layers at the course's batch shape (smaller batch), every AlexNet (BVLC) layer, then for the GEMM
+    // engine (conv v12-v14, fc v5-v8): partial M tiles (160 = 128 + 32), K tails (300 -> 320), groups of 50
+    // filters, split-K at batch 1 (K = 2304), a 1x1 kernel, an odd conv1-like shape; fc batches past one 128-row
+    // tile, inputs that are not a multiple of 4 (the streaming path's scalar loop), more images than one streaming
+    // pass takes.
+    struct Conv {
+      const char* label;
+      Shape in;
+      int n, m, k, s, p, g;
+      bool bias;
+    };
+    for (const Conv& c : {Conv{"ece408 conv1", {1, 48, 48}, 64, 6, 5, 1, 0, 1, false},
+                          Conv{"ece408 conv2", {6, 22, 22}, 64, 16, 5, 1, 0, 1, false},
+                          Conv{"ece408 conv2 n7 bias", {6, 22, 22}, 7, 16, 5, 1, 0, 1, true},
+                          Conv{"alexnet conv1", {3, 227, 227}, 2, 96, 11, 4, 0, 1, true},
+                          Conv{"alexnet conv2", {96, 27, 27}, 2, 256, 5, 1, 2, 2, true},
+                          Conv{"alexnet conv3", {256, 13, 13}, 2, 384, 3, 1, 1, 1, true},
+                          Conv{"alexnet conv4", {384, 13, 13}, 2, 384, 3, 1, 1, 2, true},
+                          Conv{"alexnet conv5", {384, 13, 13}, 2, 256, 3, 1, 1, 2, true},
+                          Conv{"engine conv m160 k3 p1", {64, 30, 29}, 5, 160, 3, 1, 1, 1, true},
+                          Conv{"engine conv m200 k5 s2 p2 g4", {48, 20, 21}, 3, 200, 5, 2, 2, 4, true},
+                          Conv{"engine conv m96 k11 s4 odd", {3, 67, 61}, 2, 96, 11, 4, 0, 1, false},
+                          Conv{"engine conv m384 k3 p1 n1 splitk", {256, 13, 13}, 1, 384, 3, 1, 1, 1, true},
+                          Conv{"engine conv m40 k1", {32, 9, 9}, 3, 40, 1, 1, 0, 1, true}})
+      cases.push_back({c.label, c.in, c.n, conv_params(c.m, c.k, c.s, c.p, c.g, c.bias)});
+    auto pool = [](int k, int s) {
+      PoolParams p;
+      p.kh = p.kw = k; p.sh = p.sw = s;
+      return p;
+    };
+    cases.push_back({"ece408 pool", {6, 44, 44}, 64, pool(2, 2)});
+    cases.push_back({"alexnet pool1", {96, 55, 55}, 2, pool(3, 2)});
+    cases.push_back({"alexnet pool5", {256, 13, 13}, 2, pool(3, 2)});
     LrnParams l; l.size = 5; l.alpha = 1e-4f; l.beta = 0.75f; l.k = 1.0f;
     cases.push_back({"alexnet norm1", {96, 55, 55}, 2, l});
-    PoolParams p3; p3.kh = p3.kw = 3; p3.sh = p3.sw = 2;
-    cases.push_back({"alexnet pool1", {96, 55, 55}, 2, p3});
-    cases.push_back({"alexnet pool5", {256, 13, 13}, 2, p3});
-    FcParams f6; f6.outputs = 4096; f6.bias.resize(4096);
-    cases.push_back({"alexnet fc6", {9216, 1, 1}, 3, f6});
-    FcParams f8; f8.outputs = 1000; f8.bias.resize(1000);
-    cases.push_back({"alexnet fc8", {4096, 1, 1}, 3, f8});
-    // For the GEMM engine (conv v12-v14, fc v5-v8): partial M tiles (160 = 128 + 32), K tails (300 -> 320),
-    // groups of 50 filters, split-K at batch 1 (K = 2304), a 1x1 kernel, an odd conv1-like shape; fc batches
-    // past one 128-row tile, inputs that are not a multiple of 4 (the streaming path's scalar loop), more images
-    // than one streaming pass takes.
-    cases.push_back({"engine conv m160 k3 p1", {64, 30, 29}, 5, conv_params(160, 3, 1, 1, 1, true)});
-    cases.push_back({"engine conv m200 k5 s2 p2 g4", {48, 20, 21}, 3, conv_params(200, 5, 2, 2, 4, true)});
-    cases.push_back({"engine conv m96 k11 s4 odd", {3, 67, 61}, 2, conv_params(96, 11, 4, 0, 1, false)});
-    cases.push_back({"engine conv m384 k3 p1 n1 splitk", {256, 13, 13}, 1, conv_params(384, 3, 1, 1, 1, true)});
-    cases.push_back({"engine conv m40 k1", {32, 9, 9}, 3, conv_params(40, 1, 1, 0, 1, true)});
-    FcParams fe1; fe1.outputs = 1000; fe1.bias.resize(1000);
-    cases.push_back({"engine fc 2304->1000 n40", {2304, 1, 1}, 40, fe1});
-    FcParams fe2; fe2.outputs = 37;
-    cases.push_back({"engine fc 123->37 n130", {123, 1, 1}, 130, fe2});
-    FcParams fe3; fe3.outputs = 19; fe3.bias.resize(19);
-    cases.push_back({"engine fc 1001->19 n17", {1001, 1, 1}, 17, fe3});
+    auto fc = [](int outputs, bool bias) {
+      FcParams f;
+      f.outputs = outputs;
+      if (bias) f.bias.resize(static_cast<size_t>(outputs));
+      return f;
+    };
+    cases.push_back({"ece408 fc1", {5184, 1, 1}, 64, fc(140, true)});
+    cases.push_back({"alexnet fc6", {9216, 1, 1}, 3, fc(4096, true)});
+    cases.push_back({"alexnet fc8", {4096, 1, 1}, 3, fc(1000, true)});
+    cases.push_back({"engine fc 2304->1000 n40", {2304, 1, 1}, 40, fc(1000, true)});
+    cases.push_back({"engine fc 123->37 n130", {123, 1, 1}, 130, fc(37, false)});
+    cases.push_back({"engine fc 1001->19 n17", {1001, 1, 1}, 17, fc(19, true)});
   }
   return cases;
 }

@@ -95,10 +95,7 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
     const std::vector<float> want = cpu_ref_output(m, in, c.batch);
     for (const char* v : {"12", "13", "14", "15", "34", "35", "36"}) {
-      BackendOptions o;
-      o.conv_variant = test::conv_version(v);
-      o.guard_check = true;
-      auto gpu = make_backend("cuda", o);
+      auto gpu = make_backend("cuda", test::guarded_options(v));
       if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36: wgmma (compute capability 9.0)
         std::printf("v%s skipped: %s\n", v, sup.reason.c_str());
         continue;
@@ -114,11 +111,7 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     // The 16-bit versions (130 filters in 2 groups: 65 per group, so the second group's channel pairs straddle words).
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"19", "20", "21"}) {
-        BackendOptions o;
-        o.conv_variant = test::conv_version(v);
-        o.precision = parse_enum<Precision>(p, "--precision");
-        o.guard_check = true;
-        auto gpu = make_backend("cuda", o);
+        auto gpu = make_backend("cuda", test::guarded_options(v, "", p));
         gpu->load(m);
         const std::vector<float> got = run(*gpu, m, in, c.batch);
         EXPECT_EQ(gpu->describe(1), "fused into conv") << v;
@@ -142,10 +135,7 @@ TEST(GpuEngine, FcChainsWithFusedActivationsMatchCpuRef) {
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
     const std::vector<float> want = cpu_ref_output(m, in, n);
     for (const char* v : {"5", "6", "7", "8", "9"}) {
-      BackendOptions o;
-      o.fc_variant = test::fc_version(v);
-      o.guard_check = true;
-      auto gpu = make_backend("cuda", o);
+      auto gpu = make_backend("cuda", test::guarded_options("", v));
       gpu->load(m);
       EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), 1e-5) << "fc v" << v << " batch " << n << " seed " << seed;
       EXPECT_EQ(gpu->describe(2), "fused into fc1");
@@ -155,11 +145,7 @@ TEST(GpuEngine, FcChainsWithFusedActivationsMatchCpuRef) {
     // 16 bits: three layers of rounding (129 outputs: an odd count, the pad output of fc2 read as zero by fc3).
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"12", "13"}) {
-        BackendOptions o;
-        o.fc_variant = test::fc_version(v);
-        o.precision = parse_enum<Precision>(p, "--precision");
-        o.guard_check = true;
-        auto gpu = make_backend("cuda", o);
+        auto gpu = make_backend("cuda", test::guarded_options("", v, p));
         gpu->load(m);
         EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), std::string(p) == "fp16" ? 4e-3 : 3e-2) << p << " fc v" << v << " batch " << n << " seed " << seed;
         EXPECT_EQ(gpu->describe(2), "fused into fc1");
@@ -178,10 +164,7 @@ TEST(GpuEngine, LrnThenPoolingInOneKernelMatchesCpuRef) {
     const int n = 3;
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
     for (Precision p : {Precision::fp32, Precision::tf32}) {  // tf32 keeps FP32 activations: the same kernel (no product in it)
-      BackendOptions o;
-      o.guard_check = true;
-      o.precision = p;
-      auto gpu = make_backend("cuda", o);
+      auto gpu = make_backend("cuda", test::guarded_options("", "", name_of(p)));
       gpu->load(m);
       EXPECT_EQ(gpu->describe(0), "lrn+" + m.layers[1].type_name() + " kernel") << name_of(p);
       EXPECT_EQ(gpu->describe(1), "fused into norm") << name_of(p);
@@ -279,11 +262,7 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
   const Model m = alexnet_like(rng);
   alexnet_like_batches(m, rng, [&](int n, const std::vector<float>& in, const std::vector<float>& want) {
     for (const char* v : {"auto", "12", "13", "14", "34", "35", "36"}) {
-      BackendOptions o;
-      o.conv_variant = test::conv_version(v);
-      o.guard_check = true;
-      o.tuning_file = "";
-      auto gpu = make_backend("cuda", o);
+      auto gpu = make_backend("cuda", test::guarded_options(v));
       if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36: wgmma (compute capability 9.0)
         std::printf("v%s skipped: %s\n", v, sup.reason.c_str());
         continue;
@@ -318,11 +297,7 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
                           Cfg{"cuda", "25"}, Cfg{"cuda", "26"}, Cfg{"cuda", "27"}, Cfg{"cuda", "28"},
                           Cfg{"cuda", "29"}, Cfg{"cuda", "30"},
                           Cfg{"cuda", "31"}, Cfg{"cuda", "32"}, Cfg{"cuda", "33"}, Cfg{"cudnn", ""}}) {
-      BackendOptions o;
-      o.precision = parse_enum<Precision>("tf32", "--precision");
-      o.conv_variant = test::conv_version(std::string(c.backend) == "cuda" ? c.conv : "");
-      o.guard_check = true;
-      auto gpu = make_backend(c.backend, o);
+      auto gpu = make_backend(c.backend, test::guarded_options(std::string(c.backend) == "cuda" ? c.conv : "", "", "tf32"));
       gpu->load(m);
       const double err = test::rel_l2(run(*gpu, m, in, n), want);
       std::printf("tf32 %s conv %s batch %d: rel L2 %.3g\n", c.backend, c.conv, n, err);
@@ -353,13 +328,7 @@ TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
   alexnet_like_batches(m, rng, [&](int n, const std::vector<float>& in, const std::vector<float>& want) {
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"auto", "19", "20", "21"}) {
-        BackendOptions o;
-        o.precision = parse_enum<Precision>(p, "--precision");
-        o.conv_variant = test::conv_version(v);
-        o.fc_variant = test::fc_version(std::string(v) == "21" ? "13" : std::string(v) == "19" ? "12" : "");
-        o.guard_check = true;
-        o.tuning_file = "";
-        auto gpu = make_backend("cuda", o);
+        auto gpu = make_backend("cuda", test::guarded_options(v, std::string(v) == "21" ? "13" : std::string(v) == "19" ? "12" : "", p));
         gpu->load(m);
         const double err = test::rel_l2(run(*gpu, m, in, n), want);
         std::printf("%s conv %s batch %d: rel L2 %.3g\n", p, v, n, err);
@@ -377,53 +346,49 @@ TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
 
 // fp16 cannot hold a value above 65504: a layer whose output goes beyond it is reported by name, not passed on as
 // inf; an input beyond it is reported at the first layer; bf16 (FP32's range) runs the same model within tolerance.
-// A conv -> relu -> fc model whose convolution's outputs reach about 2e5 (72 inputs of 10, weights of 300: beyond fp16),
-// its input of tens, and an fp16 backend of `backend` for it.
-struct OverflowCase {
-  Model m;
-  std::vector<float> in;
-  std::unique_ptr<Backend> gpu;
-  ConvParams& conv() { return std::get<ConvParams>(m.layers[0].op); }
-};
-OverflowCase overflow_case(const char* backend, std::mt19937& rng, int n) {
-  OverflowCase c;
-  c.m = build("big", {8, 6, 6}, {conv_layer("conv", 4, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
-                                 fc_layer("fc", 3)},
-              rng);
-  for (float& w : c.conv().weight) w = 300.0f;
-  c.in.assign(static_cast<size_t>(c.m.input.size()) * n, 10.0f);
+// A conv -> relu -> fc model whose convolution's outputs reach about 2e5 (72 inputs of 10, weights of 300: beyond
+// fp16), its input of tens; an fp16 backend of `backend` reports the overflow at `where` instead of computing inf;
+// with weights in range the same backend (its flag reset) agrees with the CPU; an input beyond 65504 is reported
+// too. Returns the model with its weights of 300 again and the input, for more checks.
+std::pair<Model, std::vector<float>> check_fp16_overflow(const char* backend, const char* where, std::mt19937& rng, uint32_t seed) {
+  const int n = 2;
+  Model m = build("big", {8, 6, 6}, {conv_layer("conv", 4, 3, 1, 1, 1), act_layer("relu", Act::relu), {"flat", FlattenParams{}, {}, {}},
+                                     fc_layer("fc", 3)},
+                  rng);
+  auto& conv = std::get<ConvParams>(m.layers[0].op);
+  for (float& w : conv.weight) w = 300.0f;
+  for (float& b : conv.bias) b = 0.0f;
+  std::vector<float> in(static_cast<size_t>(m.input.size()) * n, 10.0f);
   BackendOptions o;
   o.precision = Precision::fp16;
-  c.gpu = make_backend(backend, o);
-  return c;
+  auto gpu = make_backend(backend, o);
+  gpu->load(m);
+  test::expect_error_at([&] { run(*gpu, m, in, n); }, where, "exceeds 65504, FP16's largest value");
+  for (float& w : conv.weight) w = 1e-3f;
+  gpu->load(m);
+  auto ref = make_backend("cpu");
+  ref->load(m);
+  EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), run(*ref, m, in, n)), precision_tolerance(Precision::fp16)) << backend << " seed " << seed;
+  std::vector<float> huge = in;
+  huge[5] = 1e5f;
+  test::expect_error_at([&] { run(*gpu, m, huge, n); }, where, "exceeds 65504");
+  for (float& w : conv.weight) w = 300.0f;
+  return {std::move(m), std::move(in)};
 }
 
 TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
-  const int n = 2;
-  OverflowCase c = overflow_case("cuda", rng, n);
-  Model& m = c.m;
-  auto& conv = c.conv();
-  std::vector<float>& in = c.in;
-  auto& gpu = c.gpu;
-  gpu->load(m);
-  test::expect_error_at([&] { run(*gpu, m, in, n); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
-  for (float& w : conv.weight) w = 1e-3f;  // in range now: the same backend runs clean (the flag was reset)
-  gpu->load(m);
-  EXPECT_NO_THROW(run(*gpu, m, in, n));
-  std::vector<float> huge = in;
-  huge[5] = 1e5f;
-  test::expect_error_at([&] { run(*gpu, m, huge, n); }, "layer 'conv'", "exceeds 65504");
-  for (float& w : conv.weight) w = 300.0f;
+  auto [m, in] = check_fp16_overflow("cuda", "layer 'conv'", rng, seed);
+  // bf16's range is FP32's: the same weights run, and agree with the CPU.
   auto ref = make_backend("cpu");
   ref->load(m);
   BackendOptions o;
   o.precision = Precision::bf16;
   auto b16 = make_backend("cuda", o);
   b16->load(m);
-  EXPECT_LE(test::rel_l2(run(*b16, m, in, n), run(*ref, m, in, n)), precision_tolerance(Precision::bf16)) << "seed " << seed;
+  EXPECT_LE(test::rel_l2(run(*b16, m, in, 2), run(*ref, m, in, 2)), precision_tolerance(Precision::bf16)) << "seed " << seed;
 }
 
 // conv v22 (spec-half): ECE 408's two shapes on the 16-bit tensor cores with what it fuses: on conv1's shape the
@@ -455,11 +420,7 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
       const Model m = build("spec", c.in, layers, rng);
       const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
       const std::vector<float> want = cpu_ref_output(m, in, c.batch);
-      BackendOptions o;
-      o.conv_variant = test::conv_version("22");
-      o.precision = parse_enum<Precision>(prec, "--precision");
-      o.guard_check = true;
-      auto gpu = make_backend("cuda", o);
+      auto gpu = make_backend("cuda", test::guarded_options("22", "", prec));
       gpu->load(m);
       const size_t ci = c.lead ? 1 : 0;
       const std::string what = std::string(prec) + " in.c " + std::to_string(c.in.c) + " lead " + std::to_string(c.lead) + " act " +
@@ -502,23 +463,7 @@ TEST(GpuEngine, CudnnFp16OverflowIsReported) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
-  const int n = 2;
-  OverflowCase c = overflow_case("cudnn", rng, n);
-  Model& m = c.m;
-  auto& conv = c.conv();
-  for (float& b : conv.bias) b = 0.0f;
-  std::vector<float>& in = c.in;
-  auto& gpu = c.gpu;
-  gpu->load(m);
-  test::expect_error_at([&] { run(*gpu, m, in, n); }, "cudnn", "exceeds 65504, FP16's largest value");
-  for (float& w : conv.weight) w = 1e-3f;
-  gpu->load(m);
-  auto ref = make_backend("cpu");
-  ref->load(m);
-  EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), run(*ref, m, in, n)), precision_tolerance(Precision::fp16)) << "seed " << seed;
-  std::vector<float> huge = in;
-  huge[5] = 1e5f;
-  test::expect_error_at([&] { run(*gpu, m, huge, n); }, "cudnn", "exceeds 65504");
+  check_fp16_overflow("cudnn", "cudnn", rng, seed);
 }
 
 // `batchscope tune` writes a table; auto takes its choices ("auto (tuned)"), and a table from another device

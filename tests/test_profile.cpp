@@ -35,14 +35,12 @@ Model two_layer_model() {  // conv then fc, enough for kind lookups
 }
 
 ProfileRecord rec(RecordType t, const std::string& name, double s, double e, int layer = -1, const std::string& kind = "") {
-  ProfileRecord r;
-  r.type = t;
-  r.name = name;
-  r.start = s;
-  r.end = e;
-  r.layer = layer;
-  r.copy_kind = kind;
-  return r;
+  return ProfileRecord{.type = t, .name = name, .layer = layer, .start = s, .end = e, .copy_kind = kind};
+}
+
+// Each named category of a breakdown holds the hand-computed seconds.
+void expect_parts(std::map<std::string, double>& b, std::initializer_list<std::pair<const char*, double>> want) {
+  for (auto& [category, seconds] : want) EXPECT_NEAR(b[category], seconds, 1e-12) << category;
 }
 
 TEST(Profile, CategoriesFollowLayersCopiesAndApiFamilies) {
@@ -81,14 +79,8 @@ TEST(Profile, BreakdownPartitionsTheRunGpuFirstThenApiThenHost) {
       rec(RecordType::api, "cudaLaunchKernel", 3, 3.2, 2),    rec(RecordType::kernel, "fc_kernel", 5, 6, 2),
       rec(RecordType::api, "cudaStreamSynchronize", 3.5, 7),  rec(RecordType::memcpy, "[CUDA memcpy DtoH]", 6.2, 6.8, -1, "DtoH")};
   std::map<std::string, double> b = breakdown(r, m, 0, 10);
-  EXPECT_NEAR(b["htod"], 1.0, 1e-12);
-  EXPECT_NEAR(b["memcpy_api"], 1.0, 1e-12);
-  EXPECT_NEAR(b["launch"], 0.4, 1e-12);
-  EXPECT_NEAR(b["conv"], 2.6, 1e-12);
-  EXPECT_NEAR(b["fc"], 1.0, 1e-12);
-  EXPECT_NEAR(b["sync"], 0.4, 1e-12);
-  EXPECT_NEAR(b["dtoh"], 0.6, 1e-12);
-  EXPECT_NEAR(b["host"], 3.0, 1e-12);
+  expect_parts(b, {{"htod", 1.0}, {"memcpy_api", 1.0}, {"launch", 0.4}, {"conv", 2.6}, {"fc", 1.0}, {"sync", 0.4}, {"dtoh", 0.6},
+                   {"host", 3.0}});
   double sum = 0;
   for (auto& [k, v] : b) sum += v;
   EXPECT_NEAR(sum, 10.0, 1e-12);
@@ -107,11 +99,7 @@ TEST(Profile, OverlappedCopiesCountUnderTheKernelAndAsHiddenCopyTime) {
   std::vector<ProfileRecord> r = {rec(RecordType::kernel, "conv_kernel", 0, 4, 0), rec(RecordType::memcpy, "h", 1, 3, -1, "HtoD"),
                                   rec(RecordType::memcpy, "d", 3.5, 5, -1, "DtoH"), rec(RecordType::kernel, "fc_kernel", 5.5, 6, 2)};
   std::map<std::string, double> b = breakdown(r, m, 0, 6);
-  EXPECT_NEAR(b["conv"], 4.0, 1e-12);
-  EXPECT_NEAR(b["htod"], 0.0, 1e-12);
-  EXPECT_NEAR(b["dtoh"], 1.0, 1e-12);
-  EXPECT_NEAR(b["fc"], 0.5, 1e-12);
-  EXPECT_NEAR(b["host"], 0.5, 1e-12);
+  expect_parts(b, {{"conv", 4.0}, {"htod", 0.0}, {"dtoh", 1.0}, {"fc", 0.5}, {"host", 0.5}});
   EXPECT_NEAR(hidden_copy_seconds(r, 0, 6), 2.5, 1e-12);
   EXPECT_NEAR(hidden_copy_seconds(r, 2, 6), 1.5, 1e-12);  // clipped to the window
   // Serial copies hide nothing.

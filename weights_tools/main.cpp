@@ -24,13 +24,7 @@ int error_line(const std::string& what, int code) {
 
 int main(int argc, char** argv) {
   CLI::App app{"batchscope-weights: inspect .npy/.npz/.params files and import MXNet models into model folders"};
-  app.require_subcommand(0, 1);
-  app.allow_extras();
-  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  std::string max_tensor;
-  app.add_option("--max-tensor-bytes", max_tensor,
-                 "largest tensor any input file may declare, e.g. 32G (default 16G, or $BATCHSCOPE_MAX_TENSOR_BYTES)");
-  app.fallthrough();  // the option may follow the subcommand
+  bs::Commands commands(app, "batchscope-weights");
   app.footer(
       "Examples:\n"
       "  batchscope-weights inspect data/models/ece408/new0_weight.npy data/ece408-2019sp/ece408-0002.params\n"
@@ -39,13 +33,7 @@ int main(int argc, char** argv) {
       "  batchscope-weights synthesize --model alexnet --seed 1 --out /tmp/alexnet-synthetic.npy\n"
       "  batchscope-weights import-bvlc bvlc_alexnet.npy --out data/models/alexnet\n"
       "  batchscope-weights rearrange conv1_W.npy --from HWIO --to OIHW --out conv1_oihw.npy");
-  std::vector<CLI::App*> commands;
-  auto command = [&](const char* name, const char* what) {
-    CLI::App* c = app.add_subcommand(name, what);
-    c->allow_extras();
-    commands.push_back(c);
-    return c;
-  };
+  auto command = [&](const char* name, const char* what) { return commands.add(name, what); };
 
   std::vector<std::string> files;
   CLI::App* inspect = command("inspect", "print name, shape, dtype, min, max and mean of each tensor (.npy, .npz, .params, and "
@@ -105,16 +93,11 @@ int main(int argc, char** argv) {
     return error_line(bs::cli_error_text(e), 2);
   }
   try {
-    CLI::App* active = nullptr;
-    for (CLI::App* c : commands)
-      if (*c) active = c;
+    CLI::App* active = commands.active();
     if (!active) {
-      if (!app.remaining().empty()) bs::refuse_extras(app, "batchscope-weights");
       std::cout << app.help();
       return 2;
     }
-    bs::refuse_extras(*active, "batchscope-weights");
-    if (!max_tensor.empty()) bs::set_max_tensor_bytes(bs::parse_byte_size(max_tensor, "--max-tensor-bytes"));
     if (active == inspect) {
       if (files.empty()) bs::usage_fail("FILE", "name at least one .npy, .npz or .params file to inspect");
       for (const auto& f : files) bs::inspect_file(f, std::cout);

@@ -162,6 +162,12 @@ ModelFolder convert_symbol(const json& sym, const std::vector<NamedArray>& array
     };
     Attrs at(node, where);
     ojson l;
+    // Convolution and FullyConnected: the weight (input 1) in `layout`, and the bias (input 2) unless no_bias.
+    auto weight_and_bias = [&](const char* layout) {
+      l["weight"] = tensor(0, "weight");
+      l["weight"]["layout"] = layout;
+      if (!at.boolean("no_bias", param_names.size() < 2)) l["bias"] = tensor(1, "bias");
+    };
     l["name"] = name;
     if (op == "Convolution" || op == "New") {
       if (at.has("dilate") && at.ints("dilate", {1, 1}) != std::vector<int>{1, 1}) fail(where, "dilated convolution is not supported");
@@ -172,10 +178,7 @@ ModelFolder convert_symbol(const json& sym, const std::vector<NamedArray>& array
       l["stride"] = pair_json(at.ints("stride", {1, 1}), where, "stride");
       l["padding"] = pair_json(at.ints("pad", {0, 0}), where, "pad");
       l["groups"] = at.integer("num_group", 1);
-      l["weight"] = tensor(0, "weight");
-      l["weight"]["layout"] = "OIHW";
-      const bool no_bias = at.boolean("no_bias", param_names.size() < 2);
-      if (!no_bias) l["bias"] = tensor(1, "bias");
+      weight_and_bias("OIHW");
       flat = false;
     } else if (op == "Activation") {
       std::string act = at.str("act_type", "");
@@ -205,10 +208,7 @@ ModelFolder convert_symbol(const json& sym, const std::vector<NamedArray>& array
       }
       l["type"] = "fully_connected";
       l["outputs"] = at.integer("num_hidden");
-      l["weight"] = tensor(0, "weight");
-      l["weight"]["layout"] = "OI";
-      const bool no_bias = at.boolean("no_bias", param_names.size() < 2);
-      if (!no_bias) l["bias"] = tensor(1, "bias");
+      weight_and_bias("OI");
       flat = true;
     } else if (op == "LRN") {
       l["type"] = "lrn";

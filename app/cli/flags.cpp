@@ -4,6 +4,8 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "weights_tools/limits.hpp"
+
 namespace bs {
 namespace {
 
@@ -215,6 +217,41 @@ std::string cli_error_text(const CLI::Error& e) {
   }
   if (dynamic_cast<const CLI::ConversionError*>(&e) || dynamic_cast<const CLI::ValidationError*>(&e)) return m;
   return m;
+}
+
+Commands::Commands(CLI::App& app, std::string program) : app_(app), program_(std::move(program)) {
+  app.require_subcommand(0, 1);
+  app.allow_extras();
+  app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
+  app.add_option("--max-tensor-bytes", max_tensor_,
+                 "largest tensor any input file may declare, e.g. 32G (default 16G, or $BATCHSCOPE_MAX_TENSOR_BYTES)");
+  app.fallthrough();  // the option may follow the command
+}
+
+CLI::App* Commands::add(const char* name, const char* what) {
+  CLI::App* c = app_.add_subcommand(name, what);
+  c->allow_extras();
+  commands_.push_back(c);
+  return c;
+}
+
+CLI::App* Commands::active() const {
+  CLI::App* given = nullptr;
+  for (CLI::App* c : commands_)
+    if (*c) given = c;
+  if (!given) {
+    if (!app_.remaining().empty()) refuse_extras(app_, program_);
+    return nullptr;
+  }
+  refuse_extras(*given, program_);
+  if (!max_tensor_.empty()) set_max_tensor_bytes(parse_byte_size(max_tensor_, "--max-tensor-bytes"));
+  return given;
+}
+
+CLI::App* Commands::find(const std::string& name) const {
+  for (CLI::App* c : commands_)
+    if (c->get_name() == name) return c;
+  return nullptr;
 }
 
 }  // namespace bs

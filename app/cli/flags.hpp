@@ -55,6 +55,26 @@ void require(const CLI::App& cmd, const std::string& flag, const std::string& wh
 // The nearest name among `known` (edit distance, at most a third of the word's length), or "".
 std::string nearest(const std::string& word, const std::vector<std::string>& known);
 
+// What batchscope's and batchscope-weights' command lines share: a flag given twice counts as the last one, the
+// top-level flags may follow the command, --max-tensor-bytes, and a set of commands of which at most one runs.
+class Commands {
+ public:
+  Commands(CLI::App& app, std::string program);
+  // A command; its unknown flags are answered by refuse_extras, with the nearest known one.
+  CLI::App* add(const char* name, const char* what);
+  // After parsing: the command given (null for none; a stray word is refused), with its unknown flags refused and
+  // --max-tensor-bytes applied.
+  CLI::App* active() const;
+  // The command called `name`, or null.
+  CLI::App* find(const std::string& name) const;
+
+ private:
+  CLI::App& app_;
+  std::string program_;
+  std::string max_tensor_;
+  std::vector<CLI::App*> commands_;
+};
+
 // Translates a CLI11 parse error into the project's one line ("<flag>: <what>"); used by main.
 std::string cli_error_text(const CLI::Error& e);
 

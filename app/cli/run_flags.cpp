@@ -90,21 +90,12 @@ void RunFlags::validate(BackendKind b) const {
 }
 
 BackendOptions RunFlags::options(BackendKind b) const {
-  BackendOptions o;
-  o.conv_variant = conv_variant;
-  o.fc_variant = fc_variant;
-  o.tuning_file = tuning;
-  o.cudnn_algos = cudnn_algos;
-  o.threads = threads;
-  o.precision = precision;
-  o.input_precision = input_precision;
-  if (gpu(b)) {  // the CPU backends copy nothing and keep their buffers in ordinary memory
-    o.transfers = transfers;
-    o.pinned_host = host_memory == HostMemory::pinned;
-    o.chunk = chunk;
-    o.cuda_graph = cuda_graph;
-  }
-  return o;
+  const bool g = gpu(b);  // the CPU backends copy nothing and keep their buffers in ordinary memory
+  return BackendOptions{.conv_variant = conv_variant, .fc_variant = fc_variant, .threads = threads,
+                        .transfers = g ? transfers : Transfers::resident,
+                        .pinned_host = g && host_memory == HostMemory::pinned, .chunk = g ? chunk : 0,
+                        .cuda_graph = g && cuda_graph, .cudnn_algos = cudnn_algos, .tuning_file = tuning,
+                        .precision = precision, .input_precision = input_precision};
 }
 
 std::string RunFlags::conv_label(BackendKind b) const {

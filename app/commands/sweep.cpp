@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <iostream>
 #include <thread>
+#include <tuple>
 #include <unistd.h>
 
 #include "app/commands/sweep_driver.hpp"
@@ -143,12 +144,8 @@ void SweepDriver::attach_records(std::vector<SweepRun>& runs) {
 // A point's repetitions (seconds per pass of `images` images): reps, median, min, max, p90, p99, images/s, GFLOP/s.
 void SweepDriver::set_times(SweepRow& row, const std::vector<double>& seconds, int images) const {
   const LatencySummary lat = summarize_latencies(seconds);
-  row.reps = lat.count;
-  row.total_median = lat.p50;
-  row.total_min = lat.min;
-  row.total_max = lat.max;
-  row.total_p90 = lat.p90;
-  row.total_p99 = lat.p99;
+  std::tie(row.reps, row.total_median, row.total_min, row.total_max, row.total_p90, row.total_p99) =
+      std::tuple(lat.count, lat.p50, lat.min, lat.max, lat.p90, lat.p99);
   row.images_per_s = images / lat.p50;
   row.gflop_per_s = model_.flops_per_image() * images / lat.p50 * 1e-9;
 }

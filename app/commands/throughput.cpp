@@ -68,21 +68,7 @@ struct Point {
   std::vector<double> latencies;  // per batch, seconds: gather from the pool, copy in, compute, copy out
   int correct = -1;               // top-1 matches with the labels; -1 without labels
 
-  nlohmann::json to_json() const {
-    return {{"batch", batch}, {"images", images}, {"first_image", first_image}, {"wall", wall},
-            {"first_batch", first_batch}, {"latencies", latencies}, {"correct", correct}};
-  }
-  static Point from_json(const nlohmann::json& j) {
-    Point p;
-    p.batch = j.at("batch");
-    p.images = j.at("images");
-    p.first_image = j.at("first_image");
-    p.wall = j.at("wall");
-    p.first_batch = j.at("first_batch");
-    p.latencies = j.at("latencies").get<std::vector<double>>();
-    p.correct = j.at("correct");
-    return p;
-  }
+  NLOHMANN_DEFINE_TYPE_INTRUSIVE(Point, batch, images, first_image, wall, first_batch, latencies, correct)
 };
 
 struct Worker {
@@ -355,10 +341,10 @@ int run_throughput(ThroughputOptions o) {
         solo = streamer->stream(B, 0, o.images, false);
       });
 
-    std::vector<std::string> got = world.gather(p.to_json().dump());
+    std::vector<std::string> got = world.gather(nlohmann::json(p).dump());
     if (!world.root()) continue;
     std::vector<Point> pts;
-    for (const std::string& s : got) pts.push_back(Point::from_json(nlohmann::json::parse(s)));
+    for (const std::string& s : got) pts.push_back(nlohmann::json::parse(s).get<Point>());
     Row all;
     all.rank = "all";
     all.host = R > 1 ? std::to_string(R) + " ranks" : me.host;

@@ -42,65 +42,61 @@ std::string identity_csv_cells(const SweepIdentity& id) { return identity_cells(
 std::string csv_quote(const std::string& s) { return quote(s); }
 std::string csv_num(double v) { return num(v); }
 
+namespace {
+
+// Each row's fields under their JSON keys, in one list that writing and reading share: visit(key, member, optional)
+// (optional: files from before the field existed lack it, and the row keeps its default).
+template <class Row, class Visit>
+void sweep_row_fields(Row& r, Visit&& visit) {
+  visit("batch", r.batch, false), visit("run", r.run, false), visit("reps", r.reps, false);
+  visit("median", r.total_median, false), visit("min", r.total_min, false), visit("max", r.total_max, false);
+  visit("p90", r.total_p90, false), visit("p99", r.total_p99, false), visit("ips", r.images_per_s, false);
+  visit("gflops", r.gflop_per_s, false), visit("categories", r.categories, false);
+  visit("copy_hidden", r.copy_hidden, false), visit("breakdown_reps", r.breakdown_reps, false);
+  visit("breakdown_median", r.breakdown_median, false), visit("check", r.check, false);
+  visit("l2", r.check_rel_l2, false), visit("check_images", r.check_images, false), visit("top1", r.check_top1, false);
+  visit("rank", r.rank, false), visit("host", r.host, false), visit("device", r.device, false);
+  visit("rank_batch", r.rank_batch, false), visit("ips_one_rank", r.images_per_s_one_rank, true);
+  visit("efficiency", r.scaling_efficiency, true);
+}
+
+template <class Row, class Visit>
+void layer_row_fields(Row& r, Visit&& visit) {
+  visit("batch", r.batch, false), visit("run", r.run, false), visit("layer", r.layer, false), visit("type", r.type, false);
+  visit("impl", r.implementation, false), visit("median", r.median, false), visit("min", r.min, false);
+  visit("max", r.max, false), visit("gflops", r.gflop_per_s, false), visit("gbs", r.gb_per_s, false);
+  visit("rank", r.rank, false);
+}
+
+template <class Row, class Fields>
+nlohmann::json write_fields(const Row& r, Fields fields) {
+  nlohmann::json j = nlohmann::json::object();
+  fields(r, [&](const char* key, const auto& member, bool) { j[key] = member; });
+  return j;
+}
+
+template <class Row, class Fields>
+Row read_fields(const nlohmann::json& j, Fields fields) {
+  Row r;
+  fields(r, [&](const char* key, auto& member, bool optional) {
+    if (!optional || j.contains(key)) j.at(key).get_to(member);
+  });
+  return r;
+}
+
+}  // namespace
+
 nlohmann::json to_json(const SweepRow& r) {
-  return {{"batch", r.batch}, {"run", r.run}, {"reps", r.reps}, {"median", r.total_median}, {"min", r.total_min},
-          {"max", r.total_max}, {"p90", r.total_p90}, {"p99", r.total_p99}, {"ips", r.images_per_s},
-          {"gflops", r.gflop_per_s}, {"categories", r.categories}, {"copy_hidden", r.copy_hidden},
-          {"breakdown_reps", r.breakdown_reps}, {"breakdown_median", r.breakdown_median}, {"check", r.check}, {"l2", r.check_rel_l2},
-          {"check_images", r.check_images}, {"top1", r.check_top1}, {"rank", r.rank}, {"host", r.host},
-          {"device", r.device}, {"rank_batch", r.rank_batch}, {"ips_one_rank", r.images_per_s_one_rank},
-          {"efficiency", r.scaling_efficiency}};
+  return write_fields(r, [](const SweepRow& row, auto&& v) { sweep_row_fields(row, v); });
 }
-
 SweepRow sweep_row_from_json(const nlohmann::json& j) {
-  SweepRow r;
-  r.batch = j.at("batch");
-  r.run = j.at("run");
-  r.reps = j.at("reps");
-  r.total_median = j.at("median");
-  r.total_min = j.at("min");
-  r.total_max = j.at("max");
-  r.total_p90 = j.at("p90");
-  r.total_p99 = j.at("p99");
-  r.images_per_s = j.at("ips");
-  r.gflop_per_s = j.at("gflops");
-  r.categories = j.at("categories").get<std::map<std::string, double>>();
-  r.copy_hidden = j.at("copy_hidden");
-  r.breakdown_reps = j.at("breakdown_reps");
-  r.breakdown_median = j.at("breakdown_median");
-  r.check = j.at("check");
-  r.check_rel_l2 = j.at("l2");
-  r.check_images = j.at("check_images");
-  r.check_top1 = j.at("top1");
-  r.rank = j.at("rank");
-  r.host = j.at("host");
-  r.device = j.at("device");
-  r.rank_batch = j.at("rank_batch");
-  r.images_per_s_one_rank = j.value("ips_one_rank", -1.0);
-  r.scaling_efficiency = j.value("efficiency", -1.0);
-  return r;
+  return read_fields<SweepRow>(j, [](SweepRow& row, auto&& v) { sweep_row_fields(row, v); });
 }
-
 nlohmann::json to_json(const LayerRow& r) {
-  return {{"batch", r.batch}, {"run", r.run}, {"layer", r.layer}, {"type", r.type}, {"impl", r.implementation},
-          {"median", r.median}, {"min", r.min}, {"max", r.max}, {"gflops", r.gflop_per_s}, {"gbs", r.gb_per_s},
-          {"rank", r.rank}};
+  return write_fields(r, [](const LayerRow& row, auto&& v) { layer_row_fields(row, v); });
 }
-
 LayerRow layer_row_from_json(const nlohmann::json& j) {
-  LayerRow r;
-  r.batch = j.at("batch");
-  r.run = j.at("run");
-  r.layer = j.at("layer");
-  r.type = j.at("type");
-  r.implementation = j.at("impl");
-  r.median = j.at("median");
-  r.min = j.at("min");
-  r.max = j.at("max");
-  r.gflop_per_s = j.at("gflops");
-  r.gb_per_s = j.at("gbs");
-  r.rank = j.at("rank");
-  return r;
+  return read_fields<LayerRow>(j, [](LayerRow& row, auto&& v) { layer_row_fields(row, v); });
 }
 
 std::vector<std::string> sweep_csv_header(int ranks) {

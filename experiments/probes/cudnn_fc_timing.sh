@@ -3,13 +3,8 @@
 # without the profiler and with CUDA_LAUNCH_BLOCKING, and the CUPTI records of the profiled run (BATCHSCOPE_CUPTI_DUMP).
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-out}; mkdir -p "$OUT"
-export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
-bin=.device
-[ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
-mkdir -p weights
-"$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
-"$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+. experiments/device_env.sh
+alexnet_model
 common="--model data/models/alexnet --backend cudnn --precision ${P:-fp16} --batches ${B:-1024} --reps 3 --warmup 1 --host-memory pinned --check-images 1 --check-backend cpu"
 for mode in profiled unprofiled blocking; do
   extra=""; env=""

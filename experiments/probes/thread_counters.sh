@@ -3,8 +3,7 @@
 # sweeps (N of each, alternating), with each process's warm median; probes/thread_counters.c does the counting.
 set -uo pipefail
 cd "$(dirname "$0")/../.."
-OUT=${OUT:-out}
-tar -C .device -xJf .device/pack.tar.xz; export LD_LIBRARY_PATH=$PWD/.device/lib BATCHSCOPE_DATA=$PWD/data BATCHSCOPE_SOURCE_DIR=$PWD
+. experiments/device_env.sh
 cat /proc/sys/kernel/perf_event_paranoid
 cc -O2 experiments/probes/thread_counters.c -o /tmp/tc || exit 1
 mkdir -p $OUT/tc

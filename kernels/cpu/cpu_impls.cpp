@@ -10,14 +10,7 @@ namespace bs {
 void register_cpu_impls(Registry& r) {
   auto add = [&](BackendKind b, LayerKind op, const char* name, const char* summary, bool fuses_act = false,
                  std::function<Support(const Layer&, const Epilogue&)> supports = nullptr) {
-    Impl i;
-    i.op = op;
-    i.backend = b;
-    i.name = name;
-    i.summary = summary;
-    i.fuses_act = fuses_act;
-    i.supports = std::move(supports);
-    r.add(std::move(i));
+    r.add(Impl{.op = op, .backend = b, .name = name, .summary = summary, .fuses_act = fuses_act, .supports = std::move(supports)});
   };
   for (LayerKind k : {LayerKind::conv, LayerKind::act, LayerKind::pool, LayerKind::lrn, LayerKind::flatten, LayerKind::fc,
                       LayerKind::softmax})

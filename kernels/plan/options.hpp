@@ -19,49 +19,43 @@ enum class HostMemory { pageable, pinned };
 enum class CudnnAlgos { fastest, exact };
 enum class ProfiledPasses { automatic, separate, timed };
 
+// Each enumeration's name in messages and its spellings, found by overload on the enumeration (spellings(E{})).
+template <class E, size_t N>
+struct Spellings {
+  const char* what;
+  std::array<std::pair<std::string_view, E>, N> items;
+};
+constexpr auto spellings(BackendKind) {
+  using enum BackendKind;
+  return Spellings<BackendKind, 4>{"backend", {{{"cpu-ref", cpu_ref}, {"cpu", cpu}, {"cuda", cuda}, {"cudnn", cudnn}}}};
+}
+constexpr auto spellings(Precision) {
+  using enum Precision;
+  return Spellings<Precision, 4>{"precision", {{{"fp32", fp32}, {"tf32", tf32}, {"fp16", fp16}, {"bf16", bf16}}}};
+}
+constexpr auto spellings(InputPrecision) {
+  using enum InputPrecision;
+  return Spellings<InputPrecision, 4>{"input precision", {{{"fp32", fp32}, {"u8", u8}, {"fp16", fp16}, {"bf16", bf16}}}};
+}
+constexpr auto spellings(Transfers) {
+  using enum Transfers;
+  return Spellings<Transfers, 3>{"transfer mode", {{{"resident", resident}, {"per-layer", per_layer}, {"overlapped", overlapped}}}};
+}
+constexpr auto spellings(HostMemory) {
+  return Spellings<HostMemory, 2>{"host memory", {{{"pageable", HostMemory::pageable}, {"pinned", HostMemory::pinned}}}};
+}
+constexpr auto spellings(CudnnAlgos) {
+  return Spellings<CudnnAlgos, 2>{"cuDNN algorithm policy", {{{"fastest", CudnnAlgos::fastest}, {"exact", CudnnAlgos::exact}}}};
+}
+constexpr auto spellings(ProfiledPasses) {
+  using enum ProfiledPasses;
+  return Spellings<ProfiledPasses, 3>{"profiled-pass mode", {{{"auto", automatic}, {"separate", separate}, {"timed", timed}}}};
+}
 template <class E>
-struct EnumTable;
-template <>
-struct EnumTable<BackendKind> {
-  static constexpr const char* what = "backend";
-  static constexpr std::array<std::pair<std::string_view, BackendKind>, 4> items{
-      {{"cpu-ref", BackendKind::cpu_ref}, {"cpu", BackendKind::cpu}, {"cuda", BackendKind::cuda}, {"cudnn", BackendKind::cudnn}}};
-};
-template <>
-struct EnumTable<Precision> {
-  static constexpr const char* what = "precision";
-  static constexpr std::array<std::pair<std::string_view, Precision>, 4> items{
-      {{"fp32", Precision::fp32}, {"tf32", Precision::tf32}, {"fp16", Precision::fp16}, {"bf16", Precision::bf16}}};
-};
-template <>
-struct EnumTable<InputPrecision> {
-  static constexpr const char* what = "input precision";
-  static constexpr std::array<std::pair<std::string_view, InputPrecision>, 4> items{
-      {{"fp32", InputPrecision::fp32}, {"u8", InputPrecision::u8}, {"fp16", InputPrecision::fp16}, {"bf16", InputPrecision::bf16}}};
-};
-template <>
-struct EnumTable<Transfers> {
-  static constexpr const char* what = "transfer mode";
-  static constexpr std::array<std::pair<std::string_view, Transfers>, 3> items{
-      {{"resident", Transfers::resident}, {"per-layer", Transfers::per_layer}, {"overlapped", Transfers::overlapped}}};
-};
-template <>
-struct EnumTable<HostMemory> {
-  static constexpr const char* what = "host memory";
-  static constexpr std::array<std::pair<std::string_view, HostMemory>, 2> items{
-      {{"pageable", HostMemory::pageable}, {"pinned", HostMemory::pinned}}};
-};
-template <>
-struct EnumTable<CudnnAlgos> {
-  static constexpr const char* what = "cuDNN algorithm policy";
-  static constexpr std::array<std::pair<std::string_view, CudnnAlgos>, 2> items{
-      {{"fastest", CudnnAlgos::fastest}, {"exact", CudnnAlgos::exact}}};
-};
-template <>
-struct EnumTable<ProfiledPasses> {
-  static constexpr const char* what = "profiled-pass mode";
-  static constexpr std::array<std::pair<std::string_view, ProfiledPasses>, 3> items{
-      {{"auto", ProfiledPasses::automatic}, {"separate", ProfiledPasses::separate}, {"timed", ProfiledPasses::timed}}};
+struct EnumTable {
+  static constexpr auto table = spellings(E{});
+  static constexpr const char* what = table.what;
+  static constexpr auto items = table.items;
 };
 
 // The spelling of a value ("per-layer"), as flags take it and results record it.

@@ -41,8 +41,8 @@ struct Impl {
   LayerKind op = LayerKind::conv;
   BackendKind backend = BackendKind::cpu_ref;
   int number = 0;            // the user-facing version number on a menu; 0: the one implementation of its kind
-  std::string name;          // "gemm-3xtf32", "im2col+sgemm", "fastest"
-  std::string summary;       // one line for `batchscope variants`
+  std::string name{};        // "gemm-3xtf32", "im2col+sgemm", "fastest"
+  std::string summary{};     // one line for `batchscope variants`
   std::string shapes = "any";  // what it runs, in words
   std::string math = "fp32";   // its arithmetic, as the menu prints it: fp32 (FP32-accurate), tf32, fp16/bf16
   std::vector<Precision> precisions = {Precision::fp32};  // the --precision values that may run it
@@ -54,12 +54,12 @@ struct Impl {
   bool texture = false;        // reads its weights through a texture object
   // Whether it runs `layer` with `epi` fused (null: every layer of its op). `stored` is the shape the layer's input is
   // stored in (16-bit paths: the tensor before a flatten).
-  std::function<Support(const Layer& layer, const Epilogue& epi)> supports;
-  std::function<size_t(const Layer& layer, Shape stored, int n, Precision p)> workspace_floats;  // null: none
-  std::function<size_t(const Layer& layer, Shape stored, Precision p)> prepared_floats;          // null: none
+  std::function<Support(const Layer& layer, const Epilogue& epi)> supports{};
+  std::function<size_t(const Layer& layer, Shape stored, int n, Precision p)> workspace_floats{};  // null: none
+  std::function<size_t(const Layer& layer, Shape stored, Precision p)> prepared_floats{};          // null: none
   // The process-wide __constant__ weight bank it writes for `layer` ("" for none; ending in "in chunks" when the layer
   // is copied through it piece by piece): two instances must not share such a bank (throughput --streams).
-  std::function<std::string(const Layer& layer)> constant_bank;
+  std::function<std::string(const Layer& layer)> constant_bank{};
   const ImplHooks* hooks = nullptr;
 
   bool runs_in(Precision p) const;

@@ -20,12 +20,12 @@ enum class RecordType { kernel, memcpy, memset, api, cpu };
 
 struct ProfileRecord {
   RecordType type = RecordType::kernel;
-  std::string name;   // kernel name, "[CUDA memcpy HtoD]", "cudaMalloc", or a CPU phase name
+  std::string name{};  // kernel name, "[CUDA memcpy HtoD]", "cudaMalloc", or a CPU phase name
   int layer = -1;     // index of the layer that launched it, -1 outside layers
   double start = 0;   // seconds, on the profiler's clock
   double end = 0;
   uint64_t bytes = 0;  // copies and memsets
-  std::string copy_kind;  // memcpy: "HtoD", "DtoH", "DtoD", "HtoH"
+  std::string copy_kind{};  // memcpy: "HtoD", "DtoH", "DtoD", "HtoH"
   uint32_t correlation = 0;  // CUPTI: ties a GPU activity to the API call that caused it
   uint32_t stream = 0;       // GPU activities: the CUDA stream (CUPTI's stream id); 0 for the rest
   uint32_t thread = 0;       // API calls and CPU phases: the host thread (CUPTI's thread id); 0 when unknown

@@ -10,16 +10,8 @@ import subprocess
 import sys
 import tempfile
 
-failures, passed = 0, 0
-
-
-def check(cond, what):
-    global failures, passed
-    if cond:
-        passed += 1
-    else:
-        failures += 1
-        print("FAIL:", what)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pycheck import check, finish  # noqa: E402
 
 
 def run(cmd, env_extra=None):
@@ -130,8 +122,7 @@ def main():
             r = run(cmd)
             errs = our_errors(r.stderr)
             check(r.returncode != 0 and len(errs) == 1 and needle in errs[0], f"{' '.join(cmd[-4:])}: rc {r.returncode}, {errs}")
-    print(f"{passed} passed, {failures} failed")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

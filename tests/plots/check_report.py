@@ -10,16 +10,20 @@ import subprocess
 import sys
 import tempfile
 
-failures, passed = 0, 0
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pycheck import check, finish  # noqa: E402
 
 
-def check(cond, what):
-    global failures, passed
-    if cond:
-        passed += 1
-    else:
-        failures += 1
-        print("FAIL:", what)
+def make_report(batchscope, csvs, out, figures, exts=("png", "svg")):
+    """Runs `batchscope report` on csvs into out, checks it succeeded and drew each named figure; returns report.md."""
+    r = subprocess.run([batchscope, "report", *csvs, "--out", out], capture_output=True, text=True)
+    check(r.returncode == 0, f"report {os.path.basename(out)} exit {r.returncode}: {r.stderr}")
+    for n in figures:
+        for ext in exts:
+            p = os.path.join(out, f"{n}.{ext}")
+            check(os.path.exists(p) and os.path.getsize(p) > 2000, f"figure {p}")
+    md = os.path.join(out, "report.md")
+    return open(md).read() if os.path.exists(md) else ""
 
 
 def main():
@@ -29,15 +33,9 @@ def main():
                                          "h200-ece408-cuda-per-layer-pinned.csv")]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "report")
-        r = subprocess.run([batchscope, "report", *csvs, "--out", out], capture_output=True, text=True)
-        check(r.returncode == 0, f"report exit {r.returncode}: {r.stderr}")
         names = ["total_time", "throughput_roofline", "variants_per_layer"] + \
                 [f"{k}_{i}" for k in ("breakdown", "layers") for i in (1, 2, 3)]
-        for n in names:
-            for ext in ("png", "svg"):
-                p = os.path.join(out, f"{n}.{ext}")
-                check(os.path.exists(p) and os.path.getsize(p) > 2000, f"figure {p}")
-        md = open(os.path.join(out, "report.md")).read()
+        md = make_report(batchscope, csvs, out, names)
         links = re.findall(r"\]\(([^)]+)\)", md)
         check(len(links) == len(names), f"report.md links {len(links)} figures, expected {len(names)}")
         for link in links:
@@ -56,12 +54,7 @@ def main():
         # accuracy panel is drawn from the sweeps' check_rel_l2 (fp16's 7.8e-4 at batch 1024 is in the CSV).
         pcsvs = [os.path.join(fx, f) for f in ("h100-alexnet-cuda-fp32.csv", "h100-alexnet-cuda-fp16.csv")]
         pout = os.path.join(tmp, "precision-report")
-        r = subprocess.run([batchscope, "report", *pcsvs, "--out", pout], capture_output=True, text=True)
-        check(r.returncode == 0, f"precision report exit {r.returncode}: {r.stderr}")
-        for ext in ("png", "svg"):
-            p = os.path.join(pout, f"precisions.{ext}")
-            check(os.path.exists(p) and os.path.getsize(p) > 2000, f"figure {p}")
-        pmd = open(os.path.join(pout, "report.md")).read()
+        pmd = make_report(batchscope, pcsvs, pout, ["precisions"])
         check("Precisions compared" in pmd and "(precisions.png)" in pmd, "report.md links the precision figure")
         svg = open(os.path.join(pout, "precisions.svg")).read()
         check("fp16 tolerance" in svg and "fp32 tolerance" in svg, "the precision figure draws both tolerances")
@@ -71,12 +64,7 @@ def main():
         check(not os.path.exists(os.path.join(out, "scaling.png")), "no MPI run: no scaling figure")
         tcsvs = [os.path.join(fx, f) for f in ("cpu-ece408-throughput.csv", "cpu-ece408-throughput-2ranks.csv")]
         tout = os.path.join(tmp, "throughput-report")
-        r = subprocess.run([batchscope, "report", *tcsvs, "--out", tout], capture_output=True, text=True)
-        check(r.returncode == 0, f"throughput report exit {r.returncode}: {r.stderr}")
-        for n in ("latency_throughput", "scaling"):
-            p = os.path.join(tout, f"{n}.png")
-            check(os.path.exists(p) and os.path.getsize(p) > 2000, f"figure {p}")
-        tmd = open(os.path.join(tout, "report.md")).read()
+        tmd = make_report(batchscope, tcsvs, tout, ["latency_throughput", "scaling"], exts=("png",))
         check("## Throughput: cpu fp32, 1 stream, 2 ranks" in tmd and "p99 ms" in tmd, "report.md holds the throughput tables")
         svg = open(os.path.join(tout, "scaling.svg")).read()
         check("efficiency" in svg and "batch 256" in svg, "the scaling figure labels batch and efficiency")
@@ -100,8 +88,7 @@ def main():
         r = subprocess.run([batchscope, "report", os.path.join(tmp, "none.csv"), "--out", os.path.join(tmp, "r4")],
                            capture_output=True, text=True)
         check(r.returncode != 0 and "none.csv: no such file" in r.stderr, f"missing file: {r.stderr}")
-    print(f"{passed} passed, {failures} failed")
-    return 1 if failures else 0
+    return finish()
 
 
 if __name__ == "__main__":

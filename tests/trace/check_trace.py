@@ -16,6 +16,9 @@ import sys
 import tempfile
 from collections import defaultdict
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from pycheck import check, finish  # noqa: E402
+
 bs, src = sys.argv[1], sys.argv[2]
 extra = sys.argv[3:]
 backend = "cpu"
@@ -24,13 +27,6 @@ if "--backend" in extra:
 else:
     extra = ["--backend", "cpu"] + extra
 gpu = backend in ("cuda", "cudnn")
-failures = []
-
-
-def check(cond, what):
-    if not cond:
-        failures.append(what)
-        print("FAIL:", what)
 
 
 def run(args, expect_ok=True):
@@ -106,6 +102,4 @@ with tempfile.TemporaryDirectory() as tmp:
         check(p.returncode != 0 and len(lines) == 1 and needle in lines[0], "bad %s: one line naming it: %r" % (args, p.stderr))
         check(not os.path.exists(out2) and not os.path.exists(trace + ".2"), "bad %s: nothing written" % args)
 
-if failures:
-    sys.exit("%d failure(s)" % len(failures))
-print("trace: OK")
+sys.exit(finish())

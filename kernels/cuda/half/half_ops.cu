@@ -7,6 +7,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/ops/block_reduce.cuh"
 #include "kernels/cuda/half/half_types.cuh"
 
 namespace bs::cuda::half {
@@ -139,33 +140,14 @@ __global__ void softmax_kernel(const uint16_t* __restrict__ in, int values, int 
   __shared__ float red[32];
   const uint16_t* x = in + static_cast<long long>(blockIdx.x) * values;
   uint16_t* y = out + static_cast<long long>(blockIdx.x) * values;
-  auto block_reduce = [&](float v, bool is_max) {
-    for (int off = 16; off > 0; off >>= 1) {
-      const float o = __shfl_xor_sync(0xffffffffu, v, off);
-      v = is_max ? fmaxf(v, o) : v + o;
-    }
-    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-    __syncthreads();
-    v = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : (is_max ? -FLT_MAX : 0.0f);
-    if (threadIdx.x < 32)
-      for (int off = 16; off > 0; off >>= 1) {
-        const float o = __shfl_xor_sync(0xffffffffu, v, off);
-        v = is_max ? fmaxf(v, o) : v + o;
-      }
-    if (threadIdx.x == 0) red[0] = v;
-    __syncthreads();
-    const float r = red[0];
-    __syncthreads();
-    return r;
-  };
   float m = -FLT_MAX;
   for (int i = threadIdx.x; i < values; i += blockDim.x)
     if (i % cs < c) m = fmaxf(m, to_float<BF16>(x[i]));
-  m = block_reduce(m, true);
+  m = block_reduce<true>(m, red);
   float s = 0.0f;
   for (int i = threadIdx.x; i < values; i += blockDim.x)
     if (i % cs < c) s += expf(to_float<BF16>(x[i]) - m);
-  s = block_reduce(s, false);
+  s = block_reduce<false>(s, red);
   for (int i = threadIdx.x; i < values; i += blockDim.x)
     y[i] = from_float<BF16>(i % cs < c ? expf(to_float<BF16>(x[i]) - m) / s : 0.0f);
 }

@@ -7,6 +7,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_core.cuh"
+#include "kernels/cuda/ops/block_reduce.cuh"
 #include "kernels/cuda/ops/ops.hpp"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
@@ -45,32 +46,12 @@ __global__ void softmax_kernel(const float* __restrict__ in, int features, float
   __shared__ float red[32];
   const float* x = in + static_cast<long long>(blockIdx.x) * features;
   float* y = out + static_cast<long long>(blockIdx.x) * features;
-  auto block_reduce = [&](float v, bool is_max) {
-    for (int o = 16; o > 0; o >>= 1) {
-      const float other = __shfl_xor_sync(0xffffffffu, v, o);
-      v = is_max ? fmaxf(v, other) : v + other;
-    }
-    if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = v;
-    __syncthreads();
-    if (threadIdx.x < 32) {
-      v = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : (is_max ? -FLT_MAX : 0.0f);
-      for (int o = 16; o > 0; o >>= 1) {
-        const float other = __shfl_xor_sync(0xffffffffu, v, o);
-        v = is_max ? fmaxf(v, other) : v + other;
-      }
-      if (threadIdx.x == 0) red[0] = v;
-    }
-    __syncthreads();
-    const float r = red[0];
-    __syncthreads();
-    return r;
-  };
   float mx = -FLT_MAX;
   for (int i = threadIdx.x; i < features; i += blockDim.x) mx = fmaxf(mx, x[i]);
-  mx = block_reduce(mx, true);
+  mx = block_reduce<true>(mx, red);
   float sum = 0.0f;
   for (int i = threadIdx.x; i < features; i += blockDim.x) sum += expf(x[i] - mx);
-  sum = block_reduce(sum, false);
+  sum = block_reduce<false>(sum, red);
   for (int i = threadIdx.x; i < features; i += blockDim.x) y[i] = expf(x[i] - mx) / sum;
 }
 

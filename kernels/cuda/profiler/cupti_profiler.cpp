@@ -134,6 +134,17 @@ const CUpti_CallbackId kDriverLaunches[] = {
     CUPTI_DRIVER_TRACE_CBID_cuLaunchKernelEx_ptsz, CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel,
     CUPTI_DRIVER_TRACE_CBID_cuLaunchCooperativeKernel_ptsz};
 
+// The fields every record of work on the device carries (kernel, copy, memset): its span in seconds, its stream
+// and graph node; returns its correlation id.
+template <class DeviceActivity>
+uint32_t device_span(ProfileRecord& r, const DeviceActivity& a) {
+  r.start = a.start * 1e-9;
+  r.end = a.end * 1e-9;
+  r.stream = a.streamId;
+  r.graph_node = a.graphNodeId;
+  return a.correlationId;
+}
+
 void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, size_t valid) {
   Collector& c = collector();
   std::lock_guard<std::mutex> lock(c.mu);
@@ -147,11 +158,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         auto* k = reinterpret_cast<CUpti_ActivityKernel10*>(rec);
         r.type = RecordType::kernel;
         r.name = kernel_name(c, k->name);
-        r.start = k->start * 1e-9;
-        r.end = k->end * 1e-9;
-        r.stream = k->streamId;
-        r.graph_node = k->graphNodeId;
-        corr = k->correlationId;
+        corr = device_span(r, *k);
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMCPY: {
@@ -160,11 +167,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         r.copy_kind = copy_kind(m->copyKind);
         r.name = "[CUDA memcpy " + r.copy_kind + "]";
         r.bytes = m->bytes;
-        r.start = m->start * 1e-9;
-        r.end = m->end * 1e-9;
-        r.stream = m->streamId;
-        r.graph_node = m->graphNodeId;
-        corr = m->correlationId;
+        corr = device_span(r, *m);
         break;
       }
       case CUPTI_ACTIVITY_KIND_MEMSET: {
@@ -172,11 +175,7 @@ void CUPTIAPI buffer_completed(CUcontext, uint32_t, uint8_t* buffer, size_t, siz
         r.type = RecordType::memset;
         r.name = "[CUDA memset]";
         r.bytes = m->bytes;
-        r.start = m->start * 1e-9;
-        r.end = m->end * 1e-9;
-        r.stream = m->streamId;
-        r.graph_node = m->graphNodeId;
-        corr = m->correlationId;
+        corr = device_span(r, *m);
         break;
       }
       case CUPTI_ACTIVITY_KIND_DRIVER: {

@@ -1,0 +1,18 @@
+# Sourced by the scripts that run on the GPU machine, from the repository root: the environment every one of them
+# sets up. OUT defaults to ./out; bin is where the binaries are ($BIN, default .device, unpacked from
+# .device/pack.tar.xz when scripts/pack_device.sh left one); the binaries find the project's data and the carried
+# libraries; alexnet_model makes data/models/alexnet from synthetic weights (seed 1) unless it already has weights.
+OUT=${OUT:-out}
+mkdir -p "$OUT"
+bin=${BIN:-.device}
+export BATCHSCOPE_SOURCE_DIR=$PWD BATCHSCOPE_DATA=$PWD/data
+export LD_LIBRARY_PATH=$PWD/.device/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+[ "$bin" = .device ] && [ -f .device/pack.tar.xz ] && tar -C .device -xJf .device/pack.tar.xz
+
+alexnet_model() {
+  [ -f data/models/alexnet/conv1_weight.npy ] && return 0
+  mkdir -p weights
+  [ -f weights/alexnet-seed1.npy ] ||
+    "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
+  "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
+}

@@ -387,7 +387,18 @@ TEST(Planner, CpuFusesActivationsIntoTheLayerBeforeAndCpuRefNothing) {
   const nlohmann::json j = plan_json(whole, m);
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_EQ(j["passes"][0]["layers"][1]["fused_into"], "c");
-  EXPECT_NE(plan_table(whole, m).find("fused into c"), std::string::npos);
+  // Why: the convolution's path is the first of two that runs it (a rule); the flatten has one path.
+  EXPECT_EQ(p.steps[0].why, Why::heuristic);
+  EXPECT_EQ(p.steps[2].why, Why::only);
+  // The table: no device columns on the CPU, and each column starts where its heading does.
+  const std::string table = plan_table(whole, m);
+  EXPECT_NE(table.find("fused into c"), std::string::npos);
+  EXPECT_EQ(table.find("workspace"), std::string::npos);
+  std::vector<std::string> lines;
+  for (size_t a = 0, b; (b = table.find('\n', a)) != std::string::npos; a = b + 1) lines.push_back(table.substr(a, b - a));
+  ASSERT_GE(lines.size(), 3u);
+  EXPECT_EQ(lines[1].find("why"), lines[2].find("heuristic")) << table;
+  EXPECT_EQ(lines[1].find("in -> out"), lines[2].find("(1, 6, 6) -> (6, 4, 4)")) << table;
   test::expect_error_at([&] { cpu.pass(0); }, "--batch", "batch sizes must be positive, found 0");
 }
 

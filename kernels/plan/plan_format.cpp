@@ -1,5 +1,7 @@
 // `batchscope plan`'s table and JSON (plan.hpp). The JSON is also what each sweep point records.
+#include <algorithm>
 #include <cstdio>
+#include <vector>
 
 #include "kernels/plan/plan.hpp"
 
@@ -23,6 +25,24 @@ std::string chunks_text(const std::vector<int>& c) {
   return s;
 }
 
+// The rows as a table, each column as wide as its widest cell (right-aligned where `right`), indented two spaces.
+std::string aligned(const std::vector<std::vector<std::string>>& rows, const std::vector<bool>& right) {
+  std::vector<size_t> width(right.size(), 0);
+  for (const auto& r : rows)
+    for (size_t c = 0; c < r.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  std::string s;
+  for (const auto& r : rows) {
+    std::string line = " ";
+    for (size_t c = 0; c < r.size(); ++c) {
+      const std::string pad(width[c] - r[c].size(), ' ');
+      line += " " + (right[c] ? pad + r[c] : r[c] + pad);
+    }
+    while (!line.empty() && line.back() == ' ') line.pop_back();
+    s += line + "\n";
+  }
+  return s;
+}
+
 nlohmann::json shape_json(Shape s) { return {s.c, s.h, s.w}; }
 
 bool gpu(BackendKind b) { return b == BackendKind::cuda || b == BackendKind::cudnn; }
@@ -41,21 +61,21 @@ std::string plan_table(const Plan& p, const Model& m) {
   s += "\n";
   if (p.backend == BackendKind::cuda) s += "tuning table: " + p.tuning + "\n";
   if (p.backend == BackendKind::cudnn) s += "cuDNN algorithms: " + name_of(o.cudnn_algos) + " policy, found at the first run\n";
+  const bool device = gpu(p.backend);  // the CPU backends keep no workspace or prepared weights
   for (const Pass& pass : p.passes) {
     if (p.passes.size() > 1 || pass.images != p.batch) s += "pass of " + std::to_string(pass.images) + " images\n";
-    char head[256];
-    std::snprintf(head, sizeof head, "  %3s  %-16s %-8s %-44s %-10s %-26s %12s %12s\n", "#", "layer", "type", "implementation", "why",
-                  "in -> out", "workspace", "prepared");
-    s += head;
+    std::vector<std::vector<std::string>> rows = {{"#", "layer", "type", "implementation", "why", "in -> out"}};
+    if (device) rows[0].insert(rows[0].end(), {"workspace", "prepared"});
     for (const PlanStep& st : pass.steps) {
       const Layer& l = m.layers[st.layer];
-      char row[512];
-      std::snprintf(row, sizeof row, "  %3zu  %-16s %-8s %-44s %-10s %-26s %12s %12s\n", st.layer, l.name.c_str(), l.type_name().c_str(),
-                    st.describe.c_str(), st.runs() ? why_name(st.why) : "", (shape_text(l.in) + " -> " + shape_text(l.out)).c_str(),
-                    st.runs() ? bytes_text(sizeof(float) * st.workspace_floats).c_str() : "",
-                    st.runs() ? bytes_text(sizeof(float) * st.prepared_floats).c_str() : "");
-      s += row;
+      rows.push_back({std::to_string(st.layer), l.name, l.type_name(), st.describe, st.runs() ? why_name(st.why) : "",
+                      shape_text(l.in) + " -> " + shape_text(l.out)});
+      if (device)
+        rows.back().insert(rows.back().end(), {st.runs() ? bytes_text(sizeof(float) * st.workspace_floats) : "",
+                                               st.runs() ? bytes_text(sizeof(float) * st.prepared_floats) : ""});
     }
+    s += aligned(rows, device ? std::vector<bool>{true, false, false, false, false, false, true, true}
+                              : std::vector<bool>{true, false, false, false, false, false});
   }
   if (gpu(p.backend)) {
     const PlanMemory& mem = p.memory;

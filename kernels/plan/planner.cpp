@@ -290,9 +290,11 @@ void Planner::plan_cpu(Pass& p) const {
     if (p.steps[i].fused_into >= 0) continue;
     const Layer& l = layers[i];
     PlanStep& st = p.steps[i];
-    for (const Impl* impl : registry().of(l.kind(), backend_))
+    const std::vector<const Impl*> paths = registry().of(l.kind(), backend_);
+    for (const Impl* impl : paths)  // the first that runs the layer (the registry lists the specialised paths first)
       if (impl->check(l).ok) {
         st.impl = impl;
+        st.why = paths.size() > 1 ? Why::heuristic : Why::only;
         break;
       }
     if (!st.impl) fail("layer '" + l.name + "'", "backend " + name_of(backend_) + " has no path for a " + kind_name(l.kind()) + " layer");

@@ -48,7 +48,8 @@ void RunFlags::add_to(CLI::App& app, const Scope& scope) {
            scope.per_layer ? "GPU: resident (weights and activations stay on the GPU) | per-layer (allocate, copy in, run, copy out, "
                              "free around every layer) | overlapped (resident, the batch in chunks whose copies overlap the compute "
                              "of others)"
-                           : "GPU: resident | overlapped (each batch in chunks: copies overlap compute)");
+                           : "GPU: resident | overlapped (each batch in chunks: copies overlap compute)")
+      ->type_name(scope.per_layer ? enum_choices<Transfers>("|") : "resident|overlapped");
   add_enum(app, "--host-memory", host_memory, "GPU: pageable | pinned host buffers for input and output");
   add_int(app, "--chunk", chunk, "--transfers overlapped: images per chunk (default: quarters of the batch, at least 32, reached by "
                                  "doubling from a sixteenth)", 1, INT_MAX);

@@ -34,7 +34,8 @@ void SweepOptions::add_to(CLI::App& app, bool profile) {
     add_int(app, "--check-images", check_images, "images per batch point checked against the reference (0: none; default: 4)", 0,
             1000000);
     add_enum(app, "--check-backend", check_backend, "the reference for those checks: cpu-ref (the oracle) | cpu (tested equal to "
-                                                    "cpu-ref; for AlexNet-sized sweeps)");
+                                                    "cpu-ref; for AlexNet-sized sweeps)")
+        ->type_name("cpu-ref|cpu");
     add_int(app, "--rep-gap-us", rep_gap_us, "an untimed pause before every warm repetition, in microseconds (a knob for the "
                                              "profiler-overhead experiments; default: 0)", 0, 10000000);
     app.add_flag("--global-batch", global_batch, "mpirun: each batch size is split across the ranks (strong scaling)");

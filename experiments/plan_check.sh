@@ -3,7 +3,8 @@
 # travel in .device/ (scripts/pack_device.sh; the earlier one as .device/base.tar.xz). Steps (switches):
 #   AB=1       AlexNet (synthetic weights) kernel time, every precision (and fp32 with the shipped tuning table), batch 1
 #              and 1024, resident, pinned; ECE 408 Op Times fp32 and fp16, 10,000 images: base and new alternating,
-#              ROUNDS rounds (default 2); table by experiments/ab_compare.py
+#              ROUNDS rounds (default 2; ECE 408 ECE_ROUNDS, default ROUNDS; AB_CONFIGS=none: ECE 408 only); table by
+#              experiments/ab_compare.py
 #   TESTS=1    the new GPU test suite (TEST_FILTER, TEST_TIMEOUT)
 #   MEMCHECK=1 compute-sanitizer memcheck --leak-check full over the suite, shard MC_SHARD of MC_SHARDS (gtest sharding)
 #   RACE=1     compute-sanitizer racecheck over the shared-memory kernels (gpu_check.sh's list)
@@ -31,6 +32,7 @@ if [ "${AB:-0}" = 1 ]; then
   common="--backend cuda --batches 1,1024 --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for cfg in ${AB_CONFIGS:-fp32 fp32-tuned tf32 tf32-tuned fp16 fp16-tuned bf16 bf16-tuned}; do
+      [ "$cfg" = none ] && continue
       p=${cfg%-tuned}; extra=""
       [ "$cfg" != "$p" ] && extra="--tuning experiments/tuning/h100-alexnet.json"
       for who in base new; do
@@ -42,8 +44,11 @@ if [ "${AB:-0}" = 1 ]; then
           echo "$who $cfg round $round: exit $? $(grep -h error ab/$who-$cfg-r$round.log | head -1)"
       done
     done
+  done
+  for round in $(seq 1 "${ECE_ROUNDS:-${ROUNDS:-2}}"); do
     for p in fp32 fp16; do
       for who in base new; do
+        [ $((round % 2)) = 0 ] && who=$([ $who = base ] && echo new || echo base)
         bin=${!who}
         "$bin/batchscope" infer --model data/models/ece408 --backend cuda --precision $p --warmup 3 --reps ${ECE_REPS:-20} --layer-times \
           >ab/$who-ece408-$p-r$round.txt 2>&1 || echo "$who ece408 $p: exit $?"

@@ -184,7 +184,12 @@ void check_writable_folder(const std::string& dir, const std::string& flag) {
   fs::path existing = fs::absolute(dir, ec);
   while (!existing.empty() && !fs::exists(existing, ec) && existing.has_parent_path() && existing != existing.parent_path())
     existing = existing.parent_path();
-  check_writable((existing / "report.md").string(), flag);
+  // The folder, or the nearest part of it that exists (the rest is made there): a file made and removed in it.
+  std::string probe = (existing / ".batchscope-probe-XXXXXX").string();
+  const int fd = mkstemp(probe.data());
+  if (fd < 0) usage_fail(flag, "cannot write into " + dir + ": cannot create files in " + existing.string() + " (" + std::strerror(errno) + ")");
+  close(fd);
+  unlink(probe.c_str());
 }
 
 }  // namespace bs

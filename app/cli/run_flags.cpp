@@ -68,7 +68,7 @@ void RunFlags::validate(BackendKind b) const {
   auto refuse = [&](const char* flag, const char* owner) {
     usage_fail(flag, "the " + name_of(b) + " backend does not use it (it applies to " + owner + ")");
   };
-  const bool cuda = b == BackendKind::cuda, cudnn = b == BackendKind::cudnn, cpu = !gpu(b);
+  const bool cuda = b == BackendKind::cuda, cudnn = b == BackendKind::cudnn, cpu = !is_gpu(b);
   if (given("--conv-variant") && !cuda) refuse("--conv-variant", "--backend cuda");
   if (given("--fc-variant") && !cuda) refuse("--fc-variant", "--backend cuda");
   if (given("--tuning") && !cuda) refuse("--tuning", "--backend cuda");
@@ -91,7 +91,7 @@ void RunFlags::validate(BackendKind b) const {
 }
 
 BackendOptions RunFlags::options(BackendKind b) const {
-  const bool g = gpu(b);  // the CPU backends copy nothing and keep their buffers in ordinary memory
+  const bool g = is_gpu(b);  // the CPU backends copy nothing and keep their buffers in ordinary memory
   return BackendOptions{.conv_variant = conv_variant, .fc_variant = fc_variant, .threads = threads,
                         .transfers = g ? transfers : Transfers::resident,
                         .pinned_host = g && host_memory == HostMemory::pinned, .chunk = g ? chunk : 0,

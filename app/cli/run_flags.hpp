@@ -39,7 +39,6 @@ struct RunFlags {
   // version of another precision, and on combinations that exclude each other.
   void validate(BackendKind backend) const;
   BackendOptions options(BackendKind backend) const;
-  bool gpu(BackendKind b) const { return b == BackendKind::cuda || b == BackendKind::cudnn; }
   // What the results' variant and fc_variant columns say for `backend`: the cuda version or "auto",
   // "cudnn-fastest|exact", or empty where the backend has no menu.
   std::string conv_label(BackendKind backend) const;

@@ -93,6 +93,8 @@ std::string enum_error(std::string_view text) {
 template <class E>
 E parse_enum(std::string_view text, const std::string& flag);
 
+// The backends that run on an NVIDIA GPU.
+inline bool is_gpu(BackendKind b) { return b == BackendKind::cuda || b == BackendKind::cudnn; }
 // --precision: fp16 and bf16 keep 16-bit NHWC activations between layers.
 inline bool is_half(Precision p) { return p == Precision::fp16 || p == Precision::bf16; }
 // What a result in each precision must agree with the reference to (relative L2 of the logits, end to end).

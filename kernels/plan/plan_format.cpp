@@ -45,7 +45,6 @@ std::string aligned(const std::vector<std::vector<std::string>>& rows, const std
 
 nlohmann::json shape_json(Shape s) { return {s.c, s.h, s.w}; }
 
-bool gpu(BackendKind b) { return b == BackendKind::cuda || b == BackendKind::cudnn; }
 
 }  // namespace
 
@@ -53,7 +52,7 @@ std::string plan_table(const Plan& p, const Model& m) {
   const BackendOptions& o = p.options;
   std::string s = "plan: " + p.model + ", batch " + std::to_string(p.batch) + " on " + name_of(p.backend) + " (" + p.device +
                   "), precision " + name_of(o.precision);
-  if (gpu(p.backend)) {
+  if (is_gpu(p.backend)) {
     s += ", input " + name_of(o.input_precision) + ", transfers " + name_of(o.transfers);
     if (o.transfers == Transfers::overlapped) s += " (chunks " + chunks_text(p.chunks) + "; " + std::to_string(p.streams) + " streams)";
     s += std::string(", host memory ") + (o.pinned_host ? "pinned" : "pageable") + ", CUDA graph " + (o.cuda_graph ? "on" : "off");
@@ -61,7 +60,7 @@ std::string plan_table(const Plan& p, const Model& m) {
   s += "\n";
   if (p.backend == BackendKind::cuda) s += "tuning table: " + p.tuning + "\n";
   if (p.backend == BackendKind::cudnn) s += "cuDNN algorithms: " + name_of(o.cudnn_algos) + " policy, found at the first run\n";
-  const bool device = gpu(p.backend);  // the CPU backends keep no workspace or prepared weights
+  const bool device = is_gpu(p.backend);  // the CPU backends keep no workspace or prepared weights
   for (const Pass& pass : p.passes) {
     if (p.passes.size() > 1 || pass.images != p.batch) s += "pass of " + std::to_string(pass.images) + " images\n";
     std::vector<std::vector<std::string>> rows = {{"#", "layer", "type", "implementation", "why", "in -> out"}};
@@ -77,7 +76,7 @@ std::string plan_table(const Plan& p, const Model& m) {
     s += aligned(rows, device ? std::vector<bool>{true, false, false, false, false, false, true, true}
                               : std::vector<bool>{true, false, false, false, false, false});
   }
-  if (gpu(p.backend)) {
+  if (is_gpu(p.backend)) {
     const PlanMemory& mem = p.memory;
     s += "device memory: " + bytes_text(mem.total) + " (weights " + bytes_text(mem.weights) + ", prepared weights " +
          bytes_text(mem.prepared) + ", input " + bytes_text(mem.input) + ", activations " + bytes_text(mem.activations) +
@@ -95,7 +94,7 @@ nlohmann::json plan_json(const Plan& p, const Model& m) {
   j["backend"] = name_of(p.backend);
   j["batch"] = p.batch;
   j["precision"] = name_of(o.precision);
-  if (gpu(p.backend)) {
+  if (is_gpu(p.backend)) {
     j["input_precision"] = name_of(o.input_precision);
     j["transfers"] = name_of(o.transfers);
     j["host_memory"] = o.pinned_host ? "pinned" : "pageable";
@@ -109,7 +108,7 @@ nlohmann::json plan_json(const Plan& p, const Model& m) {
     j["tuning"] = p.tuning;
   }
   if (p.backend == BackendKind::cudnn) j["cudnn_algos"] = name_of(o.cudnn_algos);
-  if (!gpu(p.backend)) j["threads"] = o.threads;
+  if (!is_gpu(p.backend)) j["threads"] = o.threads;
   nlohmann::json passes = nlohmann::json::array();
   for (const Pass& pass : p.passes) {
     nlohmann::json layers = nlohmann::json::array();
@@ -136,7 +135,7 @@ nlohmann::json plan_json(const Plan& p, const Model& m) {
     passes.push_back({{"images", pass.images}, {"workspace_bytes", sizeof(float) * pass.workspace_floats}, {"layers", layers}});
   }
   j["passes"] = passes;
-  if (gpu(p.backend)) {
+  if (is_gpu(p.backend)) {
     const PlanMemory& mem = p.memory;
     j["memory"] = {{"weights_bytes", mem.weights},         {"prepared_bytes", mem.prepared}, {"input_bytes", mem.input},
                    {"activations_bytes", mem.activations}, {"workspace_bytes", mem.workspace}, {"output_bytes", mem.output},

@@ -51,8 +51,6 @@ std::vector<Shape> stored_input_shapes(const Model& m) {
 
 namespace {
 
-bool gpu(BackendKind b) { return b == BackendKind::cuda || b == BackendKind::cudnn; }
-
 std::string gib(size_t bytes) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f GiB", bytes / 1073741824.0);
@@ -62,7 +60,7 @@ std::string gib(size_t bytes) {
 }  // namespace
 
 void check_backend_options(BackendKind b, const BackendOptions& o) {
-  const bool cpu = !gpu(b);
+  const bool cpu = !is_gpu(b);
   if (cpu && o.precision != Precision::fp32)
     usage_fail("--precision", "the " + name_of(b) + " backend computes in fp32 only (it is the reference); " + name_of(o.precision) +
                             " runs on --backend cuda or cudnn");
@@ -120,7 +118,7 @@ std::string Planner::tuning_source() const {
 }
 
 std::vector<int> Planner::chunks(int n) const {
-  if (gpu(backend_) && opts_.transfers == Transfers::overlapped) return overlapped_chunks(n, opts_.chunk);
+  if (is_gpu(backend_) && opts_.transfers == Transfers::overlapped) return overlapped_chunks(n, opts_.chunk);
   return {n};
 }
 
@@ -146,7 +144,7 @@ Pass Planner::make_pass(int n) const {
     case BackendKind::cpu:
     case BackendKind::cpu_ref: plan_cpu(p); break;
   }
-  const Layout act = is_half(opts_.precision) && gpu(backend_) ? Layout::nhwc_16 : Layout::nchw_fp32;
+  const Layout act = is_half(opts_.precision) && is_gpu(backend_) ? Layout::nhwc_16 : Layout::nchw_fp32;
   for (PlanStep& st : p.steps) {
     st.in_layout = st.out_layout = act;
     for (size_t k = 1; k <= st.absorbs; ++k) p.steps[st.layer + k].fused_into = static_cast<int>(st.layer);
@@ -313,7 +311,7 @@ void Planner::plan_cpu(Pass& p) const {
 
 PlanMemory Planner::memory(int n) const {
   PlanMemory mem;
-  if (!gpu(backend_)) return mem;
+  if (!is_gpu(backend_)) return mem;
   const Model& m = *model_;
   const std::vector<int> sizes = chunks(n);
   const int largest = *std::max_element(sizes.begin(), sizes.end());
@@ -362,9 +360,9 @@ Plan Planner::plan(int n) const {
   p.chunks = chunks(n);
   for (int k : p.chunks)
     if (std::none_of(p.passes.begin(), p.passes.end(), [&](const Pass& q) { return q.images == k; })) p.passes.push_back(pass(k));
-  p.streams = gpu(backend_) && opts_.transfers == Transfers::overlapped ? 3 : 1;
+  p.streams = is_gpu(backend_) && opts_.transfers == Transfers::overlapped ? 3 : 1;
   p.memory = memory(n);
-  if (gpu(backend_) && p.memory.total > p.memory.device_free)
+  if (is_gpu(backend_) && p.memory.total > p.memory.device_free)
     fail("--batches", "batch " + std::to_string(n) + " needs " + gib(p.memory.total) + " of device memory; the device has " +
                           gib(p.memory.device_free) + " free");
   return p;

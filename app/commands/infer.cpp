@@ -93,10 +93,10 @@ int run_infer(const InferOptions& o) {
   std::string images = o.data, labels = o.labels;
   int first = 0, count = 0;  // this rank's shard of the test set
   world.step([&] {
-    if (o.run.gpu(kind)) place_rank_on_gpu(world);
+    if (is_gpu(kind)) place_rank_on_gpu(world);
     m = load_model_arg(o.model_dir);
     BackendOptions opts = o.run.options(kind);
-    if (!o.run.gpu(kind)) share_cores(world, opts);
+    if (!is_gpu(kind)) share_cores(world, opts);
     world.fault_point("load");
     ex = std::make_unique<Executor>(m, kind, opts);
     b = ex->open();

@@ -26,7 +26,7 @@ int run_plan(const PlanOptions& o) {
   const BackendKind kind = o.run.resolve_backend();
   o.run.validate(kind);
   const Model m = load_model_arg(o.model_dir);
-  if (o.run.gpu(kind)) init_gpu();
+  if (is_gpu(kind)) init_gpu();
   const Executor ex(m, kind, o.run.options(kind));
   const Plan p = ex.plan(o.batch);
   if (o.json) std::cout << plan_json(p, m).dump(2) << "\n";

@@ -21,10 +21,6 @@
 namespace bs {
 namespace {
 
-double since(std::chrono::steady_clock::time_point t) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
-}
-
 std::string fmt_eta(double s) {
   char buf[32];
   if (s < 0 || !std::isfinite(s)) return "--:--";
@@ -37,7 +33,7 @@ std::string fmt_eta(double s) {
 void SweepDriver::prepare() {
   backend_ = o_.run.resolve_backend();
   o_.validate(backend_, world_.size());
-  gpu_ = o_.run.gpu(backend_);
+  gpu_ = is_gpu(backend_);
   world_.step([&] { prepare_rank(); });
 }
 

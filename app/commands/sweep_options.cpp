@@ -69,7 +69,7 @@ void SweepOptions::validate(BackendKind backend, int ranks) const {
                    "each batch size, --global-batch (split across the ranks) or --per-rank-batch (every rank runs it whole)");
   if (max_reps < reps) usage_fail("--max-reps", "must be at least --reps (" + std::to_string(reps) + "), found " + std::to_string(max_reps));
   if (!trace.empty() && no_profile) usage_fail("--trace", "needs the profiler's records (drop --no-profile)");
-  const bool gpu = run.gpu(backend);
+  const bool gpu = is_gpu(backend);
   const bool separate = profiled_passes == ProfiledPasses::separate || (profiled_passes == ProfiledPasses::automatic && gpu);
   if (no_profile && (given("--profile-reps") || given("--profiled-passes")))
     usage_fail(given("--profile-reps") ? "--profile-reps" : "--profiled-passes", "needs the profiler (drop --no-profile)");

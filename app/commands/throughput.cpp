@@ -51,14 +51,13 @@ void ThroughputOptions::validate(BackendKind backend, int ranks) const {
                    "rank runs them whole)");
   if (global_batch && images < ranks)
     usage_fail("--images", "--global-batch: " + std::to_string(images) + " images for " + std::to_string(ranks) + " ranks");
-  if (!run.gpu(backend) && streams > 1) usage_fail("--streams", "applies to GPU backends (the CPU backends already use every core)");
+  if (!is_gpu(backend) && streams > 1) usage_fail("--streams", "applies to GPU backends (the CPU backends already use every core)");
   run.validate(backend);
 }
 
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 // One rank's measurement of one batch size.
 struct Point {
@@ -265,7 +264,7 @@ int run_throughput(ThroughputOptions o) {
       check_writable(sibling(o.out, ".json"), "--out");
     }
   });
-  const bool gpu = o.run.gpu(kind);
+  const bool gpu = is_gpu(kind);
   BackendOptions opts = o.run.options(kind);  // the CPU backends' buffers are pageable whatever the default
   const std::string host_memory = opts.pinned_host ? "pinned" : "pageable";
   if (!gpu) share_cores(world, opts);

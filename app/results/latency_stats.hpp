@@ -2,6 +2,7 @@
 // tools report them. Percentiles interpolate linearly between order statistics (numpy's default), so p50
 // is the median and p100 the maximum; with fewer than 100 samples p99 lies between the two largest.
 #pragma once
+#include <chrono>
 #include <vector>
 
 namespace bs {
@@ -14,5 +15,10 @@ struct LatencySummary {
   double min = 0, p50 = 0, p90 = 0, p99 = 0, max = 0, mean = 0;
 };
 LatencySummary summarize_latencies(const std::vector<double>& v);
+
+// Seconds from t to now on the steady clock.
+inline double since(std::chrono::steady_clock::time_point t) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+}
 
 }  // namespace bs

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The hardening run (part of scripts/test.sh unless --quick): builds the CPU code with clang, AddressSanitizer and
 # UndefinedBehaviorSanitizer into ./build-check (no CUDA, no OpenCV, no MPI: Open MPI's own start-up allocations
-# would read as leaks; this build thereby checks that batchscope runs without MPI), runs the CPU test suites there (a sanitizer
-# finding fails the test), then runs every libFuzzer harness for FUZZ_SECONDS (default 30) each (scripts/fuzz.sh).
+# would read as leaks; this build thereby checks that batchscope runs without MPI), runs the CPU test suites there (a
+# sanitizer finding fails the test), then runs every libFuzzer harness for FUZZ_SECONDS each (default 10: the kept
+# corpus replayed, then new inputs; longer runs: FUZZ_SECONDS=300 scripts/check.sh, or scripts/fuzz.sh 300).
 # The one test left out is the 10,000-image cpu-ref Correctness run: 6 minutes under the sanitizers, and it reads
 # no file that the other tests do not; the normal build runs it.
 set -euo pipefail
@@ -11,12 +12,14 @@ for tool in clang clang++; do
   command -v "$tool" >/dev/null || { echo "check: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 done
 echo "check: configuring build-check (clang, ASan + UBSan, libFuzzer)" >&2
-CC=clang CXX=clang++ cmake -S . -B build-check -DCMAKE_BUILD_TYPE=RelWithDebInfo -DBATCHSCOPE_WITH_CUDA=OFF \
+# -O1 with line tables (what ASan recommends; stack traces keep file and line), unity batches as scripts/build.sh.
+CC=clang CXX=clang++ cmake -S . -B build-check -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
+  -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 -DBATCHSCOPE_WITH_CUDA=OFF \
   -DBATCHSCOPE_WITH_OPENCV=OFF -DBATCHSCOPE_WITH_MPI=OFF -DBATCHSCOPE_SANITIZE=ON -DBATCHSCOPE_FUZZ=ON >/dev/null
 echo "check: building" >&2
 cmake --build build-check -j"$(nproc)"
 echo "check: CPU suites under ASan + UBSan" >&2
 (cd build-check && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest -j"$(nproc)" -L cpu -E '^Ece408\.CpuRefReproducesPublishedCorrectness$' --output-on-failure)
-echo "check: fuzzing, ${FUZZ_SECONDS:-30} s per harness" >&2
-scripts/fuzz.sh "${FUZZ_SECONDS:-30}"
+echo "check: fuzzing, ${FUZZ_SECONDS:-10} s per harness" >&2
+scripts/fuzz.sh "${FUZZ_SECONDS:-10}"

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing, builds, and runs every test suite; then the hardening run
-# (scripts/check.sh: the CPU suites under ASan + UBSan, and every fuzz harness for 30 s). GPU suites (CTest
+# (scripts/check.sh: the CPU suites under ASan + UBSan, and every fuzz harness for 10 s). GPU suites (CTest
 # label 'gpu') skip once with their reason where no GPU exists.
 #   scripts/test.sh [--quick] [CMAKE ARGS...]     --quick: the normal build's tests only
 set -euo pipefail

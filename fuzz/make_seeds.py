@@ -87,3 +87,9 @@ put("model_json", "small.json", json.dumps(small).encode())
 
 # MXNet symbol: ECE 408's.
 put("mxnet_symbol", "ece408-symbol.json", read(os.path.join(data, "ece408-2019sp", "ece408-symbol.json")))
+
+# ONNX: the import-onnx fixtures (good and bad; features.onnx's external data resolves beside them).
+onnx_fx = os.path.join(src, "tests", "onnx", "fixtures")
+for n in sorted(os.listdir(onnx_fx)):
+    if n.endswith(".onnx"):
+        put("onnx", n, read(os.path.join(onnx_fx, n)))

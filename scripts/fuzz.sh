@@ -9,8 +9,11 @@ cd "$(dirname "$0")/.."
 seconds="${1:-30}"
 shift || true
 harnesses=("$@")
-[ ${#harnesses[@]} -gt 0 ] || harnesses=(npy npz idx params pickle model_json mxnet_symbol)
 B=build-check/fuzz
+if [ ${#harnesses[@]} -eq 0 ]; then
+  harnesses=(npy npz idx params pickle model_json mxnet_symbol)
+  [ ! -x "$B/fuzz_onnx" ] || harnesses+=(onnx)  # built where the ONNX libraries are
+fi
 for h in "${harnesses[@]}"; do
   [ -x "$B/fuzz_$h" ] || { echo "fuzz: $B/fuzz_$h is missing (run scripts/check.sh, or configure with -DBATCHSCOPE_FUZZ=ON)" >&2; exit 1; }
 done

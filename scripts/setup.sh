@@ -9,6 +9,7 @@ packages=(
   libcli11-dev             # command-line parsing
   libopenmpi-dev openmpi-bin  # data-parallel runs over MPI (mpirun -np N batchscope ...)
   libzip-dev zlib1g-dev    # .npz (zip) and gzipped IDX files
+  libonnx-dev libprotobuf-dev  # import-onnx: the ONNX protobuf classes
   libgtest-dev             # the test suites
   libopencv-core-dev libopencv-imgproc-dev libopencv-imgcodecs-dev  # classify: JPEG/PNG decode and resize
   python3 python3-numpy python3-matplotlib  # fixtures, golden values and plots

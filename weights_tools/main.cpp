@@ -11,6 +11,7 @@
 #include "weights_tools/inspect.hpp"
 #include "weights_tools/limits.hpp"
 #include "weights_tools/mxnet_import.hpp"
+#include "weights_tools/onnx/onnx_import.hpp"
 #include "weights_tools/rearrange.hpp"
 
 namespace {
@@ -68,6 +69,17 @@ int main(int argc, char** argv) {
   bs::add_int(*ibv, "--input-size", bv.input_size, "input height and width (default: 227)", 1, 65535);
   ibv->add_option("--name", bv.name, "model name")->capture_default_str();
 
+  bs::OnnxImportOptions ox;
+  CLI::App* ionnx = command("import-onnx", "turn an ONNX model (a chain of layers) into a model folder");
+  ionnx->add_option("FILE", ox.model_path, "the .onnx file (its external data beside it)");
+  ionnx->add_option("--out", ox.out_dir, "model folder to write (replaced if it is a model folder)")->type_name("DIR");
+  bs::add_chw(*ionnx, "--input-shape", ox.input_shape, "C,H,W of one image, where the file leaves them symbolic (e.g. 3,224,224)");
+  ionnx->add_option("--name", ox.name, "model name (default: the graph's name, else the file's)");
+  ionnx->footer("Example:\n  batchscope-weights import-onnx alexnet.onnx --out models/alexnet-onnx\n"
+                "Runs chains of Conv, BatchNormalization (folded into the layer before), Relu, Tanh, Sigmoid, MaxPool, "
+                "AveragePool, GlobalAveragePool, GlobalMaxPool, LRN, Flatten, Reshape, Gemm, MatMul + Add, Dropout, "
+                "Identity and Softmax.");
+
   bs::RearrangeOptions ra;
   CLI::App* rar = command("rearrange", "rearrange one .npy weight between layouts (each with its inverse)");
   rar->add_option("FILE", ra.in, "input .npy");
@@ -116,6 +128,16 @@ int main(int argc, char** argv) {
       bs::write_model_folder(bv.out_dir, folder, [](const std::string& dir) { bs::load_model(dir); });
       std::cout << "wrote " << bv.out_dir << "/model.json and " << folder.tensors.size() << " tensors ("
                 << folder.model["weights"].get<std::string>() << " weights)\n";
+    } else if (active == ionnx) {
+      if (ox.model_path.empty()) bs::usage_fail("FILE", "name the .onnx file to import");
+      bs::require(*ionnx, "--out", "the model folder to write");
+      if (!bs::onnx_import_available())
+        bs::fail("import-onnx", "this build reads no ONNX: install libonnx-dev and libprotobuf-dev (scripts/setup.sh) and build again");
+      const bs::OnnxImport r = bs::convert_onnx(ox);
+      bs::write_model_folder(ox.out_dir, r.folder, [](const std::string& dir) { bs::load_model(dir); });
+      for (const std::string& note : r.notes) std::cout << note << "\n";
+      std::cout << "wrote " << ox.out_dir << "/model.json (" << r.folder.model["layers"].size() << " layers) and "
+                << r.folder.tensors.size() << " tensors\n";
     } else if (active == rar) {
       if (ra.in.empty()) bs::usage_fail("FILE", "name the .npy to rearrange");
       bs::require(*rar, "--from", "the layout the file is in");

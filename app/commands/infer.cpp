@@ -28,7 +28,7 @@ void InferOptions::add_to(CLI::App& app) {
   app.add_option("--data", data, "IDX images (gzipped or not); default: the shipped set matching the input")->type_name("FILE");
   app.add_option("--labels", labels, "IDX labels for --data")->type_name("FILE");
   app.add_option("--input", input, "run this float (N, C, H, W) .npy instead of a test set")->type_name("FILE");
-  app.add_option("--output", output, "with --input: write the outputs (N, classes) here as .npy")->type_name("FILE");
+  app.add_option("--output", output, "with --input: write the outputs here as .npy: (N, classes), or (N, C, H, W) where the model ends in a feature map")->type_name("FILE");
   app.add_flag("--layer-times", layer_times, "also print each layer's time, implementation, GFLOP/s and GB/s");
   add_int(app, "--reps", reps, "timed repetitions over the whole set; times are medians (min, max follow)", 1, 1000000);
   add_int(app, "--warmup", warmup, "untimed repetitions first", 0, 1000000);
@@ -70,10 +70,18 @@ int run_tensor(const InferOptions& o, const Executor& ex, Backend& b) {
   const size_t layers = m.logits_layers();
   std::vector<float> y = ex.run_batches(b, in.data(), ex.convert(in.data(), in.size()), n, o.batch, layers, nullptr);
   const int64_t f = layers ? m.layers[layers - 1].out.size() : m.input.size();
+  // A chain that ends in a feature map (no flatten or fully connected layer) writes (N, C, H, W).
+  bool vector_out = false;  // features are flat from the first flatten or fully connected layer on
+  for (size_t i = 0; i < layers; ++i) vector_out |= m.layers[i].kind() == LayerKind::flatten || m.layers[i].kind() == LayerKind::fc;
+  const Shape s = layers ? m.layers[layers - 1].out : m.input;
+  if (o.probabilities && !vector_out)
+    fail("--probabilities", "the model ends in a feature map " + to_string(s) + ", not in class scores");
   if (o.probabilities) ref::softmax(y.data(), n, f, y.data());
-  write_npy(o.output, Array::from_float({n, f}, y));
-  std::cout << "wrote " << o.output << " (" << n << ", " << f << ") " << (o.probabilities ? "probabilities" : "logits")
-            << " from backend " << b.name() << "\n";
+  std::vector<int64_t> shape = vector_out ? std::vector<int64_t>{n, f} : std::vector<int64_t>{n, s.c, s.h, s.w};
+  write_npy(o.output, Array::from_float(shape, y));
+  std::cout << "wrote " << o.output << " " << shape_str(shape) << " "
+            << (o.probabilities ? "probabilities" : vector_out ? "logits" : "feature maps") << " from backend "
+            << b.name() << "\n";
   return 0;
 }
 

@@ -193,6 +193,8 @@ int out_dim(int in, int k, int s, int p, bool ceil_mode) {
 
 }  // namespace
 
+int output_size(int in, int k, int s, int p, bool ceil_mode) { return out_dim(in, k, s, p, ceil_mode); }
+
 void infer_shapes(Model& m, const std::string& where) {
   constexpr int64_t kMaxActivation = INT32_MAX;  // values per image of any layer's input or output
   Shape s = m.input;

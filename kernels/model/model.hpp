@@ -83,5 +83,8 @@ Model load_model(const std::string& dir);
 Model parse_model(const std::string& json_text, const std::string& dir, const std::string& where);
 // Runs shape inference over m.layers from m.input (called by the loaders; exposed for tests).
 void infer_shapes(Model& m, const std::string& where);
+// The outputs along one axis of a window of k at stride s over in + 2p (0 when none fits); ceil_mode as pooling's:
+// the size rounded up, the last window starting inside the input or its leading padding (Caffe, PyTorch).
+int output_size(int in, int k, int s, int p, bool ceil_mode);
 
 }  // namespace bs

@@ -1,0 +1,206 @@
+#!/usr/bin/env python3
+"""Makes the ONNX fixtures of tests/onnx/ from seeded NumPy weights, with reference outputs from onnxruntime.
+
+Needs the `onnx` and `onnxruntime` packages (PyPI; the GPU machine has both). The outputs are committed, so the test
+(check_onnx.py) needs neither: each good fixture NAME is NAME.onnx (and, for external data, its data file), the input
+NAME.in.npy (N, C, H, W) and onnxruntime's output NAME.out.npy; each bad fixture is one .onnx that import-onnx must
+refuse with one line. Usage: make_fixtures.py OUT_DIR
+"""
+import os
+import sys
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+from onnx import TensorProto, helper, numpy_helper
+
+rng = np.random.default_rng(20261124)
+
+
+def w(*shape, scale=None):
+    fan_in = int(np.prod(shape[1:])) if len(shape) > 1 else shape[0]
+    return (rng.standard_normal(shape) * (scale or np.sqrt(2.0 / fan_in))).astype(np.float32)
+
+
+class Graph:
+    """A chain under construction: node(op, extra inputs (initializers), attributes) appends to the current tensor."""
+
+    def __init__(self, name, in_shape, batch="N", elem=TensorProto.FLOAT):
+        self.name, self.nodes, self.inits, self.cur, self.k, self.elem = name, [], [], "input", 0, elem
+        self.input = helper.make_tensor_value_info("input", elem, [batch] + list(in_shape))
+
+    def init(self, name, array, dtype=None):
+        a = array.astype(dtype) if dtype is not None else array
+        self.inits.append(numpy_helper.from_array(a, name))
+        return name
+
+    def node(self, op, inits=(), name=None, outputs=1, **attrs):
+        self.k += 1
+        name = name or f"{op.lower()}{self.k}"
+        outs = [f"{name}_out"] + [f"{name}_extra{i}" for i in range(1, outputs)]
+        self.nodes.append(helper.make_node(op, [self.cur] + list(inits), outs, name=name, **attrs))
+        self.cur = outs[0]
+        return name
+
+    def model(self, opset, inits_as_inputs=False, ir_version=None):
+        out = helper.make_tensor_value_info(self.cur, self.elem, None)
+        inputs = [self.input]
+        if inits_as_inputs:  # as files of opset < 9 did: every initializer also a graph input
+            inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in self.inits]
+        g = helper.make_graph(self.nodes, self.name, inputs, [out], initializer=self.inits)
+        m = helper.make_model(g, opset_imports=[helper.make_opsetid("", opset)], producer_name="batchscope make_fixtures.py")
+        if ir_version:
+            m.ir_version = ir_version
+        return m
+
+
+def conv(g, cin, cout, k, stride=1, pad=0, group=1, bias=True, dtype=None, **extra):
+    name = f"conv{g.k + 1}"
+    ins = [g.init(name + ".weight", w(cout, cin // group, k, k), dtype)]
+    if bias:
+        ins.append(g.init(name + ".bias", w(cout, scale=0.1), dtype))
+    return g.node("Conv", ins, name=name, kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=group, **extra)
+
+
+def batchnorm(g, c, opset, dtype=None):
+    name = f"bn{g.k + 1}"
+    ins = [g.init(f"{name}.{p}", v, dtype) for p, v in (("scale", 1 + 0.2 * w(c, scale=1)), ("bias", w(c, scale=0.2)),
+                                                  ("mean", w(c, scale=0.3)), ("var", 0.5 + np.abs(w(c, scale=1))))]
+    attrs = {"epsilon": 1e-3}
+    if opset < 9:
+        attrs["spatial"] = 1
+    return g.node("BatchNormalization", ins, name=name, **attrs)
+
+
+def save(m, out, name, x, external=False, reference=None):
+    """reference: the model onnxruntime runs for the expected output, when it is not m itself."""
+    path = os.path.join(out, name + ".onnx")
+    if external:
+        onnx.save_model(m, path, save_as_external_data=True, all_tensors_to_one_file=True, location=name + ".weights",
+                        size_threshold=0)
+    else:
+        onnx.save_model(m, path)
+    ref = path if reference is None else reference.SerializeToString()
+    y = ort.InferenceSession(ref, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
+    np.save(os.path.join(out, name + ".in.npy"), x)
+    np.save(os.path.join(out, name + ".out.npy"), y.astype(np.float32))
+    print(f"{name}: opset {m.opset_import[0].version}, {len(m.graph.node)} nodes, output {y.shape}")
+
+
+def cnn13(out):
+    """Opset 13, every supported op on the way: Conv (bias, groups, stride) + BatchNormalization folded, Relu, MaxPool
+    ceil_mode with padding, AveragePool count_include_pad ceil_mode, LRN, Tanh, GlobalAveragePool, Flatten, Gemm
+    (transB, alpha, beta), Dropout, Identity, MatMul + Add, Sigmoid, Softmax."""
+    g = Graph("cnn13", (3, 17, 19))
+    conv(g, 3, 8, 3, pad=1)
+    batchnorm(g, 8, 13)
+    g.node("Relu")
+    g.node("MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], ceil_mode=1)
+    conv(g, 8, 12, 3, stride=2, pad=1, group=2)
+    g.node("Tanh")
+    g.node("AveragePool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1], count_include_pad=1, ceil_mode=1)
+    g.node("LRN", size=3, alpha=2e-2, beta=0.75, bias=2.0)
+    conv(g, 12, 16, 1, bias=False)
+    g.node("GlobalAveragePool")
+    g.node("Flatten", axis=1)
+    g.node("Gemm", [g.init("fc1.weight", w(20, 16)), g.init("fc1.bias", w(20, scale=0.1))], name="fc1", transB=1,
+           alpha=0.5, beta=2.0)
+    g.node("Relu")
+    g.node("Dropout")
+    g.node("Identity")
+    g.node("MatMul", [g.init("fc2.weight", w(20, 10).T.copy().T)], name="fc2")
+    g.node("Add", [g.init("fc2.bias", w(10, scale=0.1))], name="fc2_bias")
+    g.node("Sigmoid")
+    g.node("Softmax", axis=-1)
+    save(g.model(13), out, "cnn13", rng.standard_normal((2, 3, 17, 19)).astype(np.float32))
+
+
+def old7(out):
+    """Opset 7 as old exporters wrote it: initializers also listed among the graph inputs, Reshape to (0, -1) with the
+    shape an initializer, Gemm with B as (in, out) (transB 0), BatchNormalization after a Gemm; and every tensor in
+    float16 (the whole graph, as a half-precision export is). The reference is the same graph in float32 with the
+    float16 weights widened: what batchscope runs."""
+    def build(elem, dtype):
+        global rng
+        rng = np.random.default_rng(7)  # the same weights for both graphs
+        g = Graph("old7", (2, 9, 9), elem=elem)
+        conv(g, 2, 6, 5, dtype=dtype)
+        g.node("Relu")
+        g.node("MaxPool", kernel_shape=[2, 2], strides=[2, 2])
+        g.node("Reshape", [g.init("shape", np.array([0, -1], np.int64))])
+        g.node("Gemm", [g.init("fc.weight", w(24, 7), dtype), g.init("fc.bias", w(7, scale=0.1), dtype)], name="fc", transB=0)
+        batchnorm(g, 7, 7, dtype)
+        g.node("Sigmoid")
+        return g.model(7, inits_as_inputs=True)
+
+    half = build(TensorProto.FLOAT16, np.float16)
+    wide = build(TensorProto.FLOAT, np.float32)
+    for t16, t32 in zip(half.graph.initializer, wide.graph.initializer):  # the float16 values, widened
+        if t16.data_type == TensorProto.FLOAT16:
+            t32.CopyFrom(numpy_helper.from_array(numpy_helper.to_array(t16).astype(np.float32), t32.name))
+    x = np.random.default_rng(8).standard_normal((3, 2, 9, 9)).astype(np.float32)
+    save(half, out, "old7", x, reference=wide)
+
+
+def features(out):
+    """A chain that ends in a feature map (no classifier), its weights in an external data file; opset 21."""
+    g = Graph("features", (4, 11, 10))
+    conv(g, 4, 6, 3, pad=1)
+    g.node("Relu")
+    g.node("MaxPool", kernel_shape=[2, 2], strides=[2, 2], ceil_mode=1)
+    conv(g, 6, 5, 3, stride=1, pad=0)
+    save(g.model(21), out, "features", rng.standard_normal((2, 4, 11, 10)).astype(np.float32), external=True)
+
+
+def bad(out):
+    """Files import-onnx must refuse, each with one line naming what it cannot take."""
+    def write(name, m):
+        onnx.save_model(m, os.path.join(out, name + ".onnx"))
+
+    g = Graph("residual", (3, 8, 8))  # y = relu(conv(x)) + x: not a chain
+    conv(g, 3, 3, 3, pad=1)
+    g.node("Relu")
+    g.nodes.append(helper.make_node("Add", [g.cur, "input"], ["sum"], name="residual_add"))
+    g.cur = "sum"
+    write("bad-residual", g.model(13))
+
+    g = Graph("leaky", (3, 8, 8))
+    conv(g, 3, 4, 3)
+    g.node("LeakyRelu", name="leaky", alpha=0.1)
+    write("bad-unsupported", g.model(13))
+
+    g = Graph("asym", (3, 8, 8))
+    g.node("Conv", [g.init("w", w(4, 3, 3, 3))], name="asym_conv", kernel_shape=[3, 3], pads=[0, 0, 1, 1])
+    write("bad-asymmetric-pads", g.model(13))
+
+    g = Graph("symbolic", (3, 8, 8))
+    g.input = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, "H", "W"])
+    conv(g, 3, 4, 3)
+    write("bad-symbolic-shape", g.model(13))
+
+    g = Graph("outside", (3, 8, 8))  # external data that points out of the model's folder
+    conv(g, 3, 4, 3, bias=False)
+    m = g.model(13)
+    t = m.graph.initializer[0]
+    t.ClearField("raw_data")
+    t.data_location = TensorProto.EXTERNAL
+    for k, v in (("location", "../outside.bin"), ("offset", "0"), ("length", str(4 * 4 * 3 * 3 * 3))):
+        e = t.external_data.add()
+        e.key, e.value = k, v
+    write("bad-external-path", m)
+
+    with open(os.path.join(out, "bad-not-onnx.onnx"), "wb") as f:
+        f.write(b"this is not a protobuf message \x00\xff\x07")
+
+
+def main():
+    out = sys.argv[1]
+    os.makedirs(out, exist_ok=True)
+    cnn13(out)
+    old7(out)
+    features(out)
+    bad(out)
+
+
+if __name__ == "__main__":
+    main()

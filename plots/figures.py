@@ -114,26 +114,49 @@ def breakdown(sweep, out, name):
     return _save(fig, out, name)
 
 
+# Networks of more layers than this have their heaviest HEAVIEST layers drawn one by one and the rest summed as one.
+MANY_LAYERS, HEAVIEST = 12, 10
+
+
+def heaviest(rows, layers, batch=None):
+    """(the layers to draw one by one, the rest): all of them for small networks, else the HEAVIEST with the most
+    time at `batch` (default: each sweep's largest), in the network's order."""
+    timed = [l for l in layers if any(r["layer"] == l and r["median_ms"] > 0 for r in rows)]
+    if len(timed) <= MANY_LAYERS:
+        return timed, []
+    big = batch if batch is not None else max(r["batch"] for r in rows)
+    cost = {l: 0.0 for l in timed}
+    for r in rows:
+        if r["batch"] == big and r["layer"] in cost:
+            cost[r["layer"]] += r["median_ms"]
+    top = set(sorted(timed, key=lambda l: -cost[l])[:HEAVIEST])
+    return [l for l in timed if l in top], [l for l in timed if l not in top]
+
+
 def layer_times(sweep, out, name):
     rows = [r for r in sweep.layers if r["run"] == "warm"]
     if not rows:
         return None
     layers = list(dict.fromkeys(r["layer"] for r in rows))
     batches = sorted({r["batch"] for r in rows})
+    shown, rest = heaviest(rows, layers)
     fig, ax = plt.subplots(figsize=(9, 5.5))
-    cmap = plt.cm.tab20
-    for i, layer in enumerate(layers):
+    cmap = plt.cm.tab20 if len(shown) > 10 else plt.cm.tab10
+    for i, layer in enumerate(shown):
         pts = sorted((r["batch"], r["median_ms"]) for r in rows if r["layer"] == layer and r["median_ms"] > 0)
-        if not pts:
-            continue
         kind = next(r["type"] for r in rows if r["layer"] == layer)
-        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=cmap(i % 20), markersize=3, label=f"{layer} ({kind})")
+        ax.plot([p[0] for p in pts], [p[1] for p in pts], "o-", color=cmap(i % cmap.N), markersize=3, label=f"{layer} ({kind})")
+    if rest:
+        per_batch = {b: sum(r["median_ms"] for r in rows if r["batch"] == b and r["layer"] in rest) for b in batches}
+        ax.plot(batches, [per_batch[b] for b in batches], "s--", color="0.45", markersize=3,
+                label=f"the other {len(rest)} layers, summed")
     ax.set_yscale("log")
     _log_batches(ax, batches)
     ax.set_xlabel("batch size (images)")
     ax.set_ylabel("layer time (ms), median of warm runs")
     ax.grid(True, which="both", alpha=0.3)
-    ax.set_title(f"Per-layer time: {sweep.label()}\n" + context([sweep]), fontsize=10)
+    heading = f"Per-layer time: {sweep.label()}" + (f" ({len(shown)} heaviest layers of {len(shown) + len(rest)})" if rest else "")
+    ax.set_title(heading + "\n" + context([sweep]), fontsize=10)
     ax.legend(fontsize=7, loc="center left", bbox_to_anchor=(1.01, 0.5))
     return _save(fig, out, name)
 
@@ -163,7 +186,8 @@ def throughput_roofline(sweeps, out):
         pts = [r for r in rows if r["batch"] == big]
         ax2.scatter([r["gflop_per_s"] / r["gb_per_s"] for r in pts], [r["gflop_per_s"] for r in pts], color=plt.cm.tab10(i % 10),
                     label=f"{s.label()}, batch {big}", s=25)
-        for r in pts:
+        named, _ = heaviest(pts, list(dict.fromkeys(r["layer"] for r in pts)), big)  # many layers: name the heaviest
+        for r in (r for r in pts if r["layer"] in named):
             ax2.annotate(r["layer"], (r["gflop_per_s"] / r["gb_per_s"], r["gflop_per_s"]), fontsize=6, alpha=0.7,
                          xytext=(3, 3), textcoords="offset points")
     ax2.set_xscale("log")
@@ -195,15 +219,20 @@ def variants_per_layer(sweeps, out, batch=None):
                                 if r["type"] in ("convolution", "fully_connected", "max_pool", "avg_pool", "lrn")))
     if not layers:
         return None, None
-    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(layers) * max(1, len(with_layers)) / 3), 5.5))
+    warm_b = [r for s in with_layers for r in s.layers if r["run"] == "warm" and r["batch"] == b]
+    layers, rest = heaviest(warm_b, layers, b)
+    if not layers:
+        return None, None
+    ticks = layers + ([f"other {len(rest)} layers"] if rest else [])
+    fig, ax = plt.subplots(figsize=(max(8, 1.2 * len(ticks) * max(1, len(with_layers)) / 3), 5.5))
     width = 0.8 / len(with_layers)
     for i, s in enumerate(with_layers):
         t = {r["layer"]: r["median_ms"] for r in s.layers if r["run"] == "warm" and r["batch"] == b}
-        ax.bar([j + i * width for j in range(len(layers))], [t.get(l, 0) for l in layers], width=width,
-               color=plt.cm.tab10(i % 10), label=s.label())
+        heights = [t.get(l, 0) for l in layers] + ([sum(t.get(l, 0) for l in rest)] if rest else [])
+        ax.bar([j + i * width for j in range(len(ticks))], heights, width=width, color=plt.cm.tab10(i % 10), label=s.label())
     ax.set_yscale("log")
-    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(layers))])
-    ax.set_xticklabels(layers, rotation=30, ha="right")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(ticks))])
+    ax.set_xticklabels(ticks, rotation=30, ha="right")
     ax.set_ylabel(f"layer time at batch {b} (ms, log scale)")
     ax.grid(True, axis="y", which="both", alpha=0.3)
     ax.legend(fontsize=8, loc="center left", bbox_to_anchor=(1.01, 0.5))

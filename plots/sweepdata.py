@@ -109,6 +109,7 @@ class Sweep:
                 row["batch"] = int(row["batch"])
                 self.layers.append(row)
         self.meta = _metadata(path)
+        self.show_model = False  # load_all sets it where the sweeps are of several networks
 
     def warm(self):
         return sorted((r for r in self.rows if r["run"] == "warm"), key=lambda r: r["batch"])
@@ -140,7 +141,8 @@ class Sweep:
         v = f" {v}" if v else ""
         t = "" if self.transfers in ("host", "") else f", {self.transfers}"
         h = "" if self.host_memory == "pageable" or self.transfers == "host" else f", {self.host_memory}"
-        return f"{self.backend}{v}{t}{h}"
+        m = f"{self.model}: " if self.show_model else ""
+        return f"{m}{self.backend}{v} {self.precision}{t}{h}"
 
     def peaks(self):
         """(GFLOP/s, GB/s) of the device, from the metadata; None where unknown."""
@@ -192,4 +194,8 @@ def is_throughput_csv(path):
 
 
 def load_all(paths):
-    return [Sweep(p) for p in paths]
+    sweeps = [Sweep(p) for p in paths]
+    several = len({s.model for s in sweeps}) > 1
+    for s in sweeps:
+        s.show_model = several  # every label then names its network too
+    return sweeps

@@ -13,6 +13,7 @@
 #include "weights_tools/mxnet_import.hpp"
 #include "weights_tools/onnx/onnx_import.hpp"
 #include "weights_tools/rearrange.hpp"
+#include "weights_tools/zoo/zoo.hpp"
 
 namespace {
 
@@ -92,10 +93,17 @@ int main(int argc, char** argv) {
 
   std::string synth_model = "alexnet", synth_out;
   uint64_t seed = 1;
-  CLI::App* syn = command("synthesize", "write deterministic He-initialised weights in the bvlc_alexnet.npy format");
-  syn->add_option("--model", synth_model, "alexnet (the only one)")->capture_default_str();
+  CLI::App* syn = command("synthesize", "write a zoo network as a model folder with seeded He-initialised weights");
+  syn->add_option("--model", synth_model, bs::zoo_names())->capture_default_str();
   bs::add_u64(*syn, "--seed", seed, "random seed, 0 or more (default: 1)");
-  syn->add_option("--out", synth_out, "output .npy")->type_name("FILE");
+  syn->add_option("--out", synth_out, "model folder to write (alexnet to a FILE.npy: the bvlc_alexnet.npy format, for "
+                                      "import-bvlc)")->type_name("DIR");
+  {
+    std::string zoo_list = "Networks:\n";
+    for (const bs::ZooEntry& e : bs::zoo()) zoo_list += "  " + std::string(e.name) + std::string(22 - std::string(e.name).size(), ' ') + e.source + "\n";
+    syn->footer(zoo_list + "Examples:\n  batchscope-weights synthesize --model vgg16 --out models/vgg16\n"
+                "  batchscope-weights synthesize --model alexnet --seed 1 --out /tmp/alexnet-synthetic.npy");
+  }
 
   try {
     app.parse(argc, argv);
@@ -131,6 +139,7 @@ int main(int argc, char** argv) {
     } else if (active == ionnx) {
       if (ox.model_path.empty()) bs::usage_fail("FILE", "name the .onnx file to import");
       bs::require(*ionnx, "--out", "the model folder to write");
+      bs::check_model_folder_target(ox.out_dir);
       if (!bs::onnx_import_available())
         bs::fail("import-onnx", "this build reads no ONNX: install libonnx-dev and libprotobuf-dev (scripts/setup.sh) and build again");
       const bs::OnnxImport r = bs::convert_onnx(ox);
@@ -151,10 +160,22 @@ int main(int argc, char** argv) {
       bs::rearrange_file(ra);
       std::cout << "wrote " << ra.out << " (" << ra.from << " -> " << ra.to << ")\n";
     } else if (active == syn) {
-      bs::require(*syn, "--out", "the .npy to write");
-      if (synth_model != "alexnet") bs::usage_fail("--model", "only alexnet can be synthesized, found '" + synth_model + "'");
-      bs::write_bvlc(synth_out, bs::synthesize_alexnet(seed));
-      std::cout << "wrote " << synth_out << " (synthetic AlexNet weights, seed " << seed << ", bvlc_alexnet.npy format)\n";
+      bs::require(*syn, "--out", "the model folder to write");
+      (void)bs::synthesize_zoo(synth_model, seed, false);  // an unknown name fails here, listing the zoo
+      const bool npy = synth_out.size() > 4 && synth_out.compare(synth_out.size() - 4, 4, ".npy") == 0;
+      if (npy && synth_model != "alexnet")
+        bs::usage_fail("--out", synth_out + ": only alexnet is written as a .npy (the bvlc_alexnet.npy format); give a folder");
+      if (npy) {
+        bs::write_bvlc(synth_out, bs::synthesize_alexnet(seed));
+        std::cout << "wrote " << synth_out << " (synthetic AlexNet weights, seed " << seed << ", bvlc_alexnet.npy format)\n";
+      } else {
+        bs::check_model_folder_target(synth_out);
+        std::cerr << "synthesize: drawing the weights of " << synth_model << "\n";
+        const bs::ZooModel z = bs::synthesize_zoo(synth_model, seed);
+        bs::write_model_folder(synth_out, z.folder, [](const std::string& dir) { bs::load_model(dir); });
+        std::cout << "wrote " << synth_out << "/model.json (" << synth_model << ", " << z.folder.model["layers"].size()
+                  << " layers, " << z.parameters << " parameters, synthetic weights, seed " << seed << ")\n";
+      }
     }
   } catch (const bs::UsageError& e) {
     return error_line(e.what(), 2);

@@ -9,18 +9,26 @@
 
 namespace bs {
 
-void write_model_folder(const std::string& out, const ModelFolder& folder,
-                        const std::function<void(const std::string&)>& validate) {
+void check_model_folder_target(const std::string& out) {
   namespace fs = std::filesystem;
-  fs::path target(out);
+  const fs::path target(out);
   std::error_code ec;
   if (fs::exists(target, ec)) {
     if (!fs::is_directory(target, ec)) fail(out, "exists and is not a folder");
     if (!fs::exists(target / "model.json", ec) && !fs::is_empty(target, ec))
       fail(out, "exists, is not empty and holds no model.json: refusing to replace it");
   }
-  fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   if (!fs::is_directory(parent, ec)) fail(out, "parent folder " + parent.string() + " does not exist");
+}
+
+void write_model_folder(const std::string& out, const ModelFolder& folder,
+                        const std::function<void(const std::string&)>& validate) {
+  namespace fs = std::filesystem;
+  check_model_folder_target(out);
+  const fs::path target(out);
+  std::error_code ec;
+  const fs::path parent = target.parent_path().empty() ? fs::path(".") : target.parent_path();
   fs::path tmp = parent / ("." + target.filename().string() + ".tmp" + std::to_string(std::random_device{}() % 1000000));
   try {
     fs::create_directory(tmp, ec);

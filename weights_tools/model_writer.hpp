@@ -15,6 +15,9 @@ struct ModelFolder {
   std::vector<NamedArray> tensors;  // written as <name>.npy
 };
 
+// Fails (naming `out`) where write_model_folder would refuse `out`: to call before the expensive part of a command.
+void check_model_folder_target(const std::string& out);
+
 // `validate` gets the temporary folder's path and throws if the model does not load.
 // An existing `out` folder is replaced only if it holds a model.json (is a model folder) or is empty.
 void write_model_folder(const std::string& out, const ModelFolder& folder,

@@ -153,6 +153,9 @@ expect_ok "wrote $TMP/imp/model.json and 6 tensors" "$BW" import-mxnet --symbol 
 expect_ok "^Correctness: 0.852 Model: ece408$" "$BS" infer --model "$TMP/imp" --images 1000 --batch 128
 expect_ok "wrote $TMP/w.npy" "$BW" synthesize --seed 0 --out "$TMP/w.npy"
 expect_ok "^conv1\[0\]$" "$BW" inspect "$TMP/w.npy"  # inside the pickled dict, through the strict unpickler
+expect_ok "wrote $TMP/zoo/model.json \(ece408, 9 layers, [0-9]+ parameters, synthetic weights, seed 3\)" \
+  "$BW" synthesize --model ece408 --seed 3 --out "$TMP/zoo"
+expect_ok "^Correctness: .* Model: ece408$" "$BS" infer --model "$TMP/zoo" --images 100
 expect_ok "wrote $TMP/r.npy \(fc-chw -> fc-hwc\)" "$BW" rearrange "$MODEL/fullyconnected0_weight.npy" --from fc-chw --to fc-hwc \
   --input-chw 16,18,18 --out "$TMP/r.npy"
 expect_ok "checked against cpu-ref" bash -c "'$BS' report '$TMP/s.csv' --out '$TMP/rep' >/dev/null && cat '$TMP/rep/report.md'"

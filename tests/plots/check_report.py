@@ -59,6 +59,34 @@ def main():
         svg = open(os.path.join(pout, "precisions.svg")).read()
         check("fp16 tolerance" in svg and "fp32 tolerance" in svg, "the precision figure draws both tolerances")
 
+        # Every heading and legend names backend and precision (the two sweeps differ in precision alone).
+        check("### Per-layer time: cuda auto fp32, resident, pinned" in pmd and "## cuda auto fp16, resident, pinned" in pmd,
+              "report.md headings name the precision")
+        svg = open(os.path.join(pout, "total_time.svg")).read()
+        check("cuda auto fp16, resident, pinned (warm, median)" in svg, "the total-time legend names the precision")
+
+        # A network of many layers (the fp32 sweep with each layer three times, as conv1, conv1.b, conv1.c): the
+        # per-layer figures draw the 10 heaviest by name and sum the rest; the one-layer-each fixture draws them all.
+        many = os.path.join(tmp, "many.csv")
+        shutil.copy(pcsvs[0], many)
+        rows = open(pcsvs[0].replace(".csv", ".layers.csv")).read().splitlines()
+        with open(many.replace(".csv", ".layers.csv"), "w") as f:
+            f.write(rows[0] + "\n")
+            layer_col = rows[0].split(",").index("layer")
+            for suffix in ("", ".b", ".c"):
+                for line in rows[1:]:  # the weights note holds commas inside quotes: split from the right
+                    cells = line.split(",")
+                    at = layer_col - len(rows[0].split(","))
+                    cells[at] += suffix
+                    f.write(",".join(cells) + "\n")
+        mout = os.path.join(tmp, "many-report")
+        mmd = make_report(batchscope, [many], mout, ["layers_1", "variants_per_layer"])
+        svg = open(os.path.join(mout, "layers_1.svg")).read()
+        check("10 heaviest layers of" in svg and "layers, summed" in svg, "many layers: the heaviest named, the rest summed")
+        check(svg.count("(convolution)") + svg.count("(fully_connected)") <= 10, "many layers: at most 10 named in the legend")
+        check("heaviest" not in open(os.path.join(pout, "layers_1.svg")).read(), "AlexNet: every timed layer drawn")
+        check("other" in open(os.path.join(mout, "variants_per_layer.svg")).read(), "many layers: the variants figure groups the rest")
+
         # Throughput runs (this machine's CPU, one process and two MPI ranks): the latency-against-throughput
         # curve and the scaling figure join; a sweep-only report has neither.
         check(not os.path.exists(os.path.join(out, "scaling.png")), "no MPI run: no scaling figure")

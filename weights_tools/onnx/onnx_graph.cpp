@@ -9,7 +9,7 @@
 namespace bs::onnx_import {
 namespace {
 
-std::string quoted(const std::string& s) { return "'" + s.substr(0, 100) + "'"; }
+std::string in_quotes(const std::string& s) { return "'" + s.substr(0, 100) + "'"; }
 
 }  // namespace
 
@@ -35,15 +35,15 @@ Graph::Graph(const onnx::ModelProto& m, std::string base_dir, std::string path)
     }
   if (inputs.size() != 1) {
     std::string names;
-    for (const auto& s : inputs) names += (names.empty() ? "" : ", ") + quoted(s);
+    for (const auto& s : inputs) names += (names.empty() ? "" : ", ") + in_quotes(s);
     fail(path_, "has " + std::to_string(inputs.size()) + " inputs" + (names.empty() ? "" : " (" + names + ")") +
                     " that are not initializers: batchscope runs models with one input");
   }
   const auto& type = input_->type();
-  if (!type.has_tensor_type()) fail(path_, "input " + quoted(input_->name()) + " is not a tensor");
+  if (!type.has_tensor_type()) fail(path_, "input " + in_quotes(input_->name()) + " is not a tensor");
   const int elem = type.tensor_type().elem_type();
   if (elem != onnx::TensorProto::FLOAT && elem != onnx::TensorProto::FLOAT16 && elem != onnx::TensorProto::DOUBLE)
-    fail(path_, "input " + quoted(input_->name()) + " is not a float tensor (batchscope's input is float32)");
+    fail(path_, "input " + in_quotes(input_->name()) + " is not a float tensor (batchscope's input is float32)");
   visited_.assign(static_cast<size_t>(g.node_size()), false);
   cur_ = input_->name();
 }
@@ -57,7 +57,7 @@ std::vector<int64_t> Graph::input_dims() const {
 }
 
 std::string Graph::where(const onnx::NodeProto& n) const {
-  return path_ + ": node " + quoted(n.name().empty() ? n.output_size() ? n.output(0) : "?" : n.name()) + " (" + n.op_type().substr(0, 60) + ")";
+  return path_ + ": node " + in_quotes(n.name().empty() ? n.output_size() ? n.output(0) : "?" : n.name()) + " (" + n.op_type().substr(0, 60) + ")";
 }
 
 const onnx::NodeProto* Graph::next() {
@@ -76,7 +76,7 @@ const onnx::NodeProto* Graph::next() {
   if (readers.size() > 1) {
     const auto& a = g.node(readers[0]);
     const auto& b = g.node(readers[1]);
-    fail(where(b), "reads " + quoted(cur_) + ", which " + quoted(a.name()) + " reads too: a graph that is not a chain (a residual "
+    fail(where(b), "reads " + in_quotes(cur_) + ", which " + in_quotes(a.name()) + " reads too: a graph that is not a chain (a residual "
                    "connection, branches); batchscope runs chains of layers, each reading the one before");
   }
   const onnx::NodeProto& n = g.node(readers[0]);
@@ -85,10 +85,10 @@ const onnx::NodeProto* Graph::next() {
   for (const auto& in : n.input()) {
     if (in == cur_) ++seen;
     else if (!in.empty() && !consts_.count(in))
-      fail(where(n), "takes " + quoted(in) + ", computed by the graph, besides " + quoted(cur_) +
+      fail(where(n), "takes " + in_quotes(in) + ", computed by the graph, besides " + in_quotes(cur_) +
                          ": a graph that is not a chain (a residual Add, a Concat); batchscope runs chains of layers");
   }
-  if (seen != 1) fail(where(n), "reads " + quoted(cur_) + " twice");
+  if (seen != 1) fail(where(n), "reads " + in_quotes(cur_) + " twice");
   if (n.output_size() < 1 || n.output(0).empty()) fail(where(n), "has no output");
   visited_[readers[0]] = true;
   cur_ = n.output(0);
@@ -96,7 +96,7 @@ const onnx::NodeProto* Graph::next() {
     for (const auto& other : g.node())
       for (const auto& in : other.input())
         if (!n.output(k).empty() && in == n.output(k))
-          fail(where(n), "its output " + quoted(n.output(k)) + " is read by " + quoted(other.name()) + ": batchscope runs chains of layers");
+          fail(where(n), "its output " + in_quotes(n.output(k)) + " is read by " + in_quotes(other.name()) + ": batchscope runs chains of layers");
   return &n;
 }
 
@@ -104,10 +104,10 @@ void Graph::finish() const {
   const onnx::GraphProto& g = m_.graph();
   for (int i = 0; i < g.node_size(); ++i)
     if (!visited_[i] && g.node(i).op_type() != "Constant")
-      fail(where(g.node(i)), "is not on the chain from the input " + quoted(input_->name()) + " to the output: batchscope runs chains of layers");
+      fail(where(g.node(i)), "is not on the chain from the input " + in_quotes(input_->name()) + " to the output: batchscope runs chains of layers");
   if (g.output_size() != 1) fail(path_, "has " + std::to_string(g.output_size()) + " outputs: batchscope runs models with one");
   if (g.output(0).name() != cur_)
-    fail(path_, "the chain of layers ends at " + quoted(cur_) + ", not at the graph's output " + quoted(g.output(0).name()));
+    fail(path_, "the chain of layers ends at " + in_quotes(cur_) + ", not at the graph's output " + in_quotes(g.output(0).name()));
 }
 
 const onnx::AttributeProto* Graph::attr(const onnx::NodeProto& n, const std::string& name) const {
@@ -151,11 +151,11 @@ Values Graph::constant(const onnx::NodeProto& n, int i, const std::string& what)
   const std::string& name = n.input(i);
   auto it = consts_.find(name);
   if (it == consts_.end())
-    fail(where(n), what + " " + quoted(name) + " is computed by the graph; batchscope needs it as a constant (an initializer)");
+    fail(where(n), what + " " + in_quotes(name) + " is computed by the graph; batchscope needs it as a constant (an initializer)");
   auto d = decoded_.find(name);
-  if (d == decoded_.end()) d = decoded_.emplace(name, decode(*it->second, base_dir_, path_ + ": tensor " + quoted(name))).first;
+  if (d == decoded_.end()) d = decoded_.emplace(name, decode(*it->second, base_dir_, path_ + ": tensor " + in_quotes(name))).first;
   if (d->second.integer == (what == "shape")) return d->second;
-  fail(where(n), what + " " + quoted(name) + (d->second.integer ? " holds integers" : " holds floats") + ", not what " + n.op_type() + " takes here");
+  fail(where(n), what + " " + in_quotes(name) + (d->second.integer ? " holds integers" : " holds floats") + ", not what " + n.op_type() + " takes here");
 }
 
 Values Graph::other_constant(const onnx::NodeProto& n, const std::string& what) {

@@ -21,7 +21,7 @@ for t in $PACK; do
     *) echo "pack_device.sh: PACK: unknown binary '$t' (batchscope, batchscope-weights, test_gpu)" >&2; exit 2 ;;
   esac
 done
-for lib in libzip.so.4; do  # the GPU machine has OpenBLAS, CUDA and cuDNN
+for lib in libzip.so.4 libonnx_proto.so.1 libprotobuf.so.32; do  # the GPU machine has OpenBLAS, CUDA and cuDNN, no ONNX or protobuf
   cp -L "$(ldconfig -p | awk -v l=$lib '$1 == l {print $NF; exit}')" "$stage/lib/"
 done
 git log -1 --format='commit %H %s' >"$stage/COMMIT"

@@ -69,6 +69,13 @@ inline std::vector<OpCase> op_cases(bool big) {
                                  " s" + std::to_string(s) + " p" + std::to_string(p) + (ceil ? " ceil" : ""),
                              {3, 11, 12}, 2, pp});
           }
+  for (int k : {2, 3})  // average with the padding left out of the count (PyTorch's default)
+    for (bool ceil : {false, true}) {
+      PoolParams pp;
+      pp.kind = PoolKind::avg; pp.kh = pp.kw = k; pp.sh = pp.sw = 2; pp.ph = pp.pw = 1; pp.ceil_mode = ceil;
+      pp.count_include_pad = false;
+      cases.push_back({"avgpool k" + std::to_string(k) + " s2 p1 excluding padding" + (ceil ? " ceil" : ""), {3, 11, 12}, 2, pp});
+    }
   for (int size : {1, 3, 5}) {
     LrnParams l; l.size = size; l.alpha = 1e-2f; l.beta = 0.75f; l.k = 2.0f;
     cases.push_back({"lrn size " + std::to_string(size), {7, 5, 6}, 2, l});

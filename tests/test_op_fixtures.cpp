@@ -60,6 +60,11 @@ TEST_P(Fixture, OverlappingMaxPool3x3Stride2WithPadding) {
   std::vector<float> got = run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16());
   std::vector<float> want = {14.0f / 9, 30.0f / 9, 57.0f / 9, 99.0f / 9};
   for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], want[i]);
+  // count_include_pad false (PyTorch's default): divided by the input values in each window, 4, 6, 6 and 9.
+  p.count_include_pad = false;
+  got = run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16());
+  want = {14.0f / 4, 30.0f / 6, 57.0f / 6, 99.0f / 9};
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], want[i]);
 }
 
 TEST_P(Fixture, Conv3x3EdgeFilterWithBiasAndPadding) {

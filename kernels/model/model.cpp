@@ -310,6 +310,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       std::tie(p.sh, p.sw) = g.pair("stride", std::pair{p.kh, p.kw}, 1);
       std::tie(p.ph, p.pw) = g.pair("padding", std::pair{0, 0}, 0);
       p.ceil_mode = g.boolean("ceil_mode", false);
+      p.count_include_pad = g.boolean("count_include_pad", true);
       l.op = p;
     } else if (type == "lrn") {
       LrnParams n;

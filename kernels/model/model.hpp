@@ -28,6 +28,9 @@ struct PoolParams {
   PoolKind kind = PoolKind::max;
   int kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
   bool ceil_mode = false;  // Caffe rounds the output size up, MXNet's "valid" convention down
+  // Average: divide by the window clipped to the padded input (true: Caffe, MXNet, ONNX count_include_pad 1) or by the
+  // input values inside it alone (false: PyTorch's default count_include_pad=False, ONNX's default 0).
+  bool count_include_pad = true;
 };
 // Across channels, Caffe's convention: b = a / (k + alpha/size * sum over `size` neighbours of a^2)^beta
 struct LrnParams { int size = 5; float alpha = 1e-4f, beta = 0.75f, k = 1.0f; };

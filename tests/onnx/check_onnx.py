@@ -24,6 +24,8 @@ GOOD = {
                      "taken as the bias of 'fc2'", "GlobalAveragePool"]),
     "old7": (False, ["widened the float16 weights", "folded BatchNormalization"]),
     "features": (False, []),
+    "pads9": (True, []),
+    "old3": (True, ["removed Dropout"]),
 }
 # name: words the one error line must hold
 BAD = {

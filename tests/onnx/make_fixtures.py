@@ -152,6 +152,48 @@ def features(out):
     save(g.model(21), out, "features", rng.standard_normal((2, 4, 11, 10)).astype(np.float32), external=True)
 
 
+def pads9(out):
+    """Opset 9: a SAME_UPPER convolution (symmetric at stride 1), AveragePool with padding and ONNX's default
+    count_include_pad 0 (the padding not counted), GlobalMaxPool, Gemm, Softmax over axis 1 by default."""
+    g = Graph("pads9", (3, 12, 11))
+    name = f"conv{g.k + 1}"
+    g.node("Conv", [g.init(name + ".weight", w(6, 3, 3, 3)), g.init(name + ".bias", w(6, scale=0.1))], name=name,
+           kernel_shape=[3, 3], auto_pad="SAME_UPPER")
+    g.node("Relu")
+    g.node("AveragePool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    conv(g, 6, 8, 3)
+    g.node("GlobalMaxPool")
+    g.node("Flatten")
+    g.node("Gemm", [g.init("fc.weight", w(5, 8)), g.init("fc.bias", w(5, scale=0.1))], name="fc", transB=1)
+    g.node("Softmax")
+    save(g.model(9), out, "pads9", rng.standard_normal((2, 3, 12, 11)).astype(np.float32))
+
+
+def old3(out):
+    """Opset 3, as the model zoo's oldest AlexNet files: Reshape with its shape as an attribute, Gemm with broadcast 1,
+    Dropout with is_test 1, initializers among the graph inputs. onnxruntime runs opset 7 and later, so the reference
+    is the same graph written for opset 9."""
+    def build(opset):
+        global rng
+        rng = np.random.default_rng(3)
+        g = Graph("old3", (1, 10, 10))
+        conv(g, 1, 4, 5)
+        g.node("Relu")
+        g.node("MaxPool", kernel_shape=[2, 2], strides=[2, 2])
+        if opset < 5:
+            g.node("Reshape", shape=[0, -1])
+        else:
+            g.node("Reshape", [g.init("shape", np.array([0, -1], np.int64))])
+        extra = {"broadcast": 1} if opset < 7 else {}
+        g.node("Gemm", [g.init("fc.weight", w(6, 36)), g.init("fc.bias", w(6, scale=0.1))], name="fc", transB=1, **extra)
+        g.node("Dropout", **({"is_test": 1} if opset < 7 else {}))
+        g.node("Softmax")
+        return g.model(opset, inits_as_inputs=True, ir_version=3 if opset < 7 else None)
+
+    x = np.random.default_rng(4).standard_normal((2, 1, 10, 10)).astype(np.float32)
+    save(build(3), out, "old3", x, reference=build(9))
+
+
 def bad(out):
     """Files import-onnx must refuse, each with one line naming what it cannot take."""
     def write(name, m):
@@ -200,6 +242,8 @@ def main():
     old7(out)
     features(out)
     bad(out)
+    pads9(out)  # after the others: their seeded weights stay as committed
+    old3(out)
 
 
 if __name__ == "__main__":

@@ -232,14 +232,13 @@ class Importer {
     const std::array<int, 2> k = pair_attr(n, "kernel_shape", {1, 1}), s = pair_attr(n, "strides", {1, 1});
     const std::array<int, 2> p = pads_of(n, k, s);
     const bool ceil = g_.attr_int(n, "ceil_mode", 0) != 0;
-    if (avg && (p[0] || p[1]) && g_.attr_int(n, "count_include_pad", 0) == 0)
-      fail(where(n), "count_include_pad 0 with padding: not supported yet (batchscope's average counts the padding: count_include_pad 1)");
     if (!avg && g_.attr_int(n, "storage_order", 0) != 0) fail(where(n), "storage_order 1 (an index output) is not supported");
     Pending& l = add(n, avg ? "avg_pool" : "max_pool");
     l.json["kernel"] = {k[0], k[1]};
     l.json["stride"] = {s[0], s[1]};
     l.json["padding"] = {p[0], p[1]};
     if (ceil) l.json["ceil_mode"] = true;
+    if (avg && (p[0] || p[1]) && g_.attr_int(n, "count_include_pad", 0) == 0) l.json["count_include_pad"] = false;
     cur_ = {cur_.c, output_size(cur_.h, k[0], s[0], p[0], ceil), output_size(cur_.w, k[1], s[1], p[1], ceil), false};
     check_shape(n);
   }

@@ -176,7 +176,8 @@ class CudnnBackend : public GpuPipelineBackend {
     }
     if (auto* p = std::get_if<PoolParams>(&l.op)) {
       CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool_, p->kind == PoolKind::max ? CUDNN_POOLING_MAX_DETERMINISTIC
-                                                                               : CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING,
+                                                     : p->count_include_pad ? CUDNN_POOLING_AVERAGE_COUNT_INCLUDE_PADDING
+                                                                            : CUDNN_POOLING_AVERAGE_COUNT_EXCLUDE_PADDING,
                                               CUDNN_NOT_PROPAGATE_NAN, p->kh, p->kw, p->ph, p->pw, p->sh, p->sw));
       set4d(x_, n, l.in);
       set4d(y_, n, l.out);

@@ -82,7 +82,7 @@ __global__ void act_kernel(uint32_t* x, long long words, int act) {
 }
 
 // One thread per (image, output pixel, channel pair). Max ignores padding; average divides by the window
-// clipped to the padded input (the FP32 kernels' and cpu-ref's convention).
+// clipped to the padded input, or by the input values inside it (count_include_pad false), as the FP32 kernels.
 template <bool BF16>
 __global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Shape is, PoolParams p, Shape os, int cs2, uint32_t* __restrict__ out) {
   GRID_STRIDE(i, total) {
@@ -92,8 +92,9 @@ __global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Sh
     const long long img = pix / (static_cast<long long>(os.w) * os.h);
     int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
     int y1 = min(y0 + p.kh, is.h + p.ph), x1 = min(x0 + p.kw, is.w + p.pw);
-    const int window = (y1 - y0) * (x1 - x0);
+    int window = (y1 - y0) * (x1 - x0);
     y0 = max(y0, 0); x0 = max(x0, 0); y1 = min(y1, is.h); x1 = min(x1, is.w);
+    if (!p.count_include_pad) window = (y1 - y0) * (x1 - x0);
     const bool is_max = p.kind == PoolKind::max;
     float a0 = is_max ? -FLT_MAX : 0.0f, a1 = a0;
     for (int y = y0; y < y1; ++y)

@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# On the GPU machine: issue 33's targets in one or two calls (scripts/pack_device.sh first; PACK="batchscope
+# batchscope-weights" is enough). Steps (switches):
+#   ONNX=1  the committed ONNX fixtures on cuda and cudnn (tests/onnx/check_onnx.py), and torchvision's AlexNet (opsets
+#           9 and 17) and VGG-11 exported by PyTorch here (experiments/torch_onnx_export.py), imported and run on cpu,
+#           cuda and cudnn (FP32) against PyTorch's CPU output: onnx.md
+#   ZOO=1   every zoo network (ZOO_NETS) on cuda and cudnn in every precision, batches ZOO_BATCHES (default 1,64), each
+#           point checked on 2 images against the cpu backend: zoo.md
+#   HEUR=1  VGG-11 and VGG-16 at batch 1, 64, 256: tune (HEUR_PRECISIONS, default fp32 fp16), then the kernel time of
+#           auto without a table (its heuristic) against auto with the tuned table: heuristic.md
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source experiments/device_env.sh
+BS=$bin/batchscope BW=$bin/batchscope-weights
+export HOME=$PWD/.home  # no tuning table from an earlier run: auto without --tuning is the heuristic
+mkdir -p "$HOME" zoo/models
+{ nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+step() { echo "== $1 ($(date +%T))" >&2; }
+model() {  # the zoo network $1 in zoo/models/$1
+  [ -f "zoo/models/$1/model.json" ] || "$BW" synthesize --model "$1" --seed 1 --out "zoo/models/$1" >/dev/null 2>&1 || echo "synthesize $1: FAILED"
+}
+
+if [ "${ONNX:-0}" = 1 ]; then
+  step "ONNX fixtures on cuda and cudnn"
+  python3 tests/onnx/check_onnx.py "$BS" "$BW" . cuda cudnn >"$OUT/onnx_fixtures.txt" 2>&1; tail -1 "$OUT/onnx_fixtures.txt"
+  step "PyTorch exports"
+  mkdir -p tv
+  python3 experiments/torch_onnx_export.py tv >"$OUT/torch_export.txt" 2>&1; cat "$OUT/torch_export.txt"
+  {
+    echo "| file | backend | relative L2 against PyTorch (FP32, CPU) |"; echo "|---|---|---:|"
+    for f in tv/*.onnx; do
+      stem=$(basename "$f" .onnx); net=${stem%-opset*}
+      if ! "$BW" import-onnx "$f" --out "tv/m-$stem" >"tv/$stem.import.txt" 2>&1; then
+        echo "| $stem | import | FAILED: $(tail -1 "tv/$stem.import.txt") |"; continue
+      fi
+      for be in cpu-ref cpu cuda cudnn; do
+        if "$BS" infer --model "tv/m-$stem" --backend $be --input "tv/$net.in.npy" --output "tv/$stem-$be.npy" >"tv/$stem-$be.txt" 2>&1; then
+          echo "| $stem | $be | $(python3 experiments/zoo_summary.py rel "tv/$stem-$be.npy" "tv/$net.out.npy") |"
+        else
+          echo "| $stem | $be | FAILED: $(tail -1 "tv/$stem-$be.txt") |"
+        fi
+      done
+    done
+  } >"$OUT/onnx.md"
+  cat "$OUT/onnx.md"
+  cp tv/*.import.txt "$OUT/" 2>/dev/null
+fi
+
+if [ "${ZOO:-0}" = 1 ]; then
+  mkdir -p zoo/runs
+  for net in ${ZOO_NETS:-alexnet-torchvision zfnet vgg11 vgg16 ece408}; do
+    model "$net"
+    step "zoo $net"
+    for be in cuda cudnn; do
+      for p in fp32 tf32 fp16 bf16; do
+        timeout 200 "$BS" sweep --model "zoo/models/$net" --backend $be --precision $p --batches "${ZOO_BATCHES:-1,64}" --reps 3 \
+          --warmup 1 --check-images 2 --check-backend cpu --host-memory pinned --out "zoo/runs/$net-$be-$p.csv" \
+          >"zoo/runs/$net-$be-$p.log" 2>&1 || echo "$net $be $p: exit $? $(grep -h error "zoo/runs/$net-$be-$p.log" | head -1)"
+      done
+    done
+  done
+  python3 experiments/zoo_summary.py zoo zoo/runs >"$OUT/zoo.md"; tail -1 "$OUT/zoo.md"
+  tar czf "$OUT/zoo_runs.tgz" zoo/runs
+fi
+
+if [ "${HEUR:-0}" = 1 ]; then
+  mkdir -p zoo/heur
+  for net in ${HEUR_NETS:-vgg11 vgg16}; do
+    model "$net"
+    for p in ${HEUR_PRECISIONS:-fp32 fp16}; do
+      step "tune $net $p"
+      timeout 300 "$BS" tune --model "zoo/models/$net" --precision $p --batches 1,64,256 --reps 3 --out "zoo/heur/$net-$p.json" \
+        >"zoo/heur/$net-$p-tune.log" 2>&1 || echo "tune $net $p: exit $?"
+      for mode in heuristic tuned; do
+        t=""; [ $mode = tuned ] && t="--tuning zoo/heur/$net-$p.json"
+        timeout 200 "$BS" sweep --model "zoo/models/$net" --backend cuda --precision $p $t --batches 1,64,256 --reps 5 --warmup 2 \
+          --check-images 1 --check-backend cpu --host-memory pinned --out "zoo/heur/$net-$p-$mode.csv" >"zoo/heur/$net-$p-$mode.log" 2>&1 ||
+          echo "$net $p $mode: exit $?"
+      done
+    done
+  done
+  python3 experiments/zoo_summary.py heur zoo/heur >"$OUT/heuristic.md"; cat "$OUT/heuristic.md"
+  tar czf "$OUT/heur_runs.tgz" zoo/heur
+fi

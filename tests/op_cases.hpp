@@ -69,6 +69,11 @@ inline std::vector<OpCase> op_cases(bool big) {
                                  " s" + std::to_string(s) + " p" + std::to_string(p) + (ceil ? " ceil" : ""),
                              {3, 11, 12}, 2, pp});
           }
+  for (PoolKind kind : {PoolKind::max, PoolKind::avg}) {  // ceil mode on an even channel count (the cudnn backend's own kernel)
+    PoolParams pp;
+    pp.kind = kind; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.ceil_mode = true;
+    cases.push_back({std::string(kind == PoolKind::max ? "maxpool" : "avgpool") + " k3 s2 ceil, 4 channels", {4, 12, 10}, 3, pp});
+  }
   for (int k : {2, 3})  // average with the padding left out of the count (PyTorch's default)
     for (bool ceil : {false, true}) {
       PoolParams pp;

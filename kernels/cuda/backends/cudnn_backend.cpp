@@ -22,6 +22,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/backends/gpu_pipeline.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/ops/ops.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -43,6 +44,12 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
 
 // Output size rule shared by cuDNN and floor-mode pooling; ceil-mode pools that differ are unsupported.
 int floor_out(int in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
+// Whether cuDNN's pooling computes this layer: it has no ceil mode, so a ceil-mode pool whose output size differs
+// from the floor rule runs on this project's pooling kernel instead (a second descriptor, named as such in the plan).
+bool cudnn_pools(const Layer& l) {
+  const PoolParams& p = std::get<PoolParams>(l.op);
+  return floor_out(l.in.h, p.kh, p.sh, p.ph) == l.out.h && floor_out(l.in.w, p.kw, p.sw, p.pw) == l.out.w;
+}
 
 class CudnnBackend : public GpuPipelineBackend {
  public:
@@ -173,6 +180,11 @@ class CudnnBackend : public GpuPipelineBackend {
       set4d(x_, n, half_ ? stored : l.in);  // elementwise: any layout of the same values
       CUDNN_CHECK(cudnnActivationForward(cudnn_, actd_, &one, x_, src, &zero, x_, const_cast<float*>(src)));
       return src;
+    }
+    if (auto* p = std::get_if<PoolParams>(&l.op); p && !cudnn_pools(l)) {  // ceil mode: batchscope's kernel
+      if (half_) cuda::half::pool_half(reinterpret_cast<const uint16_t*>(src), n, l.in, *p, l.out, reinterpret_cast<uint16_t*>(dst), bf16_, stream_);
+      else cuda::pool_forward(src, n, l.in, *p, l.out, dst, stream_);
+      return dst;
     }
     if (auto* p = std::get_if<PoolParams>(&l.op)) {
       CUDNN_CHECK(cudnnSetPooling2dDescriptor(pool_, p->kind == PoolKind::max ? CUDNN_POOLING_MAX_DETERMINISTIC
@@ -396,9 +408,13 @@ void register_cudnn_impls(Registry& r) {
   add(LayerKind::fc, "cuBLAS GEMM", "cublasSgemm (fp32, tf32 math with tf32), cublasGemmEx with 16-bit operands and FP32 compute");
   add(LayerKind::act, "cudnnActivationForward", "cuDNN activation, in place");
   add(LayerKind::pool, "cudnnPoolingForward", "cuDNN pooling", [](const Layer& l, const Epilogue&) {
-    const PoolParams& p = std::get<PoolParams>(l.op);
-    if (floor_out(l.in.h, p.kh, p.sh, p.ph) != l.out.h || floor_out(l.in.w, p.kw, p.sw, p.pw) != l.out.w)
-      return Support{false, "cuDNN pooling has no ceil mode, and this layer's ceil-mode output size differs"};
+    if (!cudnn_pools(l)) return Support{false, "cuDNN pooling has no ceil mode, and this layer's ceil-mode output size differs"};
+    return Support{};
+  });
+  add(LayerKind::pool, "batchscope pooling", "not cuDNN: this project's pooling kernel, for the ceil-mode pools cuDNN cannot "
+      "compute (FP32 NCHW, or 16-bit NHWC of an even channel count)", [](const Layer& l, const Epilogue&) {
+    if (cudnn_pools(l)) return Support{false, "cuDNN pools this layer"};
+    if (l.in.c % 2) return Support{false, "16-bit NHWC pooling kernel needs an even channel count in the cudnn backend's packed layout"};
     return Support{};
   });
   add(LayerKind::lrn, "cudnnLRNCrossChannelForward", "cuDNN LRN (16-bit: the fastest of three ways, timed at first use)",

@@ -26,7 +26,7 @@ def zoo(d):
     print("| network | backend | precision | batch | kernels ms | check | rel. L2 |")
     print("|---|---|---|---:|---:|---|---:|")
     bad = 0
-    for p in sorted(glob.glob(os.path.join(d, "*.csv"))):
+    for p in sorted(q for q in glob.glob(os.path.join(d, "*.csv")) if not q.endswith(".layers.csv")):
         net, backend, prec = os.path.basename(p)[:-4].rsplit("-", 2)
         for b, r in sorted(warm(p).items()):
             bad += r["check"] != "ok"

@@ -84,14 +84,33 @@ void check_backend_options(BackendKind b, const BackendOptions& o) {
   }
 }
 
+namespace {
+// The cudnn backend's call for a layer: the first of its kind's descriptors (a convolution's: the --cudnn-algos
+// policy's) that takes the layer. None: null, and `why` says why the first one does not.
+const Impl* cudnn_impl(const BackendOptions& o, const Layer& l, Support& why) {
+  why = Support{false, std::string("backend cudnn has no call for a ") + kind_name(l.kind()) + " layer"};
+  bool first = true;
+  for (const Impl* impl : registry().of(l.kind(), BackendKind::cudnn)) {
+    if (l.kind() == LayerKind::conv && impl->name != name_of(o.cudnn_algos)) continue;
+    const Support s = impl->check(l);
+    if (s.ok) return impl;
+    if (first) why = s;
+    first = false;
+  }
+  return nullptr;
+}
+}  // namespace
+
 Support layer_support(BackendKind b, const BackendOptions& o, const Layer& layer) {
   try {
     if (b == BackendKind::cuda && layer.kind() == LayerKind::conv) {
       if (o.conv_variant != kAutoVariant) return registry().version(LayerKind::conv, o.conv_variant, "--conv-variant").check(layer);
       if (is_half(o.precision)) return registry().version(LayerKind::conv, 20, "auto").check(layer);  // auto: v20 takes any
     }
-    if (b == BackendKind::cudnn)
-      for (const Impl* i : registry().of(layer.kind(), b)) return i->check(layer);
+    if (b == BackendKind::cudnn) {
+      Support why;
+      return cudnn_impl(o, layer, why) ? Support{} : why;
+    }
   } catch (const Error& e) {
     return {false, e.what()};
   }
@@ -266,13 +285,9 @@ void Planner::plan_cudnn(Pass& p) const {
   for (size_t i = 0; i < layers.size(); ++i) {
     const Layer& l = layers[i];
     PlanStep& st = p.steps[i];
-    for (const Impl* impl : registry().of(l.kind(), BackendKind::cudnn)) {
-      if (l.kind() == LayerKind::conv && impl->name != name_of(opts_.cudnn_algos)) continue;
-      st.impl = impl;
-      break;
-    }
-    if (!st.impl) fail("layer '" + l.name + "'", std::string("backend cudnn has no call for a ") + kind_name(l.kind()) + " layer");
-    if (const Support s = st.impl->check(l); !s.ok) fail("layer '" + l.name + "'", "backend cudnn does not support it: " + s.reason);
+    Support why;
+    st.impl = cudnn_impl(opts_, l, why);
+    if (!st.impl) fail("layer '" + l.name + "'", "backend cudnn does not support it: " + why.reason);
     if (st.impl->workspace_floats) st.workspace_floats = st.impl->workspace_floats(l, stored_[i], p.images, opts_.precision);
     if (st.impl->prepared_floats) st.prepared_floats = st.impl->prepared_floats(l, stored_[i], opts_.precision);
     st.describe = l.kind() == LayerKind::conv ? "cudnnConvolutionForward (" + st.impl->name + " policy)" : st.impl->summary;

@@ -26,6 +26,7 @@ GOOD = {
     "features": (False, []),
     "pads9": (True, []),
     "old3": (True, ["removed Dropout"]),
+    "dedup": (False, []),
 }
 # name: words the one error line must hold
 BAD = {

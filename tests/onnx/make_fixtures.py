@@ -194,6 +194,19 @@ def old3(out):
     save(build(3), out, "old3", x, reference=build(9))
 
 
+def dedup(out):
+    """As PyTorch's exporter writes equal initializers (VGG's zero biases): the second convolution's bias is an Identity
+    of an Identity of the first's, the Identity nodes listed before and after the convolutions."""
+    g = Graph("dedup", (2, 8, 8))
+    bias = g.init("conv1.bias", np.zeros(3, np.float32))
+    g.node("Conv", [g.init("conv1.weight", w(3, 2, 3, 3)), bias], name="conv1", kernel_shape=[3, 3], pads=[1, 1, 1, 1])
+    g.node("Relu")
+    g.node("Conv", [g.init("conv2.weight", w(3, 3, 3, 3)), "conv2.bias"], name="conv2", kernel_shape=[3, 3])
+    g.nodes.insert(0, helper.make_node("Identity", ["dup"], ["conv2.bias"], name="dedup2"))
+    g.nodes.append(helper.make_node("Identity", [bias], ["dup"], name="dedup1"))
+    save(g.model(17), out, "dedup", rng.standard_normal((2, 2, 8, 8)).astype(np.float32))
+
+
 def bad(out):
     """Files import-onnx must refuse, each with one line naming what it cannot take."""
     def write(name, m):
@@ -244,6 +257,7 @@ def main():
     bad(out)
     pads9(out)  # after the others: their seeded weights stay as committed
     old3(out)
+    dedup(out)
 
 
 if __name__ == "__main__":

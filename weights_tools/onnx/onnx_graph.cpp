@@ -27,6 +27,21 @@ Graph::Graph(const onnx::ModelProto& m, std::string base_dir, std::string path)
         if (a.name() == "value" && a.type() == onnx::AttributeProto::TENSOR) consts_[n.output(0)] = &a.t();
       if (!consts_.count(n.output(0))) fail(where(n), "a Constant without a tensor 'value' is not supported");
     }
+  // An Identity of a constant is that constant: PyTorch's exporter writes one for each initializer equal to another
+  // (VGG's zero biases), chains of them included.
+  const_node_.assign(static_cast<size_t>(g.node_size()), false);
+  for (int i = 0; i < g.node_size(); ++i) const_node_[i] = g.node(i).op_type() == "Constant";
+  for (bool more = true; more;) {
+    more = false;
+    for (int i = 0; i < g.node_size(); ++i) {
+      const auto& n = g.node(i);
+      if (const_node_[i] || n.op_type() != "Identity" || n.input_size() != 1 || n.output_size() != 1) continue;
+      if (auto it = consts_.find(n.input(0)); it != consts_.end() && !consts_.count(n.output(0))) {
+        consts_[n.output(0)] = it->second;
+        const_node_[i] = more = true;
+      }
+    }
+  }
   std::vector<std::string> inputs;
   for (const auto& v : g.input())
     if (!consts_.count(v.name())) {
@@ -65,7 +80,7 @@ const onnx::NodeProto* Graph::next() {
   std::vector<int> readers;
   for (int i = 0; i < g.node_size(); ++i) {
     const auto& n = g.node(i);
-    if (n.op_type() == "Constant") continue;
+    if (const_node_[i]) continue;
     for (const auto& in : n.input())
       if (in == cur_) {
         readers.push_back(i);
@@ -103,7 +118,7 @@ const onnx::NodeProto* Graph::next() {
 void Graph::finish() const {
   const onnx::GraphProto& g = m_.graph();
   for (int i = 0; i < g.node_size(); ++i)
-    if (!visited_[i] && g.node(i).op_type() != "Constant")
+    if (!visited_[i] && !const_node_[i])
       fail(where(g.node(i)), "is not on the chain from the input " + in_quotes(input_->name()) + " to the output: batchscope runs chains of layers");
   if (g.output_size() != 1) fail(path_, "has " + std::to_string(g.output_size()) + " outputs: batchscope runs models with one");
   if (g.output(0).name() != cur_)

@@ -48,6 +48,7 @@ class Graph {
   std::map<std::string, const onnx::TensorProto*> consts_;  // initializers and Constant nodes' values
   std::map<std::string, Values> decoded_;
   std::vector<bool> visited_;
+  std::vector<bool> const_node_;  // Constant nodes, and Identity nodes of a constant
   std::string cur_;  // the chain's tensor so far
   const onnx::AttributeProto* attr(const onnx::NodeProto& n, const std::string& name) const;
 };

@@ -7,7 +7,9 @@
 #   ZOO=1   every zoo network (ZOO_NETS) on cuda and cudnn in every precision, batches ZOO_BATCHES (default 1,64), each
 #           point checked on 2 images against the cpu backend: zoo.md
 #   HEUR=1  VGG-11 and VGG-16 at batch 1, 64, 256: tune (HEUR_PRECISIONS, default fp32 fp16), then the kernel time of
-#           auto without a table (its heuristic) against auto with the tuned table: heuristic.md
+#           auto without a table (its heuristic) against auto with the tuned table: heuristic.md. TUNE_ARGS narrows
+#           the candidates (VGG-16: --conv-variants 5,6,12,13,14,15,34,35,36, the general FP32 versions without the
+#           four naive ones, which take 0.3-0.6 s a layer at batch 256 and put the whole tune past 200 s)
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
@@ -71,7 +73,7 @@ if [ "${HEUR:-0}" = 1 ]; then
       step "tune $net $p"
       # --cut 2: a version over twice the best after its first run is not repeated (the table still times every one once)
       timeout "${TUNE_TIMEOUT:-240}" "$BS" tune --model "zoo/models/$net" --precision $p --batches 1,64,256 --reps "${TUNE_REPS:-2}" \
-        --warmup 1 --cut 2 --out "zoo/heur/$net-$p.json" >"zoo/heur/$net-$p-tune.log" 2>&1 || echo "tune $net $p: exit $?"
+        --warmup 1 --cut 2 ${TUNE_ARGS:-} --out "zoo/heur/$net-$p.json" >"zoo/heur/$net-$p-tune.log" 2>&1 || echo "tune $net $p: exit $?"
       step "tuned $net $p"
       for mode in heuristic tuned; do
         t=""; [ $mode = tuned ] && t="--tuning zoo/heur/$net-$p.json"

@@ -87,6 +87,8 @@ inline std::vector<OpCase> op_cases(bool big) {
   }
   for (Act a : {Act::relu, Act::tanh, Act::sigmoid})
     cases.push_back({"act " + std::to_string(static_cast<int>(a)), {3, 7, 9}, 2, ActParams{a}});
+  for (Shape s : {Shape{3, 7, 9}, Shape{4, 7, 9}})  // leaky ReLU, odd and even channels (the cudnn backend's kernel: even)
+    cases.push_back({"leaky_relu 0.1 " + to_string(s), s, 2, ActParams{Act::leaky_relu, 0.1f}});
   for (bool bias : {false, true})
     for (int n : {1, 5}) {
       FcParams f; f.outputs = 37;

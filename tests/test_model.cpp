@@ -150,3 +150,24 @@ TEST(Layout, HandCheckedIndices) {
 }
 
 }  // namespace
+
+TEST(Model, LeakyReluAndAveragePoolConventionsParse) {
+  const std::string j = R"({"name": "k", "input": [2, 5, 5], "layers": [
+    {"name": "a", "type": "leaky_relu", "alpha": 0.2},
+    {"name": "b", "type": "leaky_relu"},
+    {"name": "p", "type": "avg_pool", "kernel": 3, "stride": 2, "padding": 1, "count_include_pad": false},
+    {"name": "q", "type": "avg_pool", "kernel": 3}]})";
+  Model m = parse_model(j, ".", "model.json");
+  EXPECT_EQ(m.layers[0].type_name(), "leaky_relu");
+  EXPECT_FLOAT_EQ(std::get<ActParams>(m.layers[0].op).alpha, 0.2f);
+  EXPECT_FLOAT_EQ(std::get<ActParams>(m.layers[1].op).alpha, 0.01f);  // ONNX's and PyTorch's default
+  EXPECT_FALSE(std::get<PoolParams>(m.layers[2].op).count_include_pad);
+  EXPECT_TRUE(std::get<PoolParams>(m.layers[3].op).count_include_pad);  // Caffe's convention stays the default
+  EXPECT_EQ(m.layers[2].out, (Shape{2, 3, 3}));
+  try {
+    parse_model(R"({"name": "k", "input": [2, 5, 5], "layers": [{"name": "a", "type": "leaky_relu", "alpha": "x"}]})", ".", "m.json");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("alpha"), std::string::npos) << e.what();
+  }
+}

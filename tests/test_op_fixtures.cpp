@@ -111,6 +111,9 @@ TEST_P(Fixture, SoftmaxAndActivations) {
   std::vector<float> got = run_one(GetParam(), {3, 1, 1}, 1, SoftmaxParams{}, {0, std::log(2.0f), std::log(3.0f)});
   for (int i = 0; i < 3; ++i) EXPECT_NEAR(got[i], (i + 1) / 6.0, 1e-7);
   EXPECT_EQ(run_one(GetParam(), {4, 1, 1}, 1, ActParams{Act::relu}, {-2, -0.0f, 0.5, 3}), (std::vector<float>{0, 0, 0.5, 3}));
+  // leaky ReLU of slope 0.25 below zero (exact in binary): -2 -> -0.5, -8 -> -2, positives kept
+  EXPECT_EQ(run_one(GetParam(), {4, 1, 1}, 1, ActParams{Act::leaky_relu, 0.25f}, {-2, -8, 0.5, 3}),
+            (std::vector<float>{-0.5, -2, 0.5, 3}));
   std::vector<float> s = run_one(GetParam(), {2, 1, 1}, 1, ActParams{Act::sigmoid}, {0, std::log(3.0f)});
   EXPECT_FLOAT_EQ(s[0], 0.5f);
   EXPECT_FLOAT_EQ(s[1], 0.75f);  // 1 / (1 + 1/3)

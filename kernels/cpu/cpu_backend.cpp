@@ -82,7 +82,7 @@ class CpuBackend : public Backend {
       else ref::conv(src, n, is, *c, os, dst);
     } else if (auto* a = std::get_if<ActParams>(&l.op)) {
       std::memcpy(dst, src, sizeof(float) * static_cast<size_t>(is.size()) * n);
-      per_image(n, [&](int b, int k) { ref::activation(dst + b * is.size(), k * is.size(), a->act); });
+      per_image(n, [&](int b, int k) { ref::activation(dst + b * is.size(), k * is.size(), a->act, a->alpha); });
     } else if (auto* p = std::get_if<PoolParams>(&l.op)) {
       per_image(n, [&](int b, int k) { ref::pool(src + b * is.size(), k, is, *p, os, dst + b * os.size()); });
     } else if (auto* r = std::get_if<LrnParams>(&l.op)) {

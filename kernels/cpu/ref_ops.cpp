@@ -28,12 +28,13 @@ void conv(const float* in, int n, Shape is, const ConvParams& p, Shape os, float
     }
 }
 
-void activation(float* x, int64_t count, Act act) {
+void activation(float* x, int64_t count, Act act, float alpha) {
   for (int64_t i = 0; i < count; ++i) {
     switch (act) {
       case Act::relu: x[i] = x[i] > 0.0f ? x[i] : 0.0f; break;
       case Act::tanh: x[i] = std::tanh(x[i]); break;
       case Act::sigmoid: x[i] = 1.0f / (1.0f + std::exp(-x[i])); break;
+      case Act::leaky_relu: x[i] = x[i] >= 0.0f ? x[i] : alpha * x[i]; break;
     }
   }
 }

@@ -10,7 +10,7 @@ namespace bs::ref {
 // in (N, C, H, W), weight (M, C/groups, KH, KW), out (N, M, OH, OW)
 void conv(const float* in, int n, Shape is, const ConvParams& p, Shape os, float* out);
 // in-place on `count` values
-void activation(float* x, int64_t count, Act act);
+void activation(float* x, int64_t count, Act act, float alpha = 0.01f);  // alpha: leaky_relu's slope below 0
 // in (N, C, H, W) -> out (N, C, OH, OW); padded positions are ignored by max, counted by avg (Caffe)
 void pool(const float* in, int n, Shape is, const PoolParams& p, Shape os, float* out);
 // across channels, Caffe's convention; in and out (N, C, H, W)

@@ -1,6 +1,7 @@
 #include "kernels/model/model.hpp"
 
 #include <filesystem>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <set>
@@ -28,7 +29,7 @@ std::string Layer::type_name() const {
   struct V {
     std::string operator()(const ConvParams&) const { return "convolution"; }
     std::string operator()(const ActParams& a) const {
-      return a.act == Act::relu ? "relu" : a.act == Act::tanh ? "tanh" : "sigmoid";
+      return a.act == Act::relu ? "relu" : a.act == Act::tanh ? "tanh" : a.act == Act::sigmoid ? "sigmoid" : "leaky_relu";
     }
     std::string operator()(const PoolParams& p) const { return p.kind == PoolKind::max ? "max_pool" : "avg_pool"; }
     std::string operator()(const LrnParams&) const { return "lrn"; }
@@ -303,6 +304,11 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       l.op = c;
     } else if (type == "relu" || type == "tanh" || type == "sigmoid") {
       l.op = ActParams{type == "relu" ? Act::relu : type == "tanh" ? Act::tanh : Act::sigmoid};
+    } else if (type == "leaky_relu") {
+      ActParams a{Act::leaky_relu};
+      a.alpha = static_cast<float>(g.number("alpha", 0.01));
+      if (!std::isfinite(a.alpha) || std::fabs(a.alpha) > 1e6f) fail("layer '" + l.name + "'", "alpha must be a number of magnitude at most 1e6");
+      l.op = a;
     } else if (type == "max_pool" || type == "avg_pool") {
       PoolParams p;
       p.kind = type == "max_pool" ? PoolKind::max : PoolKind::avg;
@@ -331,7 +337,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       l.op = SoftmaxParams{};
     } else {
       fail(lw, "unknown layer type '" + type +
-                   "' (expected convolution, relu, tanh, sigmoid, max_pool, avg_pool, lrn, flatten, "
+                   "' (expected convolution, relu, tanh, sigmoid, leaky_relu, max_pool, avg_pool, lrn, flatten, "
                    "fully_connected, softmax)");
     }
     g.done();

@@ -21,8 +21,13 @@ struct ConvParams {
   std::vector<float> weight;  // (M, C/groups, KH, KW)
   std::vector<float> bias;    // (M,) or empty
 };
-enum class Act { relu, tanh, sigmoid };
-struct ActParams { Act act = Act::relu; };
+enum class Act { relu, tanh, sigmoid, leaky_relu };
+// leaky_relu: x for x >= 0, alpha * x below (ONNX LeakyRelu, PyTorch nn.LeakyReLU; alpha 0.01 by default). It runs as
+// a layer of its own: no kernel fuses it into the convolution or fully connected layer before it.
+struct ActParams {
+  Act act = Act::relu;
+  float alpha = 0.01f;
+};
 enum class PoolKind { max, avg };
 struct PoolParams {
   PoolKind kind = PoolKind::max;

@@ -85,6 +85,11 @@ void check_backend_options(BackendKind b, const BackendOptions& o) {
 }
 
 namespace {
+// An activation layer an epilogue can absorb: the epilogues carry no parameter, so leaky_relu (its alpha) runs alone.
+bool fusable_act(const Layer& l) {
+  return l.kind() == LayerKind::act && std::get<ActParams>(l.op).act != Act::leaky_relu;
+}
+
 // The cudnn backend's call for a layer: the first of its kind's descriptors (a convolution's: the --cudnn-algos
 // policy's) that takes the layer. None: null, and `why` says why the first one does not.
 const Impl* cudnn_impl(const BackendOptions& o, const Layer& l, Support& why) {
@@ -201,7 +206,7 @@ void Planner::plan_epilogue(Pass& p, size_t i) const {
   PlanStep& st = p.steps[i];
   const Impl& impl = *st.impl;
   size_t j = i + 1;
-  const bool next_act = j < layers.size() && layers[j].kind() == LayerKind::act;
+  const bool next_act = j < layers.size() && fusable_act(layers[j]);
   if (layers[i].kind() == LayerKind::fc) {
     if (impl.fuses_act && next_act) {
       st.epi.has_act = true;
@@ -312,7 +317,7 @@ void Planner::plan_cpu(Pass& p) const {
       }
     if (!st.impl) fail("layer '" + l.name + "'", "backend " + name_of(backend_) + " has no path for a " + kind_name(l.kind()) + " layer");
     std::string absorbed;
-    if (st.impl->fuses_act && i + 1 < layers.size() && layers[i + 1].kind() == LayerKind::act) {
+    if (st.impl->fuses_act && i + 1 < layers.size() && fusable_act(layers[i + 1])) {
       st.epi.has_act = true;
       st.epi.act = std::get<ActParams>(layers[i + 1].op).act;
       st.absorbs = 1;

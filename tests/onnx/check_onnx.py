@@ -27,11 +27,12 @@ GOOD = {
     "pads9": (True, []),
     "old3": (True, ["removed Dropout"]),
     "dedup": (False, []),
+    "leaky": (False, []),
 }
 # name: words the one error line must hold
 BAD = {
     "bad-residual": ["node 'residual_add' (Add)", "chains of layers"],
-    "bad-unsupported": ["node 'leaky' (LeakyRelu)", "not supported", "supported: Conv"],
+    "bad-unsupported": ["node 'elu' (Elu)", "not supported", "supported: Conv"],
     "bad-asymmetric-pads": ["node 'asym_conv' (Conv)", "asymmetric"],
     "bad-symbolic-shape": ["--input-shape", "bad-symbolic-shape.onnx"],
     "bad-external-path": ["bad-external-path.onnx", "'../outside.bin'", "inside the model's folder"],

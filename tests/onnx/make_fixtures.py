@@ -207,6 +207,18 @@ def dedup(out):
     save(g.model(17), out, "dedup", rng.standard_normal((2, 2, 8, 8)).astype(np.float32))
 
 
+def leaky(out):
+    """LeakyRelu with its alpha (0.2) and with the default (0.01), opset 16."""
+    g = Graph("leaky", (3, 9, 9))
+    conv(g, 3, 6, 3, pad=1)
+    g.node("LeakyRelu", alpha=0.2)
+    conv(g, 6, 4, 3, stride=2)
+    g.node("LeakyRelu")
+    g.node("Flatten")
+    g.node("Gemm", [g.init("fc.weight", w(5, 4 * 4 * 4)), g.init("fc.bias", w(5, scale=0.1))], name="fc", transB=1)
+    save(g.model(16), out, "leaky", rng.standard_normal((2, 3, 9, 9)).astype(np.float32))
+
+
 def bad(out):
     """Files import-onnx must refuse, each with one line naming what it cannot take."""
     def write(name, m):
@@ -221,7 +233,7 @@ def bad(out):
 
     g = Graph("leaky", (3, 8, 8))
     conv(g, 3, 4, 3)
-    g.node("LeakyRelu", name="leaky", alpha=0.1)
+    g.node("Elu", name="elu", alpha=0.1)
     write("bad-unsupported", g.model(13))
 
     g = Graph("asym", (3, 8, 8))
@@ -258,6 +270,7 @@ def main():
     pads9(out)  # after the others: their seeded weights stay as committed
     old3(out)
     dedup(out)
+    leaky(out)
 
 
 if __name__ == "__main__":

@@ -120,6 +120,12 @@ class Importer {
       add(n, op == "Relu" ? "relu" : op == "Tanh" ? "tanh" : "sigmoid");
       return;
     }
+    if (op == "LeakyRelu") {
+      const float alpha = g_.attr_float(n, "alpha", 0.01f);
+      if (!std::isfinite(alpha) || std::fabs(alpha) > 1e6f) fail(where(n), "alpha " + std::to_string(alpha) + " is out of range");
+      add(n, "leaky_relu").json["alpha"] = alpha;
+      return;
+    }
     if (op == "MaxPool" || op == "AveragePool") return pool(n);
     if (op == "GlobalAveragePool" || op == "GlobalMaxPool") return global_pool(n);
     if (op == "LRN") return lrn(n);
@@ -137,7 +143,7 @@ class Importer {
     }
     if (op == "Softmax") return softmax(n);
     fail(where(n), "op type '" + (n.domain().empty() ? "" : n.domain() + ".") + op +
-                       "' is not supported (supported: Conv, BatchNormalization, Relu, Tanh, Sigmoid, MaxPool, AveragePool, "
+                       "' is not supported (supported: Conv, BatchNormalization, Relu, LeakyRelu, Tanh, Sigmoid, MaxPool, AveragePool, "
                        "GlobalAveragePool, GlobalMaxPool, LRN, Flatten, Reshape, Gemm, MatMul, Add, Dropout, Identity, Softmax)");
   }
 

@@ -81,7 +81,7 @@ class CudaBackend : public GpuPipelineBackend {
       return dst;
     }
     if (auto* a = std::get_if<ActParams>(&l.op)) {
-      cuda::activation_forward(const_cast<float*>(src), static_cast<long long>(l.in.size()) * n, a->act, stream_);
+      cuda::activation_forward(const_cast<float*>(src), static_cast<long long>(l.in.size()) * n, *a, stream_);
       cur = l.out;
       return src;  // in place: src is always a device buffer of the pipeline's
     }
@@ -162,7 +162,7 @@ class CudaBackend : public GpuPipelineBackend {
       hooks->half_conv_forward(st.impl->number, a, stream_);
       if (st.epi.pool2x2) cur = model_->layers[i + st.absorbs].out;
     } else if (auto* ap = std::get_if<ActParams>(&l.op)) {
-      h::act_half(const_cast<uint16_t*>(in), n, stored, ap->act, bf16_, stream_);
+      h::act_half(const_cast<uint16_t*>(in), n, stored, *ap, bf16_, stream_);
       result = src;  // in place
     } else if (auto* p = std::get_if<PoolParams>(&l.op)) {
       h::pool_half(in, n, l.in, *p, l.out, out, bf16_, stream_);

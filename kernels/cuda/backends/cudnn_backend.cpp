@@ -173,6 +173,11 @@ class CudnnBackend : public GpuPipelineBackend {
       if (!c->bias.empty()) add_bias(i, lw.b, c->filters, n, l.out, dst);
       return dst;
     }
+    if (auto* a = std::get_if<ActParams>(&l.op); a && a->act == Act::leaky_relu) {  // cuDNN has none: batchscope's kernel
+      if (half_) cuda::half::act_half(reinterpret_cast<uint16_t*>(const_cast<float*>(src)), n, stored, *a, bf16_, stream_);
+      else cuda::activation_forward(const_cast<float*>(src), static_cast<long long>(l.in.size()) * n, *a, stream_);
+      return src;
+    }
     if (auto* a = std::get_if<ActParams>(&l.op)) {
       const cudnnActivationMode_t mode = a->act == Act::relu ? CUDNN_ACTIVATION_RELU
                                          : a->act == Act::tanh ? CUDNN_ACTIVATION_TANH : CUDNN_ACTIVATION_SIGMOID;
@@ -406,7 +411,16 @@ void register_cudnn_impls(Registry& r) {
                                   "8e-4 relative measured on AlexNet conv2)");
   add(LayerKind::conv, "exact", "only the GEMM and direct algorithms, which agree with cpu-ref to FP32 rounding");
   add(LayerKind::fc, "cuBLAS GEMM", "cublasSgemm (fp32, tf32 math with tf32), cublasGemmEx with 16-bit operands and FP32 compute");
-  add(LayerKind::act, "cudnnActivationForward", "cuDNN activation, in place");
+  add(LayerKind::act, "cudnnActivationForward", "cuDNN activation, in place", [](const Layer& l, const Epilogue&) {
+    if (std::get<ActParams>(l.op).act == Act::leaky_relu) return Support{false, "cuDNN's activations have no leaky ReLU"};
+    return Support{};
+  });
+  add(LayerKind::act, "batchscope activation", "not cuDNN: this project's activation kernel, for the leaky ReLU cuDNN lacks "
+      "(FP32, or 16-bit NHWC of an even channel count)", [](const Layer& l, const Epilogue&) {
+    if (std::get<ActParams>(l.op).act != Act::leaky_relu) return Support{false, "cuDNN computes this activation"};
+    if (l.in.c % 2) return Support{false, "16-bit activation kernel needs an even channel count in the cudnn backend's packed layout"};
+    return Support{};
+  });
   add(LayerKind::pool, "cudnnPoolingForward", "cuDNN pooling", [](const Layer& l, const Epilogue&) {
     if (!cudnn_pools(l)) return Support{false, "cuDNN pooling has no ceil mode, and this layer's ceil-mode output size differs"};
     return Support{};

@@ -10,12 +10,18 @@
 #include "kernels/cuda/ops/act_code.hpp"
 #include "kernels/cuda/check.hpp"
 #include "kernels/model/model.hpp"
+#include "weights_tools/error.hpp"
 
 namespace bs::cuda {
 
 
 __device__ __forceinline__ float activate(float v, int act) {
   return act == 0 ? fmaxf(v, 0.0f) : act == 1 ? tanhf(v) : 1.0f / (1.0f + expf(-v));
+}
+
+// The activation kernels' activation: activate's codes, and 3: leaky ReLU of slope alpha below zero.
+__device__ __forceinline__ float activate_alpha(float v, int act, float alpha) {
+  return act == 3 ? (v >= 0.0f ? v : alpha * v) : activate(v, act);
 }
 
 // The activation of an epilogue given as a code at run time (-1: none).
@@ -37,7 +43,8 @@ void dispatch_act(bool has_act, Act act, F&& f) {
   switch (act_code(act)) {
     case 0: return f(std::integral_constant<int, 0>{});
     case 1: return f(std::integral_constant<int, 1>{});
-    default: return f(std::integral_constant<int, 2>{});
+    case 2: return f(std::integral_constant<int, 2>{});
+    default: throw Error("an epilogue was given leaky_relu, which runs as a layer of its own (internal)");
   }
 }
 

@@ -74,10 +74,11 @@ __global__ void from_nhwc(const uint16_t* __restrict__ in, long long total, int 
 }
 
 template <bool BF16>
-__global__ void act_kernel(uint32_t* x, long long words, int act) {
+__global__ void act_kernel(uint32_t* x, long long words, int act, float alpha) {
   GRID_STRIDE(i, words) {
     const uint32_t v = x[i];
-    x[i] = pack2<BF16>(activate(to_float<BF16>(static_cast<uint16_t>(v & 0xffffu)), act), activate(to_float<BF16>(static_cast<uint16_t>(v >> 16)), act));
+    x[i] = pack2<BF16>(activate_alpha(to_float<BF16>(static_cast<uint16_t>(v & 0xffffu)), act, alpha),
+                       activate_alpha(to_float<BF16>(static_cast<uint16_t>(v >> 16)), act, alpha));
   }
 }
 
@@ -191,11 +192,11 @@ void from_half_packed(const uint16_t* in, int n, Shape s, float* out, bool bf16,
   CUDA_CHECK_LAUNCH();
 }
 
-void act_half(uint16_t* x, int n, Shape s, Act act, bool bf16, cudaStream_t st) {
+void act_half(uint16_t* x, int n, Shape s, const ActParams& a, bool bf16, cudaStream_t st) {
   const long long words = static_cast<long long>(n) * s.h * s.w * stored_channels(s.c) / 2;
   auto* w = reinterpret_cast<uint32_t*>(x);
-  if (bf16) act_kernel<true><<<grid_for(words), 256, 0, st>>>(w, words, act_code(act));
-  else act_kernel<false><<<grid_for(words), 256, 0, st>>>(w, words, act_code(act));
+  if (bf16) act_kernel<true><<<grid_for(words), 256, 0, st>>>(w, words, act_code(a.act), a.alpha);
+  else act_kernel<false><<<grid_for(words), 256, 0, st>>>(w, words, act_code(a.act), a.alpha);
   CUDA_CHECK_LAUNCH();
 }
 

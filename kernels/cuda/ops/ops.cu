@@ -19,10 +19,10 @@ unsigned blocks_for(long long n, int threads) {
   return static_cast<unsigned>(std::min<long long>((n + threads - 1) / threads, 1 << 24));
 }
 
-__global__ void activation_kernel(float* x, long long count, int act) {
+__global__ void activation_kernel(float* x, long long count, int act, float alpha) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    x[i] = activate(x[i], act);
+    x[i] = activate_alpha(x[i], act, alpha);
   }
 }
 
@@ -166,8 +166,8 @@ int fc_splits(int n, int inputs, int outputs) {
 
 }  // namespace
 
-void activation_forward(float* x, long long count, Act act, cudaStream_t s) {
-  activation_kernel<<<blocks_for(count, 256), 256, 0, s>>>(x, count, act_code(act));
+void activation_forward(float* x, long long count, const ActParams& a, cudaStream_t s) {
+  activation_kernel<<<blocks_for(count, 256), 256, 0, s>>>(x, count, act_code(a.act), a.alpha);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -23,7 +23,7 @@
 
 namespace bs::cuda {
 
-void activation_forward(float* x, long long count, Act act, cudaStream_t s);                   // in place
+void activation_forward(float* x, long long count, const ActParams& a, cudaStream_t s);                   // in place
 void pool_forward(const float* in, int n, Shape is, const PoolParams& p, Shape os, float* out, cudaStream_t s);
 void lrn_forward(const float* in, int n, Shape s_, const LrnParams& p, float* out, cudaStream_t s);
 // LRN then pooling in one kernel: whether the LRN's plane fits its shared memory, and the kernel. os: the

@@ -39,7 +39,7 @@ if [ "${AB:-0}" = 1 ]; then
         [ $((round % 2)) = 0 ] && who=$([ $who = base ] && echo new || echo base)  # alternate the order between rounds
         bin=${!who}
         model=data/models/alexnet
-        [ $who = base ] && model=weights/alexnet-base
+        [ $who = base ] && [ -d weights/alexnet-base ] && model=weights/alexnet-base  # else the new import (same format)
         timeout 300 "$bin/batchscope" sweep --model $model $common --precision $p $extra --out ab/$who-$cfg-r$round.csv >ab/$who-$cfg-r$round.log 2>&1 ||
           echo "$who $cfg round $round: exit $? $(grep -h error ab/$who-$cfg-r$round.log | head -1)"
       done

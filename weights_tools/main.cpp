@@ -77,7 +77,7 @@ int main(int argc, char** argv) {
   bs::add_chw(*ionnx, "--input-shape", ox.input_shape, "C,H,W of one image, where the file leaves them symbolic (e.g. 3,224,224)");
   ionnx->add_option("--name", ox.name, "model name (default: the graph's name, else the file's)");
   ionnx->footer("Example:\n  batchscope-weights import-onnx alexnet.onnx --out models/alexnet-onnx\n"
-                "Runs chains of Conv, BatchNormalization (folded into the layer before), Relu, LeakyRelu, Tanh, Sigmoid, MaxPool, "
+                "Runs chains of Conv, BatchNormalization (folded into the layer before, else a 1x1 depthwise convolution), Relu, LeakyRelu, Tanh, Sigmoid, MaxPool, "
                 "AveragePool, GlobalAveragePool, GlobalMaxPool, LRN, Flatten, Reshape, Gemm, MatMul + Add, Dropout, "
                 "Identity and Softmax.");
 

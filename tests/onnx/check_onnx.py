@@ -28,6 +28,7 @@ GOOD = {
     "old3": (True, ["removed Dropout"]),
     "dedup": (False, []),
     "leaky": (False, []),
+    "bnalone": (False, ["on its own runs as a per-channel scale and shift", "folded BatchNormalization 'bn"]),
 }
 # name: words the one error line must hold
 BAD = {

@@ -219,6 +219,24 @@ def leaky(out):
     save(g.model(16), out, "leaky", rng.standard_normal((2, 3, 9, 9)).astype(np.float32))
 
 
+def bnalone(out):
+    """BatchNormalization on its own: on the input, after a Relu, after a MaxPool, and on flat features after a Relu
+    (each a per-channel scale and shift); one after a Gemm (folded). Opset 15."""
+    g = Graph("bnalone", (3, 8, 8))
+    batchnorm(g, 3, 15)
+    conv(g, 3, 6, 3, pad=1)
+    g.node("Relu")
+    batchnorm(g, 6, 15)
+    g.node("MaxPool", kernel_shape=[2, 2], strides=[2, 2])
+    batchnorm(g, 6, 15)
+    g.node("Flatten")
+    g.node("Gemm", [g.init("fc.weight", w(10, 96)), g.init("fc.bias", w(10, scale=0.1))], name="fc", transB=1)
+    batchnorm(g, 10, 15)
+    g.node("Relu")
+    batchnorm(g, 10, 15)
+    save(g.model(15), out, "bnalone", rng.standard_normal((2, 3, 8, 8)).astype(np.float32))
+
+
 def bad(out):
     """Files import-onnx must refuse, each with one line naming what it cannot take."""
     def write(name, m):
@@ -271,6 +289,7 @@ def main():
     old3(out)
     dedup(out)
     leaky(out)
+    bnalone(out)
 
 
 if __name__ == "__main__":

@@ -210,12 +210,29 @@ class Importer {
     foldable_ = true;
   }
 
-  // y = scale * (x - mean) / sqrt(var + epsilon) + B per channel, folded into the weights and bias before it.
+  // y = scale * (x - mean) / sqrt(var + epsilon) + B per channel, folded into the weights and bias before it; on its
+  // own (after an activation, a pool, the input), a per-channel scale and shift written as a 1x1 depthwise convolution.
   void batchnorm(const onnx::NodeProto& n) {
-    if (!foldable_)
-      fail(where(n), "BatchNormalization not right after a Conv or Gemm: a per-channel scale and shift on its own is not "
-                     "supported yet (batchscope folds it into the layer before)");
     if (g_.attr_int(n, "spatial", 1) != 1) fail(where(n), "spatial 0 (per-element statistics) is not supported");
+    const bool alone = !foldable_;
+    if (alone) {
+      const int c = cur_.flat ? static_cast<int>(cur_.size()) : cur_.c;
+      const bool flat = cur_.flat;
+      Pending& l = add(n, "convolution");
+      l.json["filters"] = c;
+      l.json["kernel"] = 1;
+      l.json["stride"] = 1;
+      l.json["padding"] = 0;
+      l.json["groups"] = c;
+      l.weight_shape = {c, 1, 1, 1};
+      l.weight.assign(static_cast<size_t>(c), 1.0f);
+      l.bias.assign(static_cast<size_t>(c), 0.0f);
+      l.outputs = c;
+      cur_ = {c, flat ? 1 : cur_.h, flat ? 1 : cur_.w, flat};
+      foldable_ = true;  // the statistics fold into this identity
+      notes_.push_back("BatchNormalization '" + n.name() + "' on its own runs as a per-channel scale and shift: a 1x1 "
+                       "depthwise convolution '" + l.json["name"].get<std::string>() + "'");
+    }
     Pending& l = layers_.back();
     const Values scale = g_.constant(n, 1, "scale"), shift = g_.constant(n, 2, "B"), mean = g_.constant(n, 3, "mean"),
                  var = g_.constant(n, 4, "var");
@@ -229,7 +246,7 @@ class Importer {
       for (int i = 0; i < per; ++i) l.weight[static_cast<size_t>(c) * per + i] = static_cast<float>(l.weight[static_cast<size_t>(c) * per + i] * f);
       l.bias[c] = static_cast<float>((l.bias[c] - mean.floats[c]) * f + shift.floats[c]);
     }
-    notes_.push_back("folded BatchNormalization '" + n.name() + "' into '" + l.json["name"].get<std::string>() + "'");
+    if (!alone) notes_.push_back("folded BatchNormalization '" + n.name() + "' into '" + l.json["name"].get<std::string>() + "'");
   }
 
   void pool(const onnx::NodeProto& n) {

@@ -2,6 +2,7 @@
 // test-backend-ops habit): nested loops over kernel size, stride, padding, groups and batch, plus the
 // ECE 408 and AlexNet layer shapes. Inputs and weights are drawn fresh for every run.
 #pragma once
+#include <array>
 #include <random>
 #include <string>
 #include <vector>
@@ -25,7 +26,8 @@ inline void PrintTo(const OpCase& c, std::ostream* os) { *os << c.label; }
 inline std::string conv_label(Shape s, int n, const ConvParams& c) {
   return "conv in" + to_string(s) + " n" + std::to_string(n) + " m" + std::to_string(c.filters) + " k" +
          std::to_string(c.kh) + "x" + std::to_string(c.kw) + " s" + std::to_string(c.sh) + " p" + std::to_string(c.ph) +
-         " g" + std::to_string(c.groups) + (c.bias.empty() ? "" : " bias");
+         " g" + std::to_string(c.groups) + (c.bias.empty() ? "" : " bias") +
+         (c.dilated() ? " d" + std::to_string(c.dh) + "x" + std::to_string(c.dw) : "");
 }
 
 inline ConvParams conv_params(int m, int k, int s, int p, int g, bool bias) {
@@ -69,6 +71,11 @@ inline std::vector<OpCase> op_cases(bool big) {
                                  " s" + std::to_string(s) + " p" + std::to_string(p) + (ceil ? " ceil" : ""),
                              {3, 11, 12}, 2, pp});
           }
+  for (auto [dh, dw, s, p, g] : {std::array{2, 2, 1, 2, 1}, std::array{1, 3, 2, 1, 2}, std::array{3, 2, 1, 0, 1}}) {  // dilation
+    ConvParams c = conv_params(6, 3, s, p, g, true);
+    c.dh = dh; c.dw = dw;
+    cases.push_back({conv_label({4, 13, 15}, 2, c), {4, 13, 15}, 2, c});
+  }
   for (PoolKind kind : {PoolKind::max, PoolKind::avg}) {  // ceil mode on an even channel count (the cudnn backend's own kernel)
     PoolParams pp;
     pp.kind = kind; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.ceil_mode = true;

@@ -67,6 +67,20 @@ TEST_P(Fixture, OverlappingMaxPool3x3Stride2WithPadding) {
   for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], want[i]);
 }
 
+TEST_P(Fixture, DilatedConvolutionTakesEveryOtherValue) {
+  ConvParams c; c.filters = 1; c.kh = c.kw = 3; c.dh = c.dw = 2;
+  c.weight.assign(9, 1.0f);
+  std::vector<float> x(25);
+  for (int i = 0; i < 25; ++i) x[i] = static_cast<float>(i + 1);  // 5x5: 1..25
+  // One output: the window's taps at rows and columns 0, 2, 4: 1+3+5 + 11+13+15 + 21+23+25 = 117
+  EXPECT_EQ(run_one(GetParam(), {1, 5, 5}, 1, c, x), (std::vector<float>{117}));
+  c.ph = c.pw = 2;  // padded by 2: 5x5 outputs; the centre one is the same 117, the corner (0, 0) reads rows and columns 0 and 2: 1, 3, 11, 13
+  std::vector<float> y = run_one(GetParam(), {1, 5, 5}, 1, c, x);
+  ASSERT_EQ(y.size(), 25u);
+  EXPECT_EQ(y[12], 117);
+  EXPECT_EQ(y[0], 1 + 3 + 11 + 13);
+}
+
 TEST_P(Fixture, Conv3x3EdgeFilterWithBiasAndPadding) {
   ConvParams c; c.filters = 1; c.kh = c.kw = 3;
   c.weight = {1, 0, -1, 1, 0, -1, 1, 0, -1};  // left column minus right column

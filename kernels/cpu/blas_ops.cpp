@@ -20,7 +20,7 @@ void im2col(const float* img, Shape is, const ConvParams& p, Shape os, int g, fl
       for (int kx = 0; kx < p.kw; ++kx) {
         float* dst = col + ((int64_t{c} * p.kh + ky) * p.kw + kx) * plane;
         for (int oy = 0; oy < os.h; ++oy) {
-          const int y = oy * p.sh - p.ph + ky;
+          const int y = oy * p.sh - p.ph + ky * p.dh;
           float* row = dst + int64_t{oy} * os.w;
           if (y < 0 || y >= is.h) {
             std::fill(row, row + os.w, 0.0f);
@@ -29,12 +29,12 @@ void im2col(const float* img, Shape is, const ConvParams& p, Shape os, int g, fl
           const float* srow = src + int64_t{y} * is.w;
           if (p.sw == 1) {  // contiguous run with zero borders
             for (int ox = 0; ox < os.w; ++ox) {
-              const int x = ox - p.pw + kx;
+              const int x = ox - p.pw + kx * p.dw;
               row[ox] = (x >= 0 && x < is.w) ? srow[x] : 0.0f;
             }
           } else {
             for (int ox = 0; ox < os.w; ++ox) {
-              const int x = ox * p.sw - p.pw + kx;
+              const int x = ox * p.sw - p.pw + kx * p.dw;
               row[ox] = (x >= 0 && x < is.w) ? srow[x] : 0.0f;
             }
           }
@@ -86,7 +86,7 @@ void direct_image(const float* in /*(C, H, W), padded by kVL*/, int C, int H, in
 }
 
 bool direct_applies(const ConvParams& p) {
-  return p.groups == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0 && p.kh == p.kw && p.kh <= 7 &&
+  return p.groups == 1 && !p.dilated() && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0 && p.kh == p.kw && p.kh <= 7 &&
          (p.filters == 6 || p.filters == 16);
 }
 

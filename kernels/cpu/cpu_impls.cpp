@@ -10,7 +10,9 @@ namespace bs {
 void register_cpu_impls(Registry& r) {
   auto add = [&](BackendKind b, LayerKind op, const char* name, const char* summary, bool fuses_act = false,
                  std::function<Support(const Layer&, const Epilogue&)> supports = nullptr) {
-    r.add(Impl{.op = op, .backend = b, .name = name, .summary = summary, .fuses_act = fuses_act, .supports = std::move(supports)});
+    // dilation: the reference loops and im2col take it; the direct kernel refuses it in conv_is_direct
+    r.add(Impl{.op = op, .backend = b, .name = name, .summary = summary, .fuses_act = fuses_act, .dilation = op == LayerKind::conv,
+               .supports = std::move(supports)});
   };
   for (LayerKind k : {LayerKind::conv, LayerKind::act, LayerKind::pool, LayerKind::lrn, LayerKind::flatten, LayerKind::fc,
                       LayerKind::softmax})

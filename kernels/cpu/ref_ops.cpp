@@ -17,7 +17,7 @@ void conv(const float* in, int n, Shape is, const ConvParams& p, Shape os, float
           for (int c = 0; c < cg; ++c)
             for (int ky = 0; ky < p.kh; ++ky)
               for (int kx = 0; kx < p.kw; ++kx) {
-                const int y = oy * p.sh - p.ph + ky, x = ox * p.sw - p.pw + kx;
+                const int y = oy * p.sh - p.ph + ky * p.dh, x = ox * p.sw - p.pw + kx * p.dw;
                 if (y < 0 || y >= is.h || x < 0 || x >= is.w) continue;  // zero padding
                 const float v = in[((int64_t{b} * is.c + g * cg + c) * is.h + y) * is.w + x];
                 const float w = p.weight[((int64_t{m} * cg + c) * p.kh + ky) * p.kw + kx];

@@ -213,7 +213,9 @@ void infer_shapes(Model& m, const std::string& where) {
       if (s.c % c->groups != 0 || c->filters % c->groups != 0)
         fail(at, "groups " + std::to_string(c->groups) + " must divide input channels " + std::to_string(s.c) +
                      " and filters " + std::to_string(c->filters));
-      int oh = out_dim(s.h, c->kh, c->sh, c->ph, false), ow = out_dim(s.w, c->kw, c->sw, c->pw, false);
+      const int64_t eh = int64_t{c->kh - 1} * c->dh + 1, ew = int64_t{c->kw - 1} * c->dw + 1;  // the dilated window
+      if (eh > (1 << 24) || ew > (1 << 24)) fail(at, "dilation makes the kernel window larger than 2^24");
+      int oh = out_dim(s.h, static_cast<int>(eh), c->sh, c->ph, false), ow = out_dim(s.w, static_cast<int>(ew), c->sw, c->pw, false);
       if (oh < 1 || ow < 1)
         fail(at, "kernel " + std::to_string(c->kh) + "x" + std::to_string(c->kw) + " with padding " +
                      std::to_string(c->ph) + " does not fit input " + to_string(s));
@@ -299,6 +301,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       std::tie(c.sh, c.sw) = g.pair("stride", std::pair{1, 1}, 1);
       std::tie(c.ph, c.pw) = g.pair("padding", std::pair{0, 0}, 0);
       c.groups = g.integer("groups", 1);
+      std::tie(c.dh, c.dw) = g.pair("dilation", std::pair{1, 1}, 1);
       wref = tensor_ref(g, "weight", "OIHW", {"OIHW", "HWIO"});
       if (g.has("bias")) bref = tensor_ref(g, "bias", "O", {"O"});
       l.op = c;

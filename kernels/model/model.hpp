@@ -18,6 +18,8 @@ std::string to_string(const Shape& s);  // "(C, H, W)"
 
 struct ConvParams {
   int filters = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, groups = 1;
+  int dh = 1, dw = 1;  // dilation: the kernel's taps dh rows and dw columns apart (a (kh-1)*dh+1 tall window)
+  bool dilated() const { return dh != 1 || dw != 1; }
   std::vector<float> weight;  // (M, C/groups, KH, KW)
   std::vector<float> bias;    // (M,) or empty
 };

@@ -246,6 +246,9 @@ void Planner::plan_cuda(Pass& p) const {
     const Layer& l = layers[i];
     PlanStep& st = p.steps[i];
     if (l.kind() == LayerKind::conv || l.kind() == LayerKind::fc) {
+      if (const auto* c = std::get_if<ConvParams>(&l.op); c && c->dilated())
+        fail("layer '" + l.name + "'", "backend cuda has no dilated convolution yet (dilation " + std::to_string(c->dh) + "x" +
+                                           std::to_string(c->dw) + "): --backend cudnn or cpu runs it");
       st.impl = choose(i, p.images, st.why);
       if (!st.impl->runs_in(opts_.precision))
         fail("layer '" + l.name + "'", st.impl->label() + " computes in " + st.impl->math + ", not " + name_of(opts_.precision));

@@ -52,6 +52,7 @@ struct Impl {
   int prep_layout = 0;         // the prepared-weights layout it reads (0: the raw weights); two versions with different
                                // layouts may take turns on a layer when a tuning table picks them for different batches
   bool texture = false;        // reads its weights through a texture object
+  bool dilation = false;       // conv: runs dilated convolutions (others refuse them in check)
   // Whether it runs `layer` with `epi` fused (null: every layer of its op). `stored` is the shape the layer's input is
   // stored in (16-bit paths: the tensor before a flatten).
   std::function<Support(const Layer& layer, const Epilogue& epi)> supports{};
@@ -64,7 +65,12 @@ struct Impl {
 
   bool runs_in(Precision p) const;
   std::string label() const;  // "v13 gemm-3xtf32", "fc v5 stream", or the name
-  Support check(const Layer& layer, const Epilogue& epi = {}) const { return supports ? supports(layer, epi) : Support{}; }
+  Support check(const Layer& layer, const Epilogue& epi = {}) const {
+    if (const auto* c = std::get_if<ConvParams>(&layer.op); c && c->dilated() && !dilation)
+      return {false, label() + " runs undilated convolutions only (this layer's dilation is " + std::to_string(c->dh) + "x" +
+                         std::to_string(c->dw) + ")"};
+    return supports ? supports(layer, epi) : Support{};
+  }
 };
 
 class Registry {

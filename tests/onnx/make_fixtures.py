@@ -237,6 +237,18 @@ def bnalone(out):
     save(g.model(15), out, "bnalone", rng.standard_normal((2, 3, 8, 8)).astype(np.float32))
 
 
+def dilated(out):
+    """Dilated convolutions: 3x3 at dilation 2 with padding 2 (the size kept), and 3x3 at dilations (1, 3) with stride 2
+    and pads (1, 3) (the dilated window 3x7). Opset 11."""
+    g = Graph("dilated", (3, 13, 14))
+    conv(g, 3, 5, 3, pad=2, dilations=[2, 2])
+    g.node("Relu")
+    name = f"conv{g.k + 1}"
+    g.node("Conv", [g.init(name + ".weight", w(4, 5, 3, 3)), g.init(name + ".bias", w(4, scale=0.1))], name=name,
+           kernel_shape=[3, 3], strides=[2, 2], dilations=[1, 3], pads=[1, 3, 1, 3])
+    save(g.model(11), out, "dilated", rng.standard_normal((2, 3, 13, 14)).astype(np.float32))
+
+
 def bad(out):
     """Files import-onnx must refuse, each with one line naming what it cannot take."""
     def write(name, m):
@@ -290,6 +302,7 @@ def main():
     dedup(out)
     leaky(out)
     bnalone(out)
+    dilated(out)
 
 
 if __name__ == "__main__":

@@ -147,10 +147,12 @@ class Importer {
                        "GlobalAveragePool, GlobalMaxPool, LRN, Flatten, Reshape, Gemm, MatMul, Add, Dropout, Identity, Softmax)");
   }
 
-  // Pads of a 2-D window op as (top, left): auto_pad resolved; asymmetric pads and dilations refused.
+  // Pads of a 2-D window op as (top, left): auto_pad resolved (k: the window as dilated); asymmetric pads refused, and
+  // a pool's dilations (a convolution's are read by conv()).
   std::array<int, 2> pads_of(const onnx::NodeProto& n, std::array<int, 2> k, std::array<int, 2> s) {
-    for (int64_t d : g_.attr_ints(n, "dilations", {1, 1}))
-      if (d != 1) fail(where(n), "dilations " + shape_str(g_.attr_ints(n, "dilations", {})) + ": not supported yet (dilation 1 only)");
+    if (n.op_type() != "Conv")
+      for (int64_t d : g_.attr_ints(n, "dilations", {1, 1}))
+        if (d != 1) fail(where(n), "dilations " + shape_str(g_.attr_ints(n, "dilations", {})) + ": pooling with dilation is not supported");
     const std::string autopad = g_.attr_string(n, "auto_pad", "NOTSET");
     std::vector<int64_t> p = g_.attr_ints(n, "pads", {0, 0, 0, 0});
     if (autopad == "VALID") p = {0, 0, 0, 0};
@@ -186,8 +188,11 @@ class Importer {
     const std::array<int, 2> k = {static_cast<int>(w.dims[2]), static_cast<int>(w.dims[3])};
     if (g_.has_attr(n, "kernel_shape") && pair_attr(n, "kernel_shape", k) != k)
       fail(where(n), "kernel_shape disagrees with the weight's " + shape_str(w.dims));
-    const std::array<int, 2> s = pair_attr(n, "strides", {1, 1});
-    const std::array<int, 2> p = pads_of(n, k, s);
+    const std::array<int, 2> s = pair_attr(n, "strides", {1, 1}), d = pair_attr(n, "dilations", {1, 1});
+    const int64_t eh = int64_t{k[0] - 1} * d[0] + 1, ew = int64_t{k[1] - 1} * d[1] + 1;  // the dilated window
+    if (eh > (1 << 20) || ew > (1 << 20)) fail(where(n), "dilations " + shape_str({d[0], d[1]}) + " make the window too large");
+    const std::array<int, 2> ek = {static_cast<int>(eh), static_cast<int>(ew)};
+    const std::array<int, 2> p = pads_of(n, ek, s);
     if (group < 1 || group > 65536 || w.dims[0] % group || w.dims[1] * group != cur_.c)
       fail(where(n), "weight " + shape_str(w.dims) + " with group " + std::to_string(group) + " does not take the input " + cur_.text());
     Pending& l = add(n, "convolution");
@@ -196,6 +201,7 @@ class Importer {
     l.json["stride"] = {s[0], s[1]};
     l.json["padding"] = {p[0], p[1]};
     l.json["groups"] = group;
+    if (d[0] != 1 || d[1] != 1) l.json["dilation"] = {d[0], d[1]};
     l.weight_shape = w.dims;
     l.weight = w.floats;
     l.outputs = static_cast<int>(w.dims[0]);
@@ -205,7 +211,7 @@ class Importer {
       l.bias = b.floats;
     }
     if (w.half) notes_.push_back("widened the float16 weights of Conv '" + n.name() + "' to float32");
-    cur_ = {l.outputs, output_size(cur_.h, k[0], s[0], p[0], false), output_size(cur_.w, k[1], s[1], p[1], false), false};
+    cur_ = {l.outputs, output_size(cur_.h, ek[0], s[0], p[0], false), output_size(cur_.w, ek[1], s[1], p[1], false), false};
     check_shape(n);
     foldable_ = true;
   }

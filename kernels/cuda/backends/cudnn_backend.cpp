@@ -161,7 +161,7 @@ class CudnnBackend : public GpuPipelineBackend {
       set4d(x_, n, l.in);
       set4d(y_, n, l.out);
       CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_, dtype_, format_, c->filters, l.in.c / c->groups, c->kh, c->kw));
-      CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_, c->ph, c->pw, c->sh, c->sw, 1, 1, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+      CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_, c->ph, c->pw, c->sh, c->sw, c->dh, c->dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
       CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, c->groups));
       CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, tf32_ || half_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
       const Algo a = find_algo(i, n);
@@ -401,6 +401,7 @@ void register_cudnn_impls(Registry& r) {
     i.math = "library";
     i.precisions = all;
     i.supports = std::move(supports);
+    i.dilation = op == LayerKind::conv;  // cuDNN's convolution descriptor takes the dilation
     if (op == LayerKind::conv || op == LayerKind::fc)  // 16-bit copies of the weights
       i.prepared_floats = [](const Layer& l, Shape, Precision p) { return is_half(p) ? static_cast<size_t>(l.weight_count() + 1) / 2 + 1 : 0; };
     if (op == LayerKind::lrn)  // 16-bit LRN's detours (lrn_half): a 16-bit and two FP32 NCHW copies at most

@@ -305,6 +305,31 @@ TEST(Precision, TheCpuBackendsAreTheFp32Reference) {
   test::expect_error_at([&] { make_backend("tpu", o); }, "--backend", "unknown backend 'tpu'");
 }
 
+TEST(Menus, DilatedConvolutionsAreRefusedByTheCudaBackendAlone) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  Layer l;
+  l.name = "d";
+  ConvParams c;
+  c.filters = 6; c.kh = c.kw = 3; c.dh = 2; c.dw = 3;
+  l.op = c;
+  l.in = {4, 13, 15};
+  l.out = {6, 9, 9};
+  BackendOptions o;
+  EXPECT_TRUE(layer_support(BackendKind::cpu_ref, o, l).ok);
+  EXPECT_TRUE(layer_support(BackendKind::cpu, o, l).ok);
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16}) {
+    o.precision = p;
+    EXPECT_TRUE(layer_support(BackendKind::cudnn, o, l).ok) << name_of(p);
+    const Support s = layer_support(BackendKind::cuda, o, l);  // auto: the test harness's probe before a plan
+    EXPECT_FALSE(s.ok) << name_of(p);
+    EXPECT_NE(s.reason.find("no dilated convolution yet (dilation 2x3)"), std::string::npos) << s.reason;
+  }
+  o.precision = Precision::fp32;
+  o.conv_variant = 13;
+  EXPECT_NE(layer_support(BackendKind::cuda, o, l).reason.find("no dilated convolution"), std::string::npos);
+  EXPECT_NE(registry().version(LayerKind::conv, 13, "t").check(l).reason.find("runs undilated convolutions only"), std::string::npos);
+}
+
 TEST(Menus, TheListingHasEveryVersionAndPolicy) {
   SKIP_WITHOUT_CUDA_MENUS();
   const std::string text = menus_text();

@@ -53,7 +53,7 @@ def rel_l2(y, r):
     return float(np.linalg.norm(y - r) / max(np.linalg.norm(r), 1e-30))
 
 
-def good(bs, bsw, fx, tmp, name, backends):
+def good(bs, bsw, fx, io, tmp, name, backends):
     probabilities, notes = GOOD[name]
     folder = os.path.join(tmp, name)
     r = run([bsw, "import-onnx", os.path.join(fx, name + ".onnx"), "--out", folder])
@@ -63,10 +63,12 @@ def good(bs, bsw, fx, tmp, name, backends):
         check(note in r.stdout, f"{name}: import-onnx does not say {note!r}: {r.stdout!r}")
     model = json.load(open(os.path.join(folder, "model.json")))
     check(model["provenance"]["file"] == name + ".onnx", f"{name}: provenance names {model['provenance'].get('file')}")
-    ref = np.load(os.path.join(fx, name + ".out.npy"))
+    ref = io[name + ".out"]
+    x = os.path.join(tmp, name + ".in.npy")  # infer reads a .npy: the input out of io.npz
+    np.save(x, io[name + ".in"])
     for be in backends:
         out = os.path.join(tmp, f"{name}-{be}.npy")
-        cmd = [bs, "infer", "--model", folder, "--input", os.path.join(fx, name + ".in.npy"), "--output", out, "--backend", be]
+        cmd = [bs, "infer", "--model", folder, "--input", x, "--output", out, "--backend", be]
         r = run(cmd + (["--probabilities"] if probabilities else []))
         if (name, be) in REFUSED:
             check(r.returncode != 0 and REFUSED[name, be] in r.stderr and r.stderr.count("\n") == 1 and not os.path.exists(out),
@@ -98,8 +100,9 @@ def main():
     backends = sys.argv[4:] or ["cpu-ref", "cpu"]
     fx = os.path.join(src, "tests", "onnx", "fixtures")
     with tempfile.TemporaryDirectory() as tmp:
+        io = np.load(os.path.join(fx, "io.npz"))
         for name in GOOD:
-            good(bs, bsw, fx, tmp, name, backends)
+            good(bs, bsw, fx, io, tmp, name, backends)
         for name in BAD:
             bad(bsw, fx, tmp, name)
         # An existing non-model folder is not replaced; a flag without its value names the flag.

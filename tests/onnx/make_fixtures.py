@@ -2,9 +2,9 @@
 """Makes the ONNX fixtures of tests/onnx/ from seeded NumPy weights, with reference outputs from onnxruntime.
 
 Needs the `onnx` and `onnxruntime` packages (PyPI; the GPU machine has both). The outputs are committed, so the test
-(check_onnx.py) needs neither: each good fixture NAME is NAME.onnx (and, for external data, its data file), the input
-NAME.in.npy (N, C, H, W) and onnxruntime's output NAME.out.npy; each bad fixture is one .onnx that import-onnx must
-refuse with one line. Usage: make_fixtures.py OUT_DIR
+(check_onnx.py) needs neither: each good fixture NAME is NAME.onnx (and, for external data, its data file), with its
+input (N, C, H, W) and onnxruntime's output as the arrays NAME.in and NAME.out of io.npz; each bad fixture is one .onnx
+that import-onnx must refuse with one line. Usage: make_fixtures.py OUT_DIR
 """
 import os
 import sys
@@ -15,6 +15,7 @@ import onnxruntime as ort
 from onnx import TensorProto, helper, numpy_helper
 
 rng = np.random.default_rng(20261124)
+ARRAYS = {}  # every good fixture's input and reference output, written as io.npz at the end
 
 
 def w(*shape, scale=None):
@@ -82,8 +83,7 @@ def save(m, out, name, x, external=False, reference=None):
         onnx.save_model(m, path)
     ref = path if reference is None else reference.SerializeToString()
     y = ort.InferenceSession(ref, providers=["CPUExecutionProvider"]).run(None, {"input": x})[0]
-    np.save(os.path.join(out, name + ".in.npy"), x)
-    np.save(os.path.join(out, name + ".out.npy"), y.astype(np.float32))
+    ARRAYS[name + ".in"], ARRAYS[name + ".out"] = x, y.astype(np.float32)
     print(f"{name}: opset {m.opset_import[0].version}, {len(m.graph.node)} nodes, output {y.shape}")
 
 
@@ -303,6 +303,7 @@ def main():
     leaky(out)
     bnalone(out)
     dilated(out)
+    np.savez(os.path.join(out, "io.npz"), **ARRAYS)
 
 
 if __name__ == "__main__":

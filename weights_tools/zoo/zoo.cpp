@@ -21,6 +21,7 @@ class Builder {
     j_["version"] = 1;
     j_["name"] = std::move(name);
     j_["weights"] = "synthetic: He-initialised by batchscope-weights synthesize, seed " + std::to_string(seed);
+    j_["provenance"] = {{"tool", "batchscope-weights synthesize"}};  // before input and layers, as the importers write it
     j_["input"] = {input.c, input.h, input.w};
     j_["layers"] = ojson::array();
   }
@@ -52,15 +53,9 @@ class Builder {
     cur_ = {outputs, 1, 1};
   }
   void softmax(const std::string& name) { add({{"name", name}, {"type", "softmax"}}); }
-  void note(const std::string& source) { j_["provenance"] = {{"tool", "batchscope-weights synthesize"}, {"shapes", source}}; }
+  void note(const std::string& source) { j_["provenance"]["shapes"] = source; }
 
-  ZooModel done() {
-    // provenance before input and layers, as the importers write it
-    ojson out;
-    for (const char* k : {"format", "version", "name", "weights", "provenance", "input", "layers"})
-      if (j_.contains(k)) out[k] = j_[k];
-    return {{std::move(out), std::move(tensors_)}, params_};
-  }
+  ZooModel done() { return {{std::move(j_), std::move(tensors_)}, params_}; }
 
  private:
   ojson j_;

@@ -85,10 +85,13 @@ void check_backend_options(BackendKind b, const BackendOptions& o) {
 }
 
 namespace {
-// The cuda backend's refusal of a dilated convolution (no version runs one), for the planner and layer_support alike.
+// The cuda backend's refusal of a dilated convolution while none of its versions is marked to run one (each version's
+// check refuses it too; this names the backends that do), for the planner and layer_support alike.
 Support cuda_dilation(const Layer& l) {
   const auto* c = std::get_if<ConvParams>(&l.op);
   if (!c || !c->dilated()) return {};
+  for (const Impl* impl : registry().of(LayerKind::conv, BackendKind::cuda))
+    if (impl->dilation) return {};
   return {false, "backend cuda has no dilated convolution yet (dilation " + std::to_string(c->dh) + "x" + std::to_string(c->dw) +
                      "): --backend cudnn or cpu runs it"};
 }

@@ -221,9 +221,8 @@ class Importer {
   void batchnorm(const onnx::NodeProto& n) {
     if (g_.attr_int(n, "spatial", 1) != 1) fail(where(n), "spatial 0 (per-element statistics) is not supported");
     const bool alone = !foldable_;
-    if (alone) {
-      const int c = cur_.flat ? static_cast<int>(cur_.size()) : cur_.c;
-      const bool flat = cur_.flat;
+    if (alone) {  // an identity 1x1 depthwise convolution (the shape kept, flat or not) for the statistics to fold into
+      const int c = cur_.c;
       Pending& l = add(n, "convolution");
       l.json["filters"] = c;
       l.json["kernel"] = 1;
@@ -232,10 +231,8 @@ class Importer {
       l.json["groups"] = c;
       l.weight_shape = {c, 1, 1, 1};
       l.weight.assign(static_cast<size_t>(c), 1.0f);
-      l.bias.assign(static_cast<size_t>(c), 0.0f);
       l.outputs = c;
-      cur_ = {c, flat ? 1 : cur_.h, flat ? 1 : cur_.w, flat};
-      foldable_ = true;  // the statistics fold into this identity
+      foldable_ = true;  // a following BatchNormalization or Add folds into it as well
       notes_.push_back("BatchNormalization '" + n.name() + "' on its own runs as a per-channel scale and shift: a 1x1 "
                        "depthwise convolution '" + l.json["name"].get<std::string>() + "'");
     }

@@ -26,6 +26,7 @@ inline void PrintTo(const OpCase& c, std::ostream* os) { *os << c.label; }
 inline std::string conv_label(Shape s, int n, const ConvParams& c) {
   return "conv in" + to_string(s) + " n" + std::to_string(n) + " m" + std::to_string(c.filters) + " k" +
          std::to_string(c.kh) + "x" + std::to_string(c.kw) + " s" + std::to_string(c.sh) + " p" + std::to_string(c.ph) +
+         (c.asymmetric() ? "," + std::to_string(c.pw) + "," + std::to_string(c.pad_bottom()) + "," + std::to_string(c.pad_right()) : "") +
          " g" + std::to_string(c.groups) + (c.bias.empty() ? "" : " bias") +
          (c.dilated() ? " d" + std::to_string(c.dh) + "x" + std::to_string(c.dw) : "");
 }
@@ -76,6 +77,29 @@ inline std::vector<OpCase> op_cases(bool big) {
     c.dh = dh; c.dw = dw;
     cases.push_back({conv_label({4, 13, 15}, 2, c), {4, 13, 15}, 2, c});
   }
+  // Asymmetric padding (ONNX pads [top, left, bottom, right]; TensorFlow's SAME): the end padding only one side, the
+  // other, or larger than the start; dilated and strided, with groups.
+  for (auto [t, l, b, r] : {std::array{0, 0, 1, 1}, std::array{1, 2, 0, 0}, std::array{2, 0, 1, 3}})
+    for (int s : {1, 2})
+      for (int g : {1, 2}) {
+        ConvParams c = conv_params(6, 3, s, t, g, s == 1);
+        c.pw = l; c.pb = b; c.pr = r;
+        if (g == 2 && s == 2) c.dh = 2;
+        cases.push_back({conv_label({4, 13, 15}, 2, c), {4, 13, 15}, 2, c});
+      }
+  for (PoolKind kind : {PoolKind::max, PoolKind::avg})
+    for (auto [t, l, b, r] : {std::array{1, 0, 0, 1}, std::array{0, 1, 2, 0}})
+      for (bool ceil : {false, true})
+        for (bool count_pad : {true, false}) {
+          if (kind == PoolKind::max && !count_pad) continue;
+          PoolParams pp;
+          pp.kind = kind; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.ph = t; pp.pw = l; pp.pb = b; pp.pr = r;
+          pp.ceil_mode = ceil; pp.count_include_pad = count_pad;
+          cases.push_back({std::string(kind == PoolKind::max ? "maxpool" : "avgpool") + " k3 s2 pads " + std::to_string(t) + "," +
+                               std::to_string(l) + "," + std::to_string(b) + "," + std::to_string(r) + (ceil ? " ceil" : "") +
+                               (count_pad ? "" : " excluding padding"),
+                           {4, 11, 12}, 2, pp});
+        }
   for (PoolKind kind : {PoolKind::max, PoolKind::avg}) {  // ceil mode on an even channel count (the cudnn backend's own kernel)
     PoolParams pp;
     pp.kind = kind; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.ceil_mode = true;

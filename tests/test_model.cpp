@@ -79,6 +79,47 @@ TEST(Model, CeilModePoolingFollowsCaffe) {
   EXPECT_EQ(m.layers[2].out, (Shape{1, 7, 7}));  // ceil(13/2)
 }
 
+TEST(Model, AsymmetricPaddingIsTopLeftBottomRight) {
+  test::TempDir d;
+  write_weights(d);
+  // conv k3 on (2, 6, 6) with padding [top 0, left 1, bottom 2, right 0]: 6 + 0 + 2 - 3 + 1 = 6 rows, 6 + 1 + 0 - 3 + 1 = 5
+  // columns; max pool k2 s2 with [1, 0, 0, 1] on (4, 6, 5): (6 + 1 - 2) / 2 + 1 = 3 rows, (5 + 1 - 2) / 2 + 1 = 3 columns,
+  // 36 features as before.
+  std::string j = model_json();
+  j.replace(j.find(R"("padding": 1)"), 12, R"("padding": [0, 1, 2, 0])");
+  j.replace(j.find(R"("kernel": 2})"), 12, R"("kernel": 2, "padding": [1, 0, 0, 1]})");
+  Model m = parse_model(j, d.str(), "m.json");
+  EXPECT_EQ(m.layers[0].out, (Shape{4, 6, 5}));
+  EXPECT_EQ(m.layers[2].out, (Shape{4, 3, 3}));
+  const ConvParams& c = std::get<ConvParams>(m.layers[0].op);
+  EXPECT_EQ(std::vector<int>({c.ph, c.pw, c.pad_bottom(), c.pad_right()}), std::vector<int>({0, 1, 2, 0}));
+  EXPECT_TRUE(c.asymmetric());
+  const PoolParams& p = std::get<PoolParams>(m.layers[2].op);
+  EXPECT_EQ(std::vector<int>({p.ph, p.pw, p.pad_bottom(), p.pad_right()}), std::vector<int>({1, 0, 0, 1}));
+  // Two values stay symmetric.
+  EXPECT_FALSE(std::get<ConvParams>(parse_model(model_json(), d.str(), "m.json").layers[0].op).asymmetric());
+  auto error_of = [&](const std::string& text) -> std::string {
+    try {
+      parse_model(text, d.str(), "m.json");
+    } catch (const Error& e) {
+      return e.what();
+    }
+    return "no error";
+  };
+  std::string three = model_json();
+  three.replace(three.find(R"("padding": 1)"), 12, R"("padding": [0, 1, 2])");
+  EXPECT_NE(error_of(three).find("field 'padding' must be an integer >= 0, [h, w] or [top, left, bottom, right], found [0,1,2]"),
+            std::string::npos) << error_of(three);
+  std::string negative = model_json();
+  negative.replace(negative.find(R"("padding": 1)"), 12, R"("padding": [0, 1, -2, 0])");
+  EXPECT_NE(error_of(negative).find("field 'padding' must be an integer >= 0"), std::string::npos) << error_of(negative);
+  // A pool's padding on any side stays below its window.
+  std::string wide = model_json();
+  wide.replace(wide.find(R"("kernel": 2})"), 12, R"("kernel": 2, "padding": [0, 0, 0, 2]})");
+  EXPECT_NE(error_of(wide).find("layer 'p1': window 2x2 with padding [0, 0, 0, 2] does not fit input (4, 6, 6)"), std::string::npos)
+      << error_of(wide);
+}
+
 void expect_model_error(const std::string& json, const test::TempDir& d, const std::string& needle) {
   try {
     parse_model(json, d.str(), "m.json");

@@ -81,6 +81,34 @@ TEST_P(Fixture, DilatedConvolutionTakesEveryOtherValue) {
   EXPECT_EQ(y[0], 1 + 3 + 11 + 13);
 }
 
+TEST_P(Fixture, AsymmetricPaddingPadsEachSideByItsOwnAmount) {
+  // 2x2 ones, padding top 0, left 1, bottom 1, right 0 (ONNX pads [0, 1, 1, 0]): 4x4 outputs, window (oy, ox) over rows
+  // oy..oy+1 and columns ox-1..ox. (0, 0): 1 + 5; (0, 3): 3 + 4 + 7 + 8; (3, 0): row 3 and the padding row, 13;
+  // (3, 3): 15 + 16.
+  ConvParams c; c.filters = 1; c.kh = c.kw = 2; c.pw = 1; c.pb = 1; c.pr = 0;
+  c.weight.assign(4, 1.0f);
+  std::vector<float> y = run_one(GetParam(), {1, 4, 4}, 1, c, one_to_16());
+  ASSERT_EQ(y.size(), 16u);
+  EXPECT_EQ(y[0], 6);
+  EXPECT_EQ(y[3], 22);
+  EXPECT_EQ(y[12], 13);
+  EXPECT_EQ(y[15], 31);
+  // 3x3 pooling at stride 2, padding top 1 and right 1 alone: 2x2 windows over rows {-1..1, 1..3} and columns
+  // {0..2, 2..4}. Max: 7, 8, 15, 16. Average counting the padding, every window 9: 24/9, (3+4+7+8)/9, 90/9, 69/9;
+  // without it: 24/6, 22/4, 90/9, 69/6.
+  PoolParams p; p.kh = p.kw = 3; p.sh = p.sw = 2; p.ph = 1; p.pw = 0; p.pb = 0; p.pr = 1;
+  EXPECT_EQ(run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16()), (std::vector<float>{7, 8, 15, 16}));
+  p.kind = PoolKind::avg;
+  std::vector<float> got = run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16());
+  std::vector<float> want = {24.0f / 9, 22.0f / 9, 90.0f / 9, 69.0f / 9};
+  ASSERT_EQ(got.size(), 4u);
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], want[i]);
+  p.count_include_pad = false;
+  got = run_one(GetParam(), {1, 4, 4}, 1, p, one_to_16());
+  want = {24.0f / 6, 22.0f / 4, 90.0f / 9, 69.0f / 6};
+  for (int i = 0; i < 4; ++i) EXPECT_FLOAT_EQ(got[i], want[i]);
+}
+
 TEST_P(Fixture, Conv3x3EdgeFilterWithBiasAndPadding) {
   ConvParams c; c.filters = 1; c.kh = c.kw = 3;
   c.weight = {1, 0, -1, 1, 0, -1, 1, 0, -1};  // left column minus right column

@@ -3,13 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
-#include <filesystem>
-
-#include "app/exec/input_precision.hpp"
-
 #include <cstdlib>
+#include <filesystem>
+#include <set>
 
 #include "app/cli/run_flags.hpp"
+#include "app/exec/input_precision.hpp"
 #include "app/commands/variants.hpp"
 #include "cli_util.hpp"
 #include "kernels/plan/plan.hpp"
@@ -305,7 +304,7 @@ TEST(Precision, TheCpuBackendsAreTheFp32Reference) {
   test::expect_error_at([&] { make_backend("tpu", o); }, "--backend", "unknown backend 'tpu'");
 }
 
-TEST(Menus, DilatedConvolutionsAreRefusedByTheCudaBackendAlone) {
+TEST(Menus, DilatedConvolutionsRunOnTheGemmEnginesAndAutoPicksOne) {
   SKIP_WITHOUT_CUDA_MENUS();
   Layer l;
   l.name = "d";
@@ -317,17 +316,32 @@ TEST(Menus, DilatedConvolutionsAreRefusedByTheCudaBackendAlone) {
   BackendOptions o;
   EXPECT_TRUE(layer_support(BackendKind::cpu_ref, o, l).ok);
   EXPECT_TRUE(layer_support(BackendKind::cpu, o, l).ok);
+  // The GEMM engines (their k tables hold each tap's dilated offsets) take it; every other version refuses it by name.
+  std::set<int> dilating;
+  for (const Impl* i : registry().menu(LayerKind::conv, BackendKind::cuda)) {
+    const Support s = i->check(l);
+    if (i->dilation) {
+      dilating.insert(i->number);
+      EXPECT_TRUE(s.ok || s.reason.find("needs wgmma") != std::string::npos) << i->label() << ": " << s.reason;  // no GPU here
+    } else {
+      EXPECT_NE(s.reason.find("runs undilated convolutions only (this layer's dilation is 2x3)"), std::string::npos) << i->label();
+    }
+  }
+  for (int v : {12, 13, 14, 15, 16, 17, 18, 19, 20, 21, 23, 26, 29, 33, 34, 36}) EXPECT_TRUE(dilating.count(v)) << "v" << v;
+  for (int v : {1, 2, 5, 11, 22}) EXPECT_FALSE(dilating.count(v)) << "v" << v;
   for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16}) {
     o.precision = p;
     EXPECT_TRUE(layer_support(BackendKind::cudnn, o, l).ok) << name_of(p);
-    const Support s = layer_support(BackendKind::cuda, o, l);  // auto: the test harness's probe before a plan
-    EXPECT_FALSE(s.ok) << name_of(p);
-    EXPECT_NE(s.reason.find("no dilated convolution yet (dilation 2x3)"), std::string::npos) << s.reason;
+    EXPECT_TRUE(layer_support(BackendKind::cuda, o, l).ok) << name_of(p);  // auto: the test harness's probe before a plan
+    for (int n : {1, 64, 1024}) {
+      const Impl* h = heuristic_version(l, n, p, 132);
+      ASSERT_TRUE(h) << name_of(p);
+      EXPECT_TRUE(h->dilation && h->check(l).ok) << name_of(p) << " n" << n << ": " << h->label();
+    }
   }
   o.precision = Precision::fp32;
-  o.conv_variant = 13;
-  EXPECT_NE(layer_support(BackendKind::cuda, o, l).reason.find("no dilated convolution"), std::string::npos);
-  EXPECT_NE(registry().version(LayerKind::conv, 13, "t").check(l).reason.find("runs undilated convolutions only"), std::string::npos);
+  o.conv_variant = 11;
+  EXPECT_NE(layer_support(BackendKind::cuda, o, l).reason.find("runs undilated convolutions only"), std::string::npos);
 }
 
 TEST(Menus, TheListingHasEveryVersionAndPolicy) {

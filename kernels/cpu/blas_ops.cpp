@@ -86,7 +86,7 @@ void direct_image(const float* in /*(C, H, W), padded by kVL*/, int C, int H, in
 }
 
 bool direct_applies(const ConvParams& p) {
-  return p.groups == 1 && !p.dilated() && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0 && p.kh == p.kw && p.kh <= 7 &&
+  return p.groups == 1 && !p.dilated() && p.sh == 1 && p.sw == 1 && !p.padded() && p.kh == p.kw && p.kh <= 7 &&
          (p.filters == 6 || p.filters == 16);
 }
 
@@ -114,7 +114,7 @@ void conv(const float* in, int n, Shape is, const ConvParams& p, Shape os, float
   const int cg = is.c / p.groups, mg = p.filters / p.groups;
   const int kdim = cg * p.kh * p.kw;  // GEMM K
   const int64_t plane = int64_t{os.h} * os.w;  // GEMM N
-  const bool direct = p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && p.ph == 0 && p.pw == 0;
+  const bool direct = p.kh == 1 && p.kw == 1 && p.sh == 1 && p.sw == 1 && !p.padded();
   openblas_set_num_threads(1);  // parallel over images instead
 #pragma omp parallel num_threads(threads)
   {

@@ -46,7 +46,7 @@ void pool(const float* in, int n, Shape is, const PoolParams& p, Shape os, float
       for (int oy = 0; oy < os.h; ++oy)
         for (int ox = 0; ox < os.w; ++ox) {
           int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-          int y1 = std::min(y0 + p.kh, is.h + p.ph), x1 = std::min(x0 + p.kw, is.w + p.pw);
+          int y1 = std::min(y0 + p.kh, is.h + p.pad_bottom()), x1 = std::min(x0 + p.kw, is.w + p.pad_right());
           int window = (y1 - y0) * (x1 - x0);  // Caffe: padding counts, beyond it does not
           y0 = std::max(y0, 0); x0 = std::max(x0, 0);
           y1 = std::min(y1, is.h); x1 = std::min(x1, is.w);

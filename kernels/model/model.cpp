@@ -96,8 +96,9 @@ class Fields {
     if (x < min) fail(where_, "field '" + k + "' must be >= " + std::to_string(min) + ", found " + std::to_string(x));
     return x;
   }
-  // An int or [h, w].
-  std::pair<int, int> pair(const std::string& k, std::optional<std::pair<int, int>> def, int min) {
+  // An int or [h, w]; with four_ok also [top, left, bottom, right], of which this returns the first two (pair_ends
+  // the last two).
+  std::pair<int, int> pair(const std::string& k, std::optional<std::pair<int, int>> def, int min, bool four_ok = false) {
     if (!has(k)) {
       if (!def) fail(where_, "missing field '" + k + "'");
       return *def;
@@ -109,8 +110,20 @@ class Fields {
       return e.get<int>();
     };
     if (v.is_array() && v.size() == 2) return {check(v[0]), check(v[1])};
+    if (four_ok && v.is_array() && v.size() == 4) {
+      for (int i = 0; i < 4; ++i) check(v[i]);
+      return {v[0].get<int>(), v[1].get<int>()};
+    }
+    if (four_ok && v.is_array())
+      fail(where_, "field '" + k + "' must be an integer >= " + std::to_string(min) + ", [h, w] or [top, left, bottom, right], found " +
+                       json_excerpt(v));
     int x = check(v);
     return {x, x};
+  }
+  // The [bottom, right] of a four-element field, or nothing (read after pair(k, ..., true) has checked it).
+  std::optional<std::pair<int, int>> pair_ends(const std::string& k) {
+    if (!has(k) || !j_[k].is_array() || j_[k].size() != 4) return std::nullopt;
+    return std::pair{j_[k][2].get<int>(), j_[k][3].get<int>()};
   }
   double number(const std::string& k, double def) {
     if (!has(k)) return def;
@@ -183,18 +196,30 @@ std::vector<float> load_tensor(const std::string& dir, const TensorRef& r, const
   }
 }
 
-int out_dim(int in, int k, int s, int p, bool ceil_mode) {
-  const int64_t span = int64_t{in} + 2 * int64_t{p} - k;
+int out_dim(int in, int k, int s, int pb, int pe, bool ceil_mode) {
+  const int64_t span = int64_t{in} + pb + pe - k;
   if (span < 0) return 0;
   if (!ceil_mode) return static_cast<int>(span / s + 1);
   int64_t o = (span + s - 1) / s + 1;
-  if (p > 0 && (o - 1) * s >= int64_t{in} + p) --o;  // the last window must start inside the input (Caffe)
+  if (pb + pe > 0 && (o - 1) * s >= int64_t{in} + pb) --o;  // the last window must start inside the input (Caffe)
   return static_cast<int>(o);
+}
+
+// "padding": n, [h, w], or [top, left, bottom, right] (ONNX's order: the begins, then the ends).
+void read_padding(Padding& p, const std::pair<int, int>& hw, const std::optional<std::pair<int, int>>& ends) {
+  std::tie(p.ph, p.pw) = hw;
+  if (ends) std::tie(p.pb, p.pr) = *ends;
+}
+
+std::string padding_text(const Padding& p) {
+  if (!p.asymmetric()) return std::to_string(p.ph) + (p.pw != p.ph ? "x" + std::to_string(p.pw) : "");
+  return "[" + std::to_string(p.ph) + ", " + std::to_string(p.pw) + ", " + std::to_string(p.pad_bottom()) + ", " +
+         std::to_string(p.pad_right()) + "]";
 }
 
 }  // namespace
 
-int output_size(int in, int k, int s, int p, bool ceil_mode) { return out_dim(in, k, s, p, ceil_mode); }
+int output_size(int in, int k, int s, int pb, int pe, bool ceil_mode) { return out_dim(in, k, s, pb, pe, ceil_mode); }
 
 void infer_shapes(Model& m, const std::string& where) {
   constexpr int64_t kMaxActivation = INT32_MAX;  // values per image of any layer's input or output
@@ -215,16 +240,18 @@ void infer_shapes(Model& m, const std::string& where) {
                      " and filters " + std::to_string(c->filters));
       const int64_t eh = int64_t{c->kh - 1} * c->dh + 1, ew = int64_t{c->kw - 1} * c->dw + 1;  // the dilated window
       if (eh > (1 << 24) || ew > (1 << 24)) fail(at, "dilation makes the kernel window larger than 2^24");
-      int oh = out_dim(s.h, static_cast<int>(eh), c->sh, c->ph, false), ow = out_dim(s.w, static_cast<int>(ew), c->sw, c->pw, false);
+      int oh = out_dim(s.h, static_cast<int>(eh), c->sh, c->ph, c->pad_bottom(), false);
+      int ow = out_dim(s.w, static_cast<int>(ew), c->sw, c->pw, c->pad_right(), false);
       if (oh < 1 || ow < 1)
-        fail(at, "kernel " + std::to_string(c->kh) + "x" + std::to_string(c->kw) + " with padding " +
-                     std::to_string(c->ph) + " does not fit input " + to_string(s));
+        fail(at, "kernel " + std::to_string(c->kh) + "x" + std::to_string(c->kw) + " with padding " + padding_text(*c) +
+                     " does not fit input " + to_string(s));
       s = {c->filters, oh, ow};
     } else if (auto* p = std::get_if<PoolParams>(&l.op)) {
-      int oh = out_dim(s.h, p->kh, p->sh, p->ph, p->ceil_mode), ow = out_dim(s.w, p->kw, p->sw, p->pw, p->ceil_mode);
-      if (oh < 1 || ow < 1 || p->ph >= p->kh || p->pw >= p->kw)
-        fail(at, "window " + std::to_string(p->kh) + "x" + std::to_string(p->kw) + " with padding " +
-                     std::to_string(p->ph) + " does not fit input " + to_string(s));
+      int oh = out_dim(s.h, p->kh, p->sh, p->ph, p->pad_bottom(), p->ceil_mode);
+      int ow = out_dim(s.w, p->kw, p->sw, p->pw, p->pad_right(), p->ceil_mode);
+      if (oh < 1 || ow < 1 || p->ph >= p->kh || p->pw >= p->kw || p->pad_bottom() >= p->kh || p->pad_right() >= p->kw)
+        fail(at, "window " + std::to_string(p->kh) + "x" + std::to_string(p->kw) + " with padding " + padding_text(*p) +
+                     " does not fit input " + to_string(s));
       s = {s.c, oh, ow};
     } else if (std::holds_alternative<FlattenParams>(l.op)) {
       s = {static_cast<int>(s.size()), 1, 1};
@@ -299,7 +326,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       c.filters = g.integer("filters");
       std::tie(c.kh, c.kw) = g.pair("kernel", std::nullopt, 1);
       std::tie(c.sh, c.sw) = g.pair("stride", std::pair{1, 1}, 1);
-      std::tie(c.ph, c.pw) = g.pair("padding", std::pair{0, 0}, 0);
+      read_padding(c, g.pair("padding", std::pair{0, 0}, 0, true), g.pair_ends("padding"));
       c.groups = g.integer("groups", 1);
       std::tie(c.dh, c.dw) = g.pair("dilation", std::pair{1, 1}, 1);
       wref = tensor_ref(g, "weight", "OIHW", {"OIHW", "HWIO"});
@@ -317,7 +344,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       p.kind = type == "max_pool" ? PoolKind::max : PoolKind::avg;
       std::tie(p.kh, p.kw) = g.pair("kernel", std::nullopt, 1);
       std::tie(p.sh, p.sw) = g.pair("stride", std::pair{p.kh, p.kw}, 1);
-      std::tie(p.ph, p.pw) = g.pair("padding", std::pair{0, 0}, 0);
+      read_padding(p, g.pair("padding", std::pair{0, 0}, 0, true), g.pair_ends("padding"));
       p.ceil_mode = g.boolean("ceil_mode", false);
       p.count_include_pad = g.boolean("count_include_pad", true);
       l.op = p;

@@ -6,6 +6,13 @@
 #include <variant>
 #include <vector>
 
+// Members that kernels call on the parameters they are given by value.
+#ifdef __CUDACC__
+#define BS_HOST_DEVICE __host__ __device__
+#else
+#define BS_HOST_DEVICE
+#endif
+
 namespace bs {
 
 // Per-image activation shape. After flatten and fully connected layers h == w == 1.
@@ -16,10 +23,23 @@ struct Shape {
 };
 std::string to_string(const Shape& s);  // "(C, H, W)"
 
-struct ConvParams {
-  int filters = 0, kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0, groups = 1;
+// Padding: ph rows above and pw columns left of the input; pb rows below and pr columns right, -1 meaning the same
+// as above and left (symmetric, the common case). Kernels offset their windows by ph, pw alone; the bottom and
+// right padding only sets the output size (and, for average pooling, the window a count including padding clips to).
+struct Padding {
+  int ph = 0, pw = 0, pb = -1, pr = -1;
+  BS_HOST_DEVICE int pad_bottom() const { return pb < 0 ? ph : pb; }
+  BS_HOST_DEVICE int pad_right() const { return pr < 0 ? pw : pr; }
+  BS_HOST_DEVICE bool asymmetric() const { return pad_bottom() != ph || pad_right() != pw; }
+  BS_HOST_DEVICE bool padded() const { return ph != 0 || pw != 0 || pad_bottom() != 0 || pad_right() != 0; }
+};
+struct ConvParams : Padding {
+  int filters = 0, kh = 0, kw = 0, sh = 1, sw = 1, groups = 1;
   int dh = 1, dw = 1;  // dilation: the kernel's taps dh rows and dw columns apart (a (kh-1)*dh+1 tall window)
   bool dilated() const { return dh != 1 || dw != 1; }
+  // The window's extent, taps dh rows and dw columns apart (64-bit: shape inference checks them against 2^24).
+  int64_t window_h() const { return int64_t{kh - 1} * dh + 1; }
+  int64_t window_w() const { return int64_t{kw - 1} * dw + 1; }
   std::vector<float> weight;  // (M, C/groups, KH, KW)
   std::vector<float> bias;    // (M,) or empty
 };
@@ -31,9 +51,9 @@ struct ActParams {
   float alpha = 0.01f;
 };
 enum class PoolKind { max, avg };
-struct PoolParams {
+struct PoolParams : Padding {
   PoolKind kind = PoolKind::max;
-  int kh = 0, kw = 0, sh = 1, sw = 1, ph = 0, pw = 0;
+  int kh = 0, kw = 0, sh = 1, sw = 1;
   bool ceil_mode = false;  // Caffe rounds the output size up, MXNet's "valid" convention down
   // Average: divide by the window clipped to the padded input (true: Caffe, MXNet, ONNX count_include_pad 1) or by the
   // input values inside it alone (false: PyTorch's default count_include_pad=False, ONNX's default 0).
@@ -93,8 +113,9 @@ Model load_model(const std::string& dir);
 Model parse_model(const std::string& json_text, const std::string& dir, const std::string& where);
 // Runs shape inference over m.layers from m.input (called by the loaders; exposed for tests).
 void infer_shapes(Model& m, const std::string& where);
-// The outputs along one axis of a window of k at stride s over in + 2p (0 when none fits); ceil_mode as pooling's:
-// the size rounded up, the last window starting inside the input or its leading padding (Caffe, PyTorch).
-int output_size(int in, int k, int s, int p, bool ceil_mode);
+// The outputs along one axis of a window of k at stride s over p_begin + in + p_end (0 when none fits); ceil_mode as
+// pooling's: the size rounded up, the last window starting inside the input or its leading padding (Caffe, PyTorch).
+int output_size(int in, int k, int s, int p_begin, int p_end, bool ceil_mode);
+inline int output_size(int in, int k, int s, int p, bool ceil_mode) { return output_size(in, k, s, p, p, ceil_mode); }
 
 }  // namespace bs

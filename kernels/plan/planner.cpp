@@ -85,17 +85,6 @@ void check_backend_options(BackendKind b, const BackendOptions& o) {
 }
 
 namespace {
-// The cuda backend's refusal of a dilated convolution while none of its versions is marked to run one (each version's
-// check refuses it too; this names the backends that do), for the planner and layer_support alike.
-Support cuda_dilation(const Layer& l) {
-  const auto* c = std::get_if<ConvParams>(&l.op);
-  if (!c || !c->dilated()) return {};
-  for (const Impl* impl : registry().of(LayerKind::conv, BackendKind::cuda))
-    if (impl->dilation) return {};
-  return {false, "backend cuda has no dilated convolution yet (dilation " + std::to_string(c->dh) + "x" + std::to_string(c->dw) +
-                     "): --backend cudnn or cpu runs it"};
-}
-
 // An activation layer an epilogue can absorb: the epilogues carry no parameter, so leaky_relu (its alpha) runs alone.
 bool fusable_act(const Layer& l) {
   return l.kind() == LayerKind::act && std::get<ActParams>(l.op).act != Act::leaky_relu;
@@ -120,7 +109,6 @@ const Impl* cudnn_impl(const BackendOptions& o, const Layer& l, Support& why) {
 Support layer_support(BackendKind b, const BackendOptions& o, const Layer& layer) {
   try {
     if (b == BackendKind::cuda && layer.kind() == LayerKind::conv) {
-      if (const Support d = cuda_dilation(layer); !d.ok) return d;
       if (o.conv_variant != kAutoVariant) return registry().version(LayerKind::conv, o.conv_variant, "--conv-variant").check(layer);
       if (is_half(o.precision)) return registry().version(LayerKind::conv, 20, "auto").check(layer);  // auto: v20 takes any
     }
@@ -241,7 +229,7 @@ void Planner::plan_epilogue(Pass& p, size_t i) const {
     const PoolParams& pp = std::get<PoolParams>(layers[j].op);
     Epilogue with_pool = e;
     with_pool.pool2x2 = true;
-    if (pp.kind == PoolKind::max && pp.kh == 2 && pp.kw == 2 && pp.sh == 2 && pp.sw == 2 && pp.ph == 0 && pp.pw == 0 &&
+    if (pp.kind == PoolKind::max && pp.kh == 2 && pp.kw == 2 && pp.sh == 2 && pp.sw == 2 && !pp.padded() &&
         !pp.ceil_mode && impl.check(layers[i], with_pool).ok)
       e = with_pool;
   }
@@ -258,7 +246,6 @@ void Planner::plan_cuda(Pass& p) const {
     const Layer& l = layers[i];
     PlanStep& st = p.steps[i];
     if (l.kind() == LayerKind::conv || l.kind() == LayerKind::fc) {
-      if (const Support d = cuda_dilation(l); !d.ok) fail("layer '" + l.name + "'", d.reason);
       st.impl = choose(i, p.images, st.why);
       if (!st.impl->runs_in(opts_.precision))
         fail("layer '" + l.name + "'", st.impl->label() + " computes in " + st.impl->math + ", not " + name_of(opts_.precision));

@@ -59,7 +59,9 @@ std::string tuning_signature(const Model& m, size_t i, Precision precision) {
   if (auto* c = std::get_if<ConvParams>(&l.op)) {
     s = "conv in(" + std::to_string(l.in.c) + "," + std::to_string(l.in.h) + "," + std::to_string(l.in.w) + ") m" +
         std::to_string(c->filters) + " k" + std::to_string(c->kh) + "x" + std::to_string(c->kw) + " s" + std::to_string(c->sh) +
-        "x" + std::to_string(c->sw) + " p" + std::to_string(c->ph) + "x" + std::to_string(c->pw) + " g" + std::to_string(c->groups);
+        "x" + std::to_string(c->sw) + " p" + std::to_string(c->ph) + "x" + std::to_string(c->pw) +
+        (c->asymmetric() ? "+" + std::to_string(c->pad_bottom()) + "x" + std::to_string(c->pad_right()) : "") + " g" +
+        std::to_string(c->groups);
   } else if (auto* f = std::get_if<FcParams>(&l.op)) {
     s = "fc in" + std::to_string(l.in.size()) + " out" + std::to_string(f->outputs);
   } else {
@@ -72,7 +74,7 @@ std::string tuning_signature(const Model& m, size_t i, Precision precision) {
   }
   if (l.kind() == LayerKind::conv && j < m.layers.size()) {
     if (auto* p = std::get_if<PoolParams>(&m.layers[j].op))
-      if (p->kind == PoolKind::max && p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2 && p->ph == 0 && p->pw == 0 && !p->ceil_mode)
+      if (p->kind == PoolKind::max && p->kh == 2 && p->kw == 2 && p->sh == 2 && p->sw == 2 && !p->padded() && !p->ceil_mode)
         s += " +max_pool2x2";
   }
   if (precision != Precision::fp32) s += " @" + name_of(precision);  // fp32 tables keep the signatures they always had

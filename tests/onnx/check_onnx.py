@@ -20,7 +20,7 @@ from pycheck import check, finish  # noqa: E402
 TOL = 1e-5
 # name: (ends in a softmax, so infer writes --probabilities; notes the import must print)
 # Backends that must refuse a fixture, with the words of their one error line:
-REFUSED = {("dilated", "cuda"): "backend cuda has no dilated convolution yet"}
+REFUSED = {}
 GOOD = {
     "cnn13": (True, ["folded BatchNormalization 'bn2' into 'conv1'", "removed Dropout", "removed Identity",
                      "taken as the bias of 'fc2'", "GlobalAveragePool"]),
@@ -31,13 +31,14 @@ GOOD = {
     "dedup": (False, []),
     "leaky": (False, []),
     "dilated": (False, []),
+    "asympads": (False, []),
     "bnalone": (False, ["on its own runs as a per-channel scale and shift", "folded BatchNormalization 'bn"]),
 }
 # name: words the one error line must hold
 BAD = {
     "bad-residual": ["node 'residual_add' (Add)", "chains of layers"],
     "bad-unsupported": ["node 'elu' (Elu)", "not supported", "supported: Conv"],
-    "bad-asymmetric-pads": ["node 'asym_conv' (Conv)", "asymmetric"],
+    "bad-negative-pads": ["node 'neg_conv' (Conv)", "pads", "out of range"],
     "bad-symbolic-shape": ["--input-shape", "bad-symbolic-shape.onnx"],
     "bad-external-path": ["bad-external-path.onnx", "'../outside.bin'", "inside the model's folder"],
     "bad-not-onnx": ["bad-not-onnx.onnx", "not an ONNX model"],

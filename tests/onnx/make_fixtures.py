@@ -60,7 +60,8 @@ def conv(g, cin, cout, k, stride=1, pad=0, group=1, bias=True, dtype=None, **ext
     ins = [g.init(name + ".weight", w(cout, cin // group, k, k), dtype)]
     if bias:
         ins.append(g.init(name + ".bias", w(cout, scale=0.1), dtype))
-    return g.node("Conv", ins, name=name, kernel_shape=[k, k], strides=[stride, stride], pads=[pad] * 4, group=group, **extra)
+    extra.setdefault("pads", [pad] * 4)
+    return g.node("Conv", ins, name=name, kernel_shape=[k, k], strides=[stride, stride], group=group, **extra)
 
 
 def batchnorm(g, c, opset, dtype=None):
@@ -249,6 +250,26 @@ def dilated(out):
     save(g.model(11), out, "dilated", rng.standard_normal((2, 3, 13, 14)).astype(np.float32))
 
 
+def asympads(out):
+    """Asymmetric padding (ONNX pads [top, left, bottom, right] that differ, and auto_pad SAME at an even total):
+    a Conv with pads on the bottom and right alone, a strided SAME_UPPER Conv (the extra column at the end), MaxPool
+    and AveragePool (counting the padding, and not, in ceil mode) with pads on one side, and a SAME_LOWER Conv
+    (the extra row and column at the start). Opset 13."""
+    g = Graph("asympads", (3, 11, 12))
+    conv(g, 3, 6, 3, pads=[0, 1, 1, 2])  # (6, 10, 13)
+    g.node("Relu")
+    name = f"conv{g.k + 1}"
+    g.node("Conv", [g.init(name + ".weight", w(8, 6, 4, 4)), g.init(name + ".bias", w(8, scale=0.1))], name=name,
+           kernel_shape=[4, 4], strides=[2, 2], auto_pad="SAME_UPPER")  # (8, 5, 7): pads 1, 1 (rows), 1, 2 (columns)
+    g.node("MaxPool", kernel_shape=[3, 3], strides=[2, 2], pads=[1, 0, 0, 1])  # (8, 2, 3)
+    g.node("AveragePool", kernel_shape=[3, 3], strides=[1, 1], pads=[0, 1, 2, 0])  # (8, 2, 2), the padding not counted
+    g.node("AveragePool", kernel_shape=[2, 2], strides=[2, 2], pads=[1, 0, 0, 1], count_include_pad=1, ceil_mode=1)
+    name = f"conv{g.k + 1}"
+    g.node("Conv", [g.init(name + ".weight", w(5, 8, 2, 2)), g.init(name + ".bias", w(5, scale=0.1))], name=name,
+           kernel_shape=[2, 2], auto_pad="SAME_LOWER")
+    save(g.model(13), out, "asympads", rng.standard_normal((2, 3, 11, 12)).astype(np.float32))
+
+
 def bad(out):
     """Files import-onnx must refuse, each with one line naming what it cannot take."""
     def write(name, m):
@@ -266,9 +287,9 @@ def bad(out):
     g.node("Elu", name="elu", alpha=0.1)
     write("bad-unsupported", g.model(13))
 
-    g = Graph("asym", (3, 8, 8))
-    g.node("Conv", [g.init("w", w(4, 3, 3, 3))], name="asym_conv", kernel_shape=[3, 3], pads=[0, 0, 1, 1])
-    write("bad-asymmetric-pads", g.model(13))
+    g = Graph("negative", (3, 8, 8))  # ONNX's pads are at least 0
+    g.node("Conv", [g.init("w", w(4, 3, 3, 3))], name="neg_conv", kernel_shape=[3, 3], pads=[0, 0, -1, 1])
+    write("bad-negative-pads", g.model(13))
 
     g = Graph("symbolic", (3, 8, 8))
     g.input = helper.make_tensor_value_info("input", TensorProto.FLOAT, ["N", 3, "H", "W"])
@@ -303,6 +324,7 @@ def main():
     leaky(out)
     bnalone(out)
     dilated(out)
+    asympads(out)
     np.savez(os.path.join(out, "io.npz"), **ARRAYS)
 
 

@@ -147,9 +147,9 @@ class Importer {
                        "GlobalAveragePool, GlobalMaxPool, LRN, Flatten, Reshape, Gemm, MatMul, Add, Dropout, Identity, Softmax)");
   }
 
-  // Pads of a 2-D window op as (top, left): auto_pad resolved (k: the window as dilated); asymmetric pads refused, and
-  // a pool's dilations (a convolution's are read by conv()).
-  std::array<int, 2> pads_of(const onnx::NodeProto& n, std::array<int, 2> k, std::array<int, 2> s) {
+  // Pads of a 2-D window op as (top, left, bottom, right): auto_pad resolved (k: the window as dilated); a pool's
+  // dilations refused (a convolution's are read by conv()).
+  std::array<int, 4> pads_of(const onnx::NodeProto& n, std::array<int, 2> k, std::array<int, 2> s) {
     if (n.op_type() != "Conv")
       for (int64_t d : g_.attr_ints(n, "dilations", {1, 1}))
         if (d != 1) fail(where(n), "dilations " + shape_str(g_.attr_ints(n, "dilations", {})) + ": pooling with dilation is not supported");
@@ -166,11 +166,14 @@ class Importer {
       }
     } else if (autopad != "NOTSET") fail(where(n), "auto_pad '" + autopad.substr(0, 20) + "' is not one ONNX defines");
     if (p.size() != 4) fail(where(n), "pads " + shape_str(p) + ": four values (top, left, bottom, right) expected");
-    if (p[0] != p[2] || p[1] != p[3])
-      fail(where(n), "pads " + shape_str(p) + " (top, left, bottom, right) are asymmetric: not supported yet (the same padding on both sides)");
     for (int64_t v : p)
       if (v < 0 || v > 4096) fail(where(n), "pads " + shape_str(p) + ": out of range");
-    return {static_cast<int>(p[0]), static_cast<int>(p[1])};
+    return {static_cast<int>(p[0]), static_cast<int>(p[1]), static_cast<int>(p[2]), static_cast<int>(p[3])};
+  }
+  // model.json's padding: [top, left] where both sides agree, [top, left, bottom, right] where they do not.
+  static ojson padding_json(const std::array<int, 4>& p) {
+    if (p[0] == p[2] && p[1] == p[3]) return {p[0], p[1]};
+    return {p[0], p[1], p[2], p[3]};
   }
 
   std::array<int, 2> pair_attr(const onnx::NodeProto& n, const char* name, std::array<int, 2> dflt) {
@@ -192,14 +195,14 @@ class Importer {
     const int64_t eh = int64_t{k[0] - 1} * d[0] + 1, ew = int64_t{k[1] - 1} * d[1] + 1;  // the dilated window
     if (eh > (1 << 20) || ew > (1 << 20)) fail(where(n), "dilations " + shape_str({d[0], d[1]}) + " make the window too large");
     const std::array<int, 2> ek = {static_cast<int>(eh), static_cast<int>(ew)};
-    const std::array<int, 2> p = pads_of(n, ek, s);
+    const std::array<int, 4> p = pads_of(n, ek, s);
     if (group < 1 || group > 65536 || w.dims[0] % group || w.dims[1] * group != cur_.c)
       fail(where(n), "weight " + shape_str(w.dims) + " with group " + std::to_string(group) + " does not take the input " + cur_.text());
     Pending& l = add(n, "convolution");
     l.json["filters"] = w.dims[0];
     l.json["kernel"] = {k[0], k[1]};
     l.json["stride"] = {s[0], s[1]};
-    l.json["padding"] = {p[0], p[1]};
+    l.json["padding"] = padding_json(p);
     l.json["groups"] = group;
     if (d[0] != 1 || d[1] != 1) l.json["dilation"] = {d[0], d[1]};
     l.weight_shape = w.dims;
@@ -211,7 +214,7 @@ class Importer {
       l.bias = b.floats;
     }
     if (w.half) notes_.push_back("widened the float16 weights of Conv '" + n.name() + "' to float32");
-    cur_ = {l.outputs, output_size(cur_.h, ek[0], s[0], p[0], false), output_size(cur_.w, ek[1], s[1], p[1], false), false};
+    cur_ = {l.outputs, output_size(cur_.h, ek[0], s[0], p[0], p[2], false), output_size(cur_.w, ek[1], s[1], p[1], p[3], false), false};
     check_shape(n);
     foldable_ = true;
   }
@@ -256,16 +259,16 @@ class Importer {
     const bool avg = n.op_type() == "AveragePool";
     if (!g_.has_attr(n, "kernel_shape")) fail(where(n), "has no kernel_shape");
     const std::array<int, 2> k = pair_attr(n, "kernel_shape", {1, 1}), s = pair_attr(n, "strides", {1, 1});
-    const std::array<int, 2> p = pads_of(n, k, s);
+    const std::array<int, 4> p = pads_of(n, k, s);
     const bool ceil = g_.attr_int(n, "ceil_mode", 0) != 0;
     if (!avg && g_.attr_int(n, "storage_order", 0) != 0) fail(where(n), "storage_order 1 (an index output) is not supported");
     Pending& l = add(n, avg ? "avg_pool" : "max_pool");
     l.json["kernel"] = {k[0], k[1]};
     l.json["stride"] = {s[0], s[1]};
-    l.json["padding"] = {p[0], p[1]};
+    l.json["padding"] = padding_json(p);
     if (ceil) l.json["ceil_mode"] = true;
-    if (avg && (p[0] || p[1]) && g_.attr_int(n, "count_include_pad", 0) == 0) l.json["count_include_pad"] = false;
-    cur_ = {cur_.c, output_size(cur_.h, k[0], s[0], p[0], ceil), output_size(cur_.w, k[1], s[1], p[1], ceil), false};
+    if (avg && (p[0] || p[1] || p[2] || p[3]) && g_.attr_int(n, "count_include_pad", 0) == 0) l.json["count_include_pad"] = false;
+    cur_ = {cur_.c, output_size(cur_.h, k[0], s[0], p[0], p[2], ceil), output_size(cur_.w, k[1], s[1], p[1], p[3], ceil), false};
     check_shape(n);
   }
 

@@ -42,12 +42,14 @@ const char* algo_name(cudnnConvolutionFwdAlgo_t a) {
   }
 }
 
-// Output size rule shared by cuDNN and floor-mode pooling; ceil-mode pools that differ are unsupported.
+// Output size rule shared by cuDNN and floor-mode pooling; ceil-mode pools that differ, and asymmetric padding, are not
+// cuDNN's.
 int floor_out(int in, int k, int s, int p) { return (in + 2 * p - k) / s + 1; }
 // Whether cuDNN's pooling computes this layer: it has no ceil mode, so a ceil-mode pool whose output size differs
 // from the floor rule runs on this project's pooling kernel instead (a second descriptor, named as such in the plan).
 bool cudnn_pools(const Layer& l) {
   const PoolParams& p = std::get<PoolParams>(l.op);
+  if (p.asymmetric()) return false;  // cuDNN's pooling descriptor pads symmetrically
   return floor_out(l.in.h, p.kh, p.sh, p.ph) == l.out.h && floor_out(l.in.w, p.kw, p.sw, p.pw) == l.out.w;
 }
 
@@ -101,7 +103,10 @@ class CudnnBackend : public GpuPipelineBackend {
 
   std::string describe(size_t i) const override {
     const Layer& l = model_->layers[i];
-    if (l.kind() == LayerKind::conv) return last_algo_[i].empty() ? "cudnnConvolutionForward" : "cuDNN " + last_algo_[i];
+    if (l.kind() == LayerKind::conv) {
+      const std::string algo = last_algo_[i].empty() ? "cudnnConvolutionForward" : "cuDNN " + last_algo_[i];
+      return std::get<ConvParams>(l.op).asymmetric() ? algo + " on a zero-padded copy (asymmetric padding)" : algo;
+    }
     if (l.kind() == LayerKind::fc) return half_ ? std::string("cublasGemmEx (") + (bf16_ ? "BF16" : "FP16") + ", FP32 accumulation)" : "cublasSgemm";
     if (l.kind() == LayerKind::lrn && !last_lrn_[i].empty()) return last_lrn_[i];
     return std::string("cuDNN ") + kind_name(l.kind());
@@ -161,7 +166,10 @@ class CudnnBackend : public GpuPipelineBackend {
       set4d(x_, n, l.in);
       set4d(y_, n, l.out);
       CUDNN_CHECK(cudnnSetFilter4dDescriptor(w_, dtype_, format_, c->filters, l.in.c / c->groups, c->kh, c->kw));
-      CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_, c->ph, c->pw, c->sh, c->sw, c->dh, c->dw, CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
+      const bool asym = c->asymmetric();
+      if (asym) src = padded_copy(src, n, l.in, *c);  // x_ now describes the padded copy
+      CUDNN_CHECK(cudnnSetConvolution2dDescriptor(conv_, asym ? 0 : c->ph, asym ? 0 : c->pw, c->sh, c->sw, c->dh, c->dw,
+                                                  CUDNN_CROSS_CORRELATION, CUDNN_DATA_FLOAT));
       CUDNN_CHECK(cudnnSetConvolutionGroupCount(conv_, c->groups));
       CUDNN_CHECK(cudnnSetConvolutionMathType(conv_, tf32_ || half_ ? CUDNN_TENSOR_OP_MATH : CUDNN_FMA_MATH));
       const Algo a = find_algo(i, n);
@@ -230,6 +238,26 @@ class CudnnBackend : public GpuPipelineBackend {
     set4d(x_, n, half_ ? stored : l.in);
     CUDNN_CHECK(cudnnSoftmaxForward(cudnn_, CUDNN_SOFTMAX_ACCURATE, CUDNN_SOFTMAX_MODE_INSTANCE, &one, x_, src, &zero, x_, dst));
     return dst;
+  }
+
+  // cuDNN's convolution descriptor pads symmetrically. An asymmetric padding (ONNX pads [top, left, bottom, right],
+  // TensorFlow's SAME at an even kernel) runs as cuDNN's own copy of the input into a zeroed tensor of the padded size
+  // in the workspace (cudnnTransformTensor into a strided view of its interior), convolved without padding. Points x_
+  // at the copy and returns it.
+  const float* padded_copy(const float* src, int n, Shape s, const Padding& p) {
+    const Shape ps{s.c, s.h + p.ph + p.pad_bottom(), s.w + p.pw + p.pad_right()};
+    const size_t elem = half_ ? 2 : 4;
+    CUDA_CHECK(cudaMemsetAsync(ws_ptr_, 0, static_cast<size_t>(ps.size()) * n * elem, stream_));
+    const long long plane = static_cast<long long>(ps.h) * ps.w;
+    // The interior view: the input's dimensions at the padded tensor's strides, from element (0, 0, ph, pw).
+    const int ns = static_cast<int>(plane * ps.c), cs = half_ ? 1 : static_cast<int>(plane), hs = half_ ? ps.w * ps.c : ps.w,
+              ws = half_ ? ps.c : 1;
+    CUDNN_CHECK(cudnnSetTensor4dDescriptorEx(t_, dtype_, n, s.c, s.h, s.w, ns, cs, hs, ws));
+    char* interior = reinterpret_cast<char*>(ws_ptr_) + (static_cast<size_t>(p.ph) * hs + static_cast<size_t>(p.pw) * ws) * elem;
+    const float one = 1.0f, zero = 0.0f;
+    CUDNN_CHECK(cudnnTransformTensor(cudnn_, &one, x_, src, &zero, t_, interior));
+    set4d(x_, n, ps);
+    return ws_ptr_;
   }
 
   // y (N, C, H, W) += bias (C,), broadcast; 16-bit runs add a 16-bit copy of the bias.
@@ -404,6 +432,13 @@ void register_cudnn_impls(Registry& r) {
     i.dilation = op == LayerKind::conv;  // cuDNN's convolution descriptor takes the dilation
     if (op == LayerKind::conv || op == LayerKind::fc)  // 16-bit copies of the weights
       i.prepared_floats = [](const Layer& l, Shape, Precision p) { return is_half(p) ? static_cast<size_t>(l.weight_count() + 1) / 2 + 1 : 0; };
+    if (op == LayerKind::conv)  // an asymmetrically padded input's zero-padded copy (padded_copy)
+      i.workspace_floats = [](const Layer& l, Shape, int n, Precision p) -> size_t {
+        const ConvParams& c = std::get<ConvParams>(l.op);
+        if (!c.asymmetric()) return 0;
+        const size_t count = static_cast<size_t>(l.in.c) * (l.in.h + c.ph + c.pad_bottom()) * (l.in.w + c.pw + c.pad_right()) * n;
+        return is_half(p) ? (count + 1) / 2 : count;
+      };
     if (op == LayerKind::lrn)  // 16-bit LRN's detours (lrn_half): a 16-bit and two FP32 NCHW copies at most
       i.workspace_floats = [](const Layer& l, Shape, int n, Precision p) { return is_half(p) ? 3 * static_cast<size_t>(l.in.size()) * n : 0; };
     r.add(std::move(i));
@@ -423,11 +458,12 @@ void register_cudnn_impls(Registry& r) {
     return Support{};
   });
   add(LayerKind::pool, "cudnnPoolingForward", "cuDNN pooling", [](const Layer& l, const Epilogue&) {
+    if (std::get<PoolParams>(l.op).asymmetric()) return Support{false, "cuDNN's pooling descriptor pads symmetrically"};
     if (!cudnn_pools(l)) return Support{false, "cuDNN pooling has no ceil mode, and this layer's ceil-mode output size differs"};
     return Support{};
   });
-  add(LayerKind::pool, "batchscope pooling", "not cuDNN: this project's pooling kernel, for the ceil-mode pools cuDNN cannot "
-      "compute (FP32 NCHW, or 16-bit NHWC of an even channel count)", [](const Layer& l, const Epilogue&) {
+  add(LayerKind::pool, "batchscope pooling", "not cuDNN: this project's pooling kernel, for the ceil-mode and asymmetrically "
+      "padded pools cuDNN cannot compute (FP32 NCHW, or 16-bit NHWC of an even channel count)", [](const Layer& l, const Epilogue&) {
     if (cudnn_pools(l)) return Support{false, "cuDNN pools this layer"};
     if (l.in.c % 2) return Support{false, "16-bit NHWC pooling kernel needs an even channel count in the cudnn backend's packed layout"};
     return Support{};

@@ -209,7 +209,7 @@ Support gemm_supports(int version, const Layer& layer, const Epilogue& epi) {
   const std::string v = "v" + std::to_string(version);
   if (epi.pool2x2) return {false, v + " fuses the activation that follows, not pooling"};
   const ConvParams& c = std::get<ConvParams>(layer.op);
-  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.kh >= 16384 || c.kw >= 65536)
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
     return {false, v + " indexes images and kernels below 16384 rows"};
   if (static_cast<long long>(layer.in.c / c.groups) * layer.in.h * layer.in.w >= INT_MAX)
     return {false, v + ": one group's input plane stack exceeds 2^31 values"};
@@ -237,7 +237,7 @@ void gemm_prepare(const ConvArgs& a, float* prepared, cudaStream_t s) {
   const Geometry g = geometry(a.is, c, a.os, 1);
   transpose_pad(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);  // (G, Mg, K) -> (G, Kpad, Mpad)
   build_k_table(reinterpret_cast<int2*>(prepared + static_cast<size_t>(g.groups) * g.k_pad * g.m_pad), g.k, g.k_pad, c.kh, c.kw,
-                a.is.h, a.is.w, s);
+                c.dh, c.dw, a.is.h, a.is.w, s);
 }
 
 void conv_splitk_finish(const ConvArgs& a, int splits, int groups, int mg, int ncols, int p, int act, cudaStream_t s) {
@@ -263,6 +263,7 @@ void register_conv_engine(Registry& r) {
     i.math = name_of(p);
     i.precisions = {p};
     i.fuses_act = true;
+    i.dilation = true;  // the k table holds each tap's dilated offsets
     i.prep_layout = 12;  // (G, Kpad, Mpad) weights and the k table, the same for v12-v18
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::gemm_supports(v, l, e); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::gemm_workspace_floats(v, l, n); };

@@ -270,14 +270,15 @@ __global__ void prep_nhwc_weights_kernel(const float* __restrict__ src, long lon
 }
 
 // The NHWC problem's k table: one entry per 4 channels of k.
-__global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, NhwcK ko, int kw, int w, int cs) {
+// Dilation: the tap's offsets y = ky * dh, x = kx * dw.
+__global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, NhwcK ko, int kw, int dh, int dw, int w, int cs) {
   const int j = blockIdx.x * blockDim.x + threadIdx.x;
   if (j >= chunks) return;
   const int kk = 4 * j;
   if (kk < k) {
     int tap = 0;
-    const int c = ko.channel(kk, tap), ky = tap / kw, kx = tap - ky * kw;
-    table[j] = make_int2((ky * w + kx) * cs + c, (ky << 16) | kx);
+    const int c = ko.channel(kk, tap), ky = tap / kw, y = ky * dh, x = (tap - ky * kw) * dw;
+    table[j] = make_int2((y * w + x) * cs + c, (y << 16) | x);
   } else {
     table[j] = make_int2(0, kNoRow << 16);
   }
@@ -425,7 +426,7 @@ Support wgmma_supports(int version, const Layer& layer, const Epilogue& epi) {
   const std::string v = "v" + std::to_string(version);
   if (epi.pool2x2) return {false, v + " fuses the activation that follows, not pooling"};
   const ConvParams& c = std::get<ConvParams>(layer.op);
-  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.kh >= 16384 || c.kw >= 65536)
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
     return {false, v + " indexes images and kernels below 16384 rows"};
   const Geometry g = geometry(version, layer.in, c, layer.out, 1);
   if (g.nhwc) {
@@ -466,12 +467,12 @@ void wgmma_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t
     prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, ko, g.k, g.k_pad, g.parts == 2, prepared);
     CUDA_CHECK_LAUNCH();
     const int chunks = g.k_pad / 4;
-    nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, g.k, ko, c.kw, a.is.w, g.cs);
+    nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, g.k, ko, c.kw, c.dh, c.dw, a.is.w, g.cs);
     CUDA_CHECK_LAUNCH();
   } else {
     pad_round_tf32_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.k, g.k_pad, prepared);
     CUDA_CHECK_LAUNCH();
-    build_k_table(table, g.k, g.k_pad, c.kh, c.kw, a.is.h, a.is.w, s);
+    build_k_table(table, g.k, g.k_pad, c.kh, c.kw, c.dh, c.dw, a.is.h, a.is.w, s);
   }
 }
 
@@ -494,6 +495,7 @@ void register_conv_wgmma(Registry& r) {
     i.math = name_of(p);
     i.precisions = {p};
     i.fuses_act = true;
+    i.dilation = true;  // the k table holds each tap's dilated offsets
     i.prep_layout = v >= 34 ? 34 : v >= 26 ? 26 : 23;  // NCHW k order; NHWC k order; NHWC split into two TF32 parts
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::wgmma_supports(v, l, e); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::wgmma_workspace_floats(v, l, n); };

@@ -24,12 +24,12 @@ __global__ void transpose_pad_kernel(const float* __restrict__ src, int rows, in
   }
 }
 
-__global__ void k_table_kernel(int2* table, int k_count, int k_pad, int kh, int kw, int h, int w) {
+__global__ void k_table_kernel(int2* table, int k_count, int k_pad, int kh, int kw, int dh, int dw, int h, int w) {
   const int k = blockIdx.x * blockDim.x + threadIdx.x;
   if (k >= k_pad) return;
   if (k < k_count) {
-    const int kx = k % kw, ky = (k / kw) % kh, c = k / (kw * kh);
-    table[k] = make_int2(c * h * w + ky * w + kx, (ky << 16) | kx);
+    const int x = (k % kw) * dw, y = ((k / kw) % kh) * dh, c = k / (kw * kh);
+    table[k] = make_int2(c * h * w + y * w + x, (y << 16) | x);
   } else {
     table[k] = make_int2(0, kNoRow << 16);
   }
@@ -43,8 +43,8 @@ void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, 
   CUDA_CHECK_LAUNCH();
 }
 
-void build_k_table(int2* table, int k, int k_pad, int kh, int kw, int h, int w, cudaStream_t s) {
-  k_table_kernel<<<(k_pad + 255) / 256, 256, 0, s>>>(table, k, k_pad, kh, kw, h, w);
+void build_k_table(int2* table, int k, int k_pad, int kh, int kw, int dh, int dw, int h, int w, cudaStream_t s) {
+  k_table_kernel<<<(k_pad + 255) / 256, 256, 0, s>>>(table, k, k_pad, kh, kw, dh, dw, h, w);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -12,9 +12,10 @@ namespace bs::cuda {
 // dst (batch, cols_pad, rows_pad) = src (batch, rows, cols) transposed, zeros in the padding.
 void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s);
 
-// The implicit-im2col table of a convolution: for reduction index k = (c * KH + ky) * KW + kx of one group,
-// {c * H * W + ky * W + kx, ky << 16 | kx}; entries k_pad > k >= K hold a row offset no image has.
-void build_k_table(int2* table, int k, int k_pad, int kh, int kw, int h, int w, cudaStream_t s);
+// The implicit-im2col table of a convolution: for reduction index k = (c * KH + ky) * KW + kx of one group, the tap's
+// offsets from the window's origin {c * H * W + y * W + x, y << 16 | x}, y = ky * dh and x = kx * dw (dilation);
+// entries k_pad > k >= K hold a row offset no image has. The kernels reading it never see ky or the dilation.
+void build_k_table(int2* table, int k, int k_pad, int kh, int kw, int dh, int dw, int h, int w, cudaStream_t s);
 constexpr int kNoRow = 0x7fff;  // the padding entries' ky
 
 }  // namespace bs::cuda

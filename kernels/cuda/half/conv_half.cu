@@ -184,12 +184,13 @@ __global__ void prepare_weights(const float* __restrict__ w, int groups, int mg,
   }
 }
 
-__global__ void k_pair_table(int2* table, int kw_count, int kw_pad, int cgs, int kwid, int w, int cs2) {
+// Dilation: the tap's offsets y = ky * dh, x = kx * dw.
+__global__ void k_pair_table(int2* table, int kw_count, int kw_pad, int cgs, int kwid, int dh, int dw, int w, int cs2) {
   const int kw = blockIdx.x * blockDim.x + threadIdx.x;
   if (kw >= kw_pad) return;
   if (kw < kw_count) {
-    const int k = 2 * kw, c = k % cgs, kx = (k / cgs) % kwid, ky = k / (cgs * kwid);
-    table[kw] = make_int2((ky * w + kx) * cs2 + c / 2, (ky << 16) | kx);
+    const int k = 2 * kw, c = k % cgs, x = ((k / cgs) % kwid) * dw, y = (k / (cgs * kwid)) * dh;
+    table[kw] = make_int2((y * w + x) * cs2 + c / 2, (y << 16) | x);
   } else {
     table[kw] = make_int2(0, kNoRow << 16);
   }
@@ -273,7 +274,7 @@ Support conv_half_supports(int version, const Layer& layer, bool pool) {
   if (c.groups > 1 && (layer.in.c / c.groups) % 2 != 0)
     return {false, v + " pairs channels: with groups, each group needs an even channel count (this layer has " +
                        std::to_string(layer.in.c / c.groups) + ")"};
-  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.kh >= 16384 || c.kw >= 65536)
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
     return {false, v + " indexes images and kernels below 16384 rows"};
   if (static_cast<long long>(layer.in.h) * layer.in.w * stored_channels(layer.in.c) >= INT_MAX)
     return {false, v + ": one image's input exceeds 2^31 values"};
@@ -305,7 +306,8 @@ void conv_half_prepare(int, const float* w, const Layer& layer, bool bf16, float
   if (bf16) prepare_weights<true><<<blocks, 256, 0, s>>>(w, g.groups, g.mg, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, g.n_pad, dst);
   else prepare_weights<false><<<blocks, 256, 0, s>>>(w, g.groups, g.mg, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, g.n_pad, dst);
   CUDA_CHECK_LAUNCH();
-  k_pair_table<<<(g.kw_pad + 255) / 256, 256, 0, s>>>(reinterpret_cast<int2*>(prepared + words), g.kw, g.kw_pad, g.cgs, c.kw, layer.in.w,
+  k_pair_table<<<(g.kw_pad + 255) / 256, 256, 0, s>>>(reinterpret_cast<int2*>(prepared + words), g.kw, g.kw_pad, g.cgs, c.kw, c.dh, c.dw,
+                                                     layer.in.w,
                                                      g.cs_in / 2);
   CUDA_CHECK_LAUNCH();
 }
@@ -328,6 +330,7 @@ void register_conv_half(Registry& r) {
     i.math = "fp16/bf16";
     i.precisions = {Precision::fp16, Precision::bf16};
     i.fuses_act = true;
+    i.dilation = true;  // the k table holds each tap's dilated offsets
     i.prep_layout = 19;
     i.supports = [v](const Layer& l, const Epilogue& e) { return half::conv_half_supports(v, l, e.pool2x2); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision p) { return half::conv_half_workspace_floats(v, l, n, p == Precision::bf16); };

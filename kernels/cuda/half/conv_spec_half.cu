@@ -399,7 +399,7 @@ void forward_t(const HalfConvArgs& a, cudaStream_t s) {
 
 Support spec_half_supports(const Layer& layer, bool pool) {
   const ConvParams& p = std::get<ConvParams>(layer.op);
-  if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1) return {false, "v22 is compiled for stride 1, no padding, one group"};
+  if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, "v22 is compiled for stride 1, no padding, one group"};
   if (is_conv1(layer.in, p)) return {};
   if (is_conv2(layer.in, p)) {
     if (pool) return {false, "v22 fuses pooling on conv1's shape (1x48x48) only"};

@@ -92,7 +92,7 @@ __global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Sh
     const int ox = static_cast<int>(pix % os.w), oy = static_cast<int>((pix / os.w) % os.h);
     const long long img = pix / (static_cast<long long>(os.w) * os.h);
     int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-    int y1 = min(y0 + p.kh, is.h + p.ph), x1 = min(x0 + p.kw, is.w + p.pw);
+    int y1 = min(y0 + p.kh, is.h + p.pad_bottom()), x1 = min(x0 + p.kw, is.w + p.pad_right());
     int window = (y1 - y0) * (x1 - x0);
     y0 = max(y0, 0); x0 = max(x0, 0); y1 = min(y1, is.h); x1 = min(x1, is.w);
     if (!p.count_include_pad) window = (y1 - y0) * (x1 - x0);

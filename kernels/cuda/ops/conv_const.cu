@@ -141,7 +141,7 @@ Support const_supports(int version, const Layer& layer, const Epilogue& epi) {
       return {false, "one filter's weights (" + std::to_string(per_filter * 4) + " bytes) exceed 64 KiB of constant memory"};
     return {};
   }
-  if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1)
+  if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1)
     return {false, "v" + std::to_string(version) + " is compiled for stride 1, no padding, one group"};
   if (!matches<Ece408Conv1>(layer.in, p) && !matches<Ece408Conv2>(layer.in, p))
     return {false, "v" + std::to_string(version) + " is compiled only for the shapes " + spec_list()};

@@ -175,7 +175,7 @@ namespace detail {
 
 Support tc_supports(const Layer& layer, const Epilogue& epi) {
   const ConvParams& p = std::get<ConvParams>(layer.op);
-  if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1) return {false, "v11 is compiled for stride 1, no padding, one group"};
+  if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, "v11 is compiled for stride 1, no padding, one group"};
   if (is_conv2(layer.in, p)) {
     if (epi.pool2x2) return {false, "v11's tensor-core kernel fuses an activation but no pooling"};
     return {};

@@ -212,7 +212,7 @@ namespace detail {
 Support tiled_supports(int version, const Layer& layer, const Epilogue& epi) {
   const ConvParams& p = std::get<ConvParams>(layer.op);
   const std::string v = "v" + std::to_string(version);
-  if (p.sh != 1 || p.sw != 1 || p.ph != 0 || p.pw != 0 || p.groups != 1) return {false, v + " is compiled for stride 1, no padding, one group"};
+  if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, v + " is compiled for stride 1, no padding, one group"};
   if (!kConv1.matches(layer.in, p) && !kConv2.matches(layer.in, p))
     return {false, v + " is compiled only for the shapes (1x48x48, 6 filters 5x5), (6x22x22, 16 filters 5x5)"};
   if (version == 9 && (epi.has_act || epi.pool2x2)) return {false, "v9 has no fused epilogue (v10 has)"};

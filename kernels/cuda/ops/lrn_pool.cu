@@ -31,7 +31,7 @@ constexpr int kLrnPoolSmemBytes = 48 * 1024;
 // count_include_pad false, by the input values inside it.
 __device__ __forceinline__ float pool_window(const float* plane, int ih, int iw, const PoolParams& p, int oy, int ox) {
   int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-  int y1 = min(y0 + p.kh, ih + p.ph), x1 = min(x0 + p.kw, iw + p.pw);
+  int y1 = min(y0 + p.kh, ih + p.pad_bottom()), x1 = min(x0 + p.kw, iw + p.pad_right());
   int window = (y1 - y0) * (x1 - x0);
   y0 = max(y0, 0); x0 = max(x0, 0); y1 = min(y1, ih); x1 = min(x1, iw);
   if (!p.count_include_pad) window = (y1 - y0) * (x1 - x0);

@@ -87,6 +87,15 @@ inline std::vector<OpCase> op_cases(bool big) {
         if (g == 2 && s == 2) c.dh = 2;
         cases.push_back({conv_label({4, 13, 15}, 2, c), {4, 13, 15}, 2, c});
       }
+  // Odd channel counts per group (16-bit: v37's, which the GEMM engine cannot pair): depthwise 3x3 and 1x1 (the
+  // per-channel scale and shift import-onnx writes for a BatchNormalization alone), and 3 channels per group.
+  for (auto [c, m, k, g, d] : {std::array{4, 4, 3, 4, 1}, std::array{5, 5, 1, 5, 1}, std::array{6, 4, 3, 2, 2}}) {
+    ConvParams cp = conv_params(m, k, 1, k / 2, g, true);
+    cp.dh = cp.dw = d;
+    cp.pb = k / 2 * d; cp.pr = 0;
+    const Shape in{c, 11, 12};
+    cases.push_back({conv_label(in, 2, cp), in, 2, cp});
+  }
   for (PoolKind kind : {PoolKind::max, PoolKind::avg})
     for (auto [t, l, b, r] : {std::array{1, 0, 0, 1}, std::array{0, 1, 2, 0}})
       for (bool ceil : {false, true})

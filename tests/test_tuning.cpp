@@ -201,7 +201,8 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("v8"), 8);
   EXPECT_EQ(parse_conv_variant("gemm-tf32"), 16);
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
-  test::expect_error_at([] { parse_conv_variant("37"); }, "--conv-variant", "unknown variant '37' (choose auto or one of: 1 direct");
+  EXPECT_EQ(parse_conv_variant("direct-half"), 37);
+  test::expect_error_at([] { parse_conv_variant("38"); }, "--conv-variant", "unknown variant '38' (choose auto or one of: 1 direct");
   test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "11 gemm-tf32-64, 12 gemm-half, 13 gemm-half-64)");
 }
 
@@ -237,8 +238,8 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
 
 TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22");
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37");
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.

@@ -45,6 +45,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms) {
       const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
       const long long blocks = (pixels + 127) / 128 * ((c.filters / c.groups + 63) / 64) * c.groups;
       v = blocks < 2LL * sms ? 21 : 20;
+      if (!runs(LayerKind::conv, v, l)) v = 37;  // odd channel counts per group (depthwise): the direct kernel
     }
   } else if (p == Precision::tf32) {
     if (conv) {
@@ -71,7 +72,7 @@ std::string heuristic_text(LayerKind op) {
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU; else "
            "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); else v21 when v20's tiles would give fewer blocks "
-           "than two waves of the GPU, else v20";
+           "than two waves of the GPU, else v20; v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
          "v11 up to 256, else v10; with fp16 or bf16: v13 up to 256 images, else v12";
 }

@@ -110,7 +110,10 @@ Support layer_support(BackendKind b, const BackendOptions& o, const Layer& layer
   try {
     if (b == BackendKind::cuda && layer.kind() == LayerKind::conv) {
       if (o.conv_variant != kAutoVariant) return registry().version(LayerKind::conv, o.conv_variant, "--conv-variant").check(layer);
-      if (is_half(o.precision)) return registry().version(LayerKind::conv, 20, "auto").check(layer);  // auto: v20 takes any
+      if (is_half(o.precision)) {  // auto: v20 takes any shape but odd channel counts per group, which v37 takes
+        const Support s = registry().version(LayerKind::conv, 20, "auto").check(layer);
+        return s.ok ? s : registry().version(LayerKind::conv, 37, "auto").check(layer);
+      }
     }
     if (b == BackendKind::cudnn) {
       Support why;

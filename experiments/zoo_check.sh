@@ -10,6 +10,9 @@
 #           auto without a table (its heuristic) against auto with the tuned table: heuristic.md. TUNE_ARGS narrows
 #           the candidates (VGG-16: --conv-variants 5,6,12,13,14,15,34,35,36, the general FP32 versions without the
 #           four naive ones, which take 0.3-0.6 s a layer at batch 256 and put the whole tune past 200 s)
+#   KINDS=1 the fixtures of the newer layer kinds (asympads: asymmetric padding; dilated; bnalone: BatchNormalization on
+#           its own, v37 in 16 bits) on cuda and cudnn in every precision, batches 2 and 64, each point checked on 2
+#           images against the cpu backend, with the plan of each (what runs): kinds.md
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
@@ -63,6 +66,24 @@ if [ "${ZOO:-0}" = 1 ]; then
   done
   python3 experiments/zoo_summary.py zoo zoo/runs >"$OUT/zoo.md"; cat "$OUT/zoo.md"
   tar czf "$OUT/zoo_runs.tgz" zoo/runs
+fi
+
+if [ "${KINDS:-0}" = 1 ]; then
+  step "layer kinds on cuda and cudnn"
+  mkdir -p kinds/runs
+  for fx in asympads dilated bnalone; do
+    "$BW" import-onnx "tests/onnx/fixtures/$fx.onnx" --out "kinds/$fx" >/dev/null 2>&1 || echo "import $fx: FAILED"
+    for be in cuda cudnn; do
+      for p in fp32 tf32 fp16 bf16; do
+        "$BS" plan --model "kinds/$fx" --backend $be --precision $p --batch 64 >"kinds/runs/$fx-$be-$p.plan.txt" 2>&1 || echo "plan $fx $be $p: exit $?"
+        timeout 100 "$BS" sweep --model "kinds/$fx" --backend $be --precision $p --batches 2,64 --reps 3 --warmup 1 --check-images 2 \
+          --check-backend cpu --out "kinds/runs/$fx-$be-$p.csv" >"kinds/runs/$fx-$be-$p.log" 2>&1 ||
+          echo "$fx $be $p: exit $? $(grep -h error "kinds/runs/$fx-$be-$p.log" | head -1)"
+      done
+    done
+  done
+  python3 experiments/zoo_summary.py zoo kinds/runs >"$OUT/kinds.md"; cat "$OUT/kinds.md"
+  tar czf "$OUT/kinds_runs.tgz" kinds/runs
 fi
 
 if [ "${HEUR:-0}" = 1 ]; then

@@ -345,6 +345,38 @@ TEST(Menus, DilatedConvolutionsRunOnTheGemmEnginesAndAutoPicksOne) {
   EXPECT_NE(layer_support(BackendKind::cuda, o, l).reason.find("runs undilated convolutions only"), std::string::npos);
 }
 
+// The cudnn backend's own kernels for what cuDNN cannot do (a ceil-mode or asymmetrically padded pool, leaky ReLU): the
+// FP32 NCHW ones take any channel count, the 16-bit NHWC ones (channel pairs) an even one; each precision gets its own.
+TEST(Menus, CudnnFallbacksTakeOddChannelsInFp32AndRefuseThemIn16Bits) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  Layer pool;
+  pool.name = "p";
+  PoolParams pp;
+  pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.ph = 1; pp.pw = 0; pp.pb = 0; pp.pr = 1;
+  pool.op = pp;
+  Layer leaky;
+  leaky.name = "a";
+  leaky.op = ActParams{Act::leaky_relu, 0.1f};
+  for (Layer* l : {&pool, &leaky}) {
+    l->in = {3, 11, 12};
+    l->out = l == &pool ? Shape{3, 5, 6} : l->in;
+    BackendOptions o;
+    for (Precision p : {Precision::fp32, Precision::tf32}) {
+      o.precision = p;
+      EXPECT_TRUE(layer_support(BackendKind::cudnn, o, *l).ok) << l->name << " " << name_of(p) << ": " << layer_support(BackendKind::cudnn, o, *l).reason;
+    }
+    for (Precision p : {Precision::fp16, Precision::bf16}) {
+      o.precision = p;
+      const Support s = layer_support(BackendKind::cudnn, o, *l);
+      EXPECT_FALSE(s.ok) << l->name << " " << name_of(p);
+      EXPECT_NE(s.reason.find("needs an even channel count"), std::string::npos) << s.reason;
+    }
+    l->in.c = l->out.c = 4;
+    o.precision = Precision::bf16;
+    EXPECT_TRUE(layer_support(BackendKind::cudnn, o, *l).ok) << l->name;
+  }
+}
+
 TEST(Menus, TheListingHasEveryVersionAndPolicy) {
   SKIP_WITHOUT_CUDA_MENUS();
   const std::string text = menus_text();

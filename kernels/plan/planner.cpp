@@ -91,15 +91,16 @@ bool fusable_act(const Layer& l) {
 }
 
 // The cudnn backend's call for a layer: the first of its kind's descriptors (a convolution's: the --cudnn-algos
-// policy's) that takes the layer. None: null, and `why` says why the first one does not.
+// policy's) that takes the layer. None: null, and `why` gives each one's reason (cuDNN's, then this project's kernel's).
 const Impl* cudnn_impl(const BackendOptions& o, const Layer& l, Support& why) {
   why = Support{false, std::string("backend cudnn has no call for a ") + kind_name(l.kind()) + " layer"};
   bool first = true;
   for (const Impl* impl : registry().of(l.kind(), BackendKind::cudnn)) {
     if (l.kind() == LayerKind::conv && impl->name != name_of(o.cudnn_algos)) continue;
+    if (!impl->runs_in(o.precision)) continue;  // this project's fallbacks: one descriptor per layout
     const Support s = impl->check(l);
     if (s.ok) return impl;
-    if (first) why = s;
+    why.reason = first ? s.reason : why.reason + "; " + impl->name + ": " + s.reason;
     first = false;
   }
   return nullptr;

@@ -182,7 +182,7 @@ class CudnnBackend : public GpuPipelineBackend {
       return dst;
     }
     if (auto* a = std::get_if<ActParams>(&l.op); a && a->act == Act::leaky_relu) {  // cuDNN has none: batchscope's kernel
-      if (half_) cuda::half::act_half(reinterpret_cast<uint16_t*>(const_cast<float*>(src)), n, stored, *a, bf16_, stream_);
+      if (half_) cuda::half::act_half(reinterpret_cast<uint16_t*>(const_cast<float*>(src)), n, stored, *a, bf16_, stream_, true);
       else cuda::activation_forward(const_cast<float*>(src), static_cast<long long>(l.in.size()) * n, *a, stream_);
       return src;
     }
@@ -195,7 +195,7 @@ class CudnnBackend : public GpuPipelineBackend {
       return src;
     }
     if (auto* p = std::get_if<PoolParams>(&l.op); p && !cudnn_pools(l)) {  // ceil mode: batchscope's kernel
-      if (half_) cuda::half::pool_half(reinterpret_cast<const uint16_t*>(src), n, l.in, *p, l.out, reinterpret_cast<uint16_t*>(dst), bf16_, stream_);
+      if (half_) cuda::half::pool_half(reinterpret_cast<const uint16_t*>(src), n, l.in, *p, l.out, reinterpret_cast<uint16_t*>(dst), bf16_, stream_, true);
       else cuda::pool_forward(src, n, l.in, *p, l.out, dst, stream_);
       return dst;
     }
@@ -420,16 +420,14 @@ std::unique_ptr<Backend> make_cudnn_backend(const BackendOptions& opts) { return
 // first use (prepared).
 void register_cudnn_impls(Registry& r) {
   const std::vector<Precision> all = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16};
-  const std::vector<Precision> wide = {Precision::fp32, Precision::tf32}, narrow = {Precision::fp16, Precision::bf16};
-  auto add = [&](LayerKind op, const char* name, const char* summary, std::function<Support(const Layer&, const Epilogue&)> supports = nullptr,
-                 const std::vector<Precision>* precisions = nullptr) {
+  auto add = [&](LayerKind op, const char* name, const char* summary, std::function<Support(const Layer&, const Epilogue&)> supports = nullptr) {
     Impl i;
     i.op = op;
     i.backend = BackendKind::cudnn;
     i.name = name;
     i.summary = summary;
     i.math = "library";
-    i.precisions = precisions ? *precisions : all;
+    i.precisions = all;
     i.supports = std::move(supports);
     i.dilation = op == LayerKind::conv;  // cuDNN's convolution descriptor takes the dilation
     if (op == LayerKind::conv || op == LayerKind::fc)  // 16-bit copies of the weights
@@ -453,31 +451,19 @@ void register_cudnn_impls(Registry& r) {
     if (std::get<ActParams>(l.op).act == Act::leaky_relu) return Support{false, "cuDNN's activations have no leaky ReLU"};
     return Support{};
   });
-  add(LayerKind::act, "batchscope activation", "not cuDNN: this project's activation kernel, for the leaky ReLU cuDNN lacks",
-      [](const Layer& l, const Epilogue&) {
-        return std::get<ActParams>(l.op).act != Act::leaky_relu ? Support{false, "cuDNN computes this activation"} : Support{};
-      }, &wide);
-  add(LayerKind::act, "batchscope activation (16-bit)", "not cuDNN: this project's 16-bit activation kernel, for the leaky ReLU cuDNN "
-      "lacks (NHWC of an even channel count)", [](const Layer& l, const Epilogue&) {
-    if (std::get<ActParams>(l.op).act != Act::leaky_relu) return Support{false, "cuDNN computes this activation"};
-    if (l.in.c % 2) return Support{false, "16-bit activation kernel needs an even channel count in the cudnn backend's packed layout"};
-    return Support{};
-  }, &narrow);
+  add(LayerKind::act, "batchscope activation", "not cuDNN: this project's activation kernel (FP32 NCHW or 16-bit NHWC), for "
+      "the leaky ReLU cuDNN lacks", [](const Layer& l, const Epilogue&) {
+    return std::get<ActParams>(l.op).act != Act::leaky_relu ? Support{false, "cuDNN computes this activation"} : Support{};
+  });
   add(LayerKind::pool, "cudnnPoolingForward", "cuDNN pooling", [](const Layer& l, const Epilogue&) {
     if (std::get<PoolParams>(l.op).asymmetric()) return Support{false, "cuDNN's pooling descriptor pads symmetrically"};
     if (!cudnn_pools(l)) return Support{false, "cuDNN pooling has no ceil mode, and this layer's ceil-mode output size differs"};
     return Support{};
   });
-  add(LayerKind::pool, "batchscope pooling", "not cuDNN: this project's pooling kernel (FP32 NCHW), for the ceil-mode and "
-      "asymmetrically padded pools cuDNN cannot compute", [](const Layer& l, const Epilogue&) {
+  add(LayerKind::pool, "batchscope pooling", "not cuDNN: this project's pooling kernel (FP32 NCHW or 16-bit NHWC), for the "
+      "ceil-mode and asymmetrically padded pools cuDNN cannot compute", [](const Layer& l, const Epilogue&) {
     return cudnn_pools(l) ? Support{false, "cuDNN pools this layer"} : Support{};
-  }, &wide);
-  add(LayerKind::pool, "batchscope pooling (16-bit)", "not cuDNN: this project's 16-bit NHWC pooling kernel (an even channel "
-      "count), for the ceil-mode and asymmetrically padded pools cuDNN cannot compute", [](const Layer& l, const Epilogue&) {
-    if (cudnn_pools(l)) return Support{false, "cuDNN pools this layer"};
-    if (l.in.c % 2) return Support{false, "16-bit NHWC pooling kernel needs an even channel count in the cudnn backend's packed layout"};
-    return Support{};
-  }, &narrow);
+  });
   add(LayerKind::lrn, "cudnnLRNCrossChannelForward", "cuDNN LRN (16-bit: the fastest of three ways, timed at first use)",
       [](const Layer& l, const Epilogue&) {
         const LrnParams& p = std::get<LrnParams>(l.op);

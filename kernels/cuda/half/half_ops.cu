@@ -82,8 +82,51 @@ __global__ void act_kernel(uint32_t* x, long long words, int act, float alpha) {
   }
 }
 
-// One thread per (image, output pixel, channel pair). Max ignores padding; average divides by the window
-// clipped to the padded input, or by the input values inside it (count_include_pad false), as the FP32 kernels.
+// The 16-bit values of a flat tensor of `count` (the cudnn backend's packed NHWC of an odd channel count: no pairs).
+template <bool BF16>
+__global__ void act_values_kernel(uint16_t* x, long long count, int act, float alpha) {
+  GRID_STRIDE(i, count) x[i] = from_float<BF16>(activate_alpha(to_float<BF16>(x[i]), act, alpha));
+}
+
+// Output (oy, ox)'s window [y0, y1) x [x0, x1) inside the input, and what an average divides by: the window clipped to
+// the padded input, or the input values inside it (count_include_pad false), as the FP32 kernels.
+struct PoolWindow {
+  int y0, x0, y1, x1, window;
+};
+__device__ __forceinline__ PoolWindow pool_window_at(Shape is, const PoolParams& p, int oy, int ox) {
+  PoolWindow w;
+  w.y0 = oy * p.sh - p.ph;
+  w.x0 = ox * p.sw - p.pw;
+  w.y1 = min(w.y0 + p.kh, is.h + p.pad_bottom());
+  w.x1 = min(w.x0 + p.kw, is.w + p.pad_right());
+  w.window = (w.y1 - w.y0) * (w.x1 - w.x0);
+  w.y0 = max(w.y0, 0); w.x0 = max(w.x0, 0); w.y1 = min(w.y1, is.h); w.x1 = min(w.x1, is.w);
+  if (!p.count_include_pad) w.window = (w.y1 - w.y0) * (w.x1 - w.x0);
+  return w;
+}
+
+// One thread per (image, output pixel, channel) of a packed NHWC tensor of C channels (any count: the cudnn backend's).
+template <bool BF16>
+__global__ void pool_values_kernel(const uint16_t* __restrict__ in, long long total, Shape is, PoolParams p, Shape os,
+                                   uint16_t* __restrict__ out) {
+  GRID_STRIDE(i, total) {
+    const int c = static_cast<int>(i % is.c);
+    const long long pix = i / is.c;
+    const int ox = static_cast<int>(pix % os.w), oy = static_cast<int>((pix / os.w) % os.h);
+    const long long img = pix / (static_cast<long long>(os.w) * os.h);
+    const PoolWindow w = pool_window_at(is, p, oy, ox);
+    const bool is_max = p.kind == PoolKind::max;
+    float a = is_max ? -FLT_MAX : 0.0f;
+    for (int y = w.y0; y < w.y1; ++y)
+      for (int x = w.x0; x < w.x1; ++x) {
+        const float f = to_float<BF16>(in[((img * is.h + y) * is.w + x) * is.c + c]);
+        a = is_max ? fmaxf(a, f) : a + f;
+      }
+    out[i] = from_float<BF16>(is_max ? a : a / w.window);
+  }
+}
+
+// One thread per (image, output pixel, channel pair).
 template <bool BF16>
 __global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Shape is, PoolParams p, Shape os, int cs2, uint32_t* __restrict__ out) {
   GRID_STRIDE(i, total) {
@@ -91,11 +134,8 @@ __global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Sh
     const long long pix = i / cs2;
     const int ox = static_cast<int>(pix % os.w), oy = static_cast<int>((pix / os.w) % os.h);
     const long long img = pix / (static_cast<long long>(os.w) * os.h);
-    int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-    int y1 = min(y0 + p.kh, is.h + p.pad_bottom()), x1 = min(x0 + p.kw, is.w + p.pad_right());
-    int window = (y1 - y0) * (x1 - x0);
-    y0 = max(y0, 0); x0 = max(x0, 0); y1 = min(y1, is.h); x1 = min(x1, is.w);
-    if (!p.count_include_pad) window = (y1 - y0) * (x1 - x0);
+    const PoolWindow w = pool_window_at(is, p, oy, ox);
+    const int y0 = w.y0, x0 = w.x0, y1 = w.y1, x1 = w.x1, window = w.window;
     const bool is_max = p.kind == PoolKind::max;
     float a0 = is_max ? -FLT_MAX : 0.0f, a1 = a0;
     for (int y = y0; y < y1; ++y)
@@ -192,7 +232,14 @@ void from_half_packed(const uint16_t* in, int n, Shape s, float* out, bool bf16,
   CUDA_CHECK_LAUNCH();
 }
 
-void act_half(uint16_t* x, int n, Shape s, const ActParams& a, bool bf16, cudaStream_t st) {
+void act_half(uint16_t* x, int n, Shape s, const ActParams& a, bool bf16, cudaStream_t st, bool packed) {
+  if (packed && s.c % 2) {  // an odd count of values per pixel: no pairs to take
+    const long long count = static_cast<long long>(n) * s.size();
+    if (bf16) act_values_kernel<true><<<grid_for(count), 256, 0, st>>>(x, count, act_code(a.act), a.alpha);
+    else act_values_kernel<false><<<grid_for(count), 256, 0, st>>>(x, count, act_code(a.act), a.alpha);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
   const long long words = static_cast<long long>(n) * s.h * s.w * stored_channels(s.c) / 2;
   auto* w = reinterpret_cast<uint32_t*>(x);
   if (bf16) act_kernel<true><<<grid_for(words), 256, 0, st>>>(w, words, act_code(a.act), a.alpha);
@@ -200,7 +247,15 @@ void act_half(uint16_t* x, int n, Shape s, const ActParams& a, bool bf16, cudaSt
   CUDA_CHECK_LAUNCH();
 }
 
-void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape os, uint16_t* out, bool bf16, cudaStream_t st) {
+void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape os, uint16_t* out, bool bf16, cudaStream_t st,
+               bool packed) {
+  if (packed && is.c % 2) {
+    const long long total = static_cast<long long>(n) * os.size();
+    if (bf16) pool_values_kernel<true><<<grid_for(total), 256, 0, st>>>(in, total, is, p, os, out);
+    else pool_values_kernel<false><<<grid_for(total), 256, 0, st>>>(in, total, is, p, os, out);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
   const int cs2 = stored_channels(is.c) / 2;
   const long long total = static_cast<long long>(n) * os.h * os.w * cs2;
   const auto* src = reinterpret_cast<const uint32_t*>(in);

@@ -96,8 +96,11 @@ void input16_to_nhwc(const uint16_t* in, int n, Shape s, bool packed, uint16_t* 
 // that comes back inf or NaN raises *nonfinite (null: no check; bf16 never checks).
 void to_half_packed(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);
 void from_half_packed(const uint16_t* in, int n, Shape s, float* out, bool bf16, int* nonfinite, cudaStream_t st);
-void act_half(uint16_t* x, int n, Shape s, const ActParams& a, bool bf16, cudaStream_t st);                              // in place
-void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape os, uint16_t* out, bool bf16, cudaStream_t st);
+// packed: the cudnn backend's NHWC tensors, whose channel stride is C itself (odd counts included), where the cuda
+// backend's is C rounded up to even.
+void act_half(uint16_t* x, int n, Shape s, const ActParams& a, bool bf16, cudaStream_t st, bool packed = false);  // in place
+void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape os, uint16_t* out, bool bf16, cudaStream_t st,
+               bool packed = false);
 void lrn_half(const uint16_t* in, int n, Shape s, const LrnParams& p, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);
 void softmax_half(const uint16_t* in, int n, Shape s, uint16_t* out, bool bf16, cudaStream_t st);
 

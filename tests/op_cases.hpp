@@ -130,7 +130,7 @@ inline std::vector<OpCase> op_cases(bool big) {
   for (Shape s : {Shape{3, 7, 9}, Shape{4, 7, 9}})  // leaky ReLU, odd and even channels (the cudnn backend's kernel: even)
     cases.push_back({"leaky_relu 0.1 " + to_string(s), s, 2, ActParams{Act::leaky_relu, 0.1f}});
   for (bool bias : {false, true})
-    for (int n : {1, 5}) {
+    for (int n : {1, 5, 11}) {  // 11: fc v14 in two passes
       FcParams f; f.outputs = 37;
       if (bias) f.bias.resize(37);
       cases.push_back({"fc 123->37 n" + std::to_string(n) + (bias ? " bias" : ""), {123, 1, 1}, n, f});

@@ -138,7 +138,7 @@ TEST(Tuning, RefusesCorruptFilesWithOneLineNamingThem) {
   std::vector<Case> all = cases;
   if (!registry().menu(LayerKind::conv, BackendKind::cuda).empty()) {  // builds with the cuda backend know its menus
     all.push_back({replace("\"best\": 14", "\"best\": 99"), "best version 99 is not on the conv menu"});
-    all.push_back({replace("\"best\": 5", "\"best\": 14"), "best version 14 is not on the fc menu"});
+    all.push_back({replace("\"best\": 5", "\"best\": 15"), "best version 15 is not on the fc menu"});
   }
   for (const Case& c : all) {
     test::write_text(d / "bad.json", c.text);
@@ -203,7 +203,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
   EXPECT_EQ(parse_conv_variant("direct-half"), 37);
   test::expect_error_at([] { parse_conv_variant("38"); }, "--conv-variant", "unknown variant '38' (choose auto or one of: 1 direct");
-  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "11 gemm-tf32-64, 12 gemm-half, 13 gemm-half-64)");
+  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "12 gemm-half, 13 gemm-half-64, 14 stream-half)");
 }
 
 TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
@@ -240,7 +240,7 @@ TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37");
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37");
-  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13");
+  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13, v14");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::tf32), "v16, v17, v18, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33");

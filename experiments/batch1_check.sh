@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# On the GPU machine: issue 32's small-batch measurements (scripts/pack_device.sh first; PACK="batchscope
+# batchscope-weights" is enough). Steps (switches):
+#   FC=1    AlexNet (synthetic weights, seed 1) in fp16 and bf16 at batches 1, 2, 4, 8, 16, resident, pinned: the fully
+#           connected layers forced to v13 (the GEMM engine, auto's choice before v14) and to v14 (stream-half), and auto;
+#           kernel time and per-layer times, ROUNDS rounds (default 2) alternating the order; every point checked on 1 image
+#           against the cpu backend: fc_stream.md (experiments/batch1_summary.py)
+#   PEERS=1 PyTorch in the same call (experiments/pytorch_alexnet.py): batches 1 and 16, fp32, fp32 replayed from a CUDA
+#           graph, fp16 channels-last: pytorch.txt
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source experiments/device_env.sh
+BS=$bin/batchscope
+{ nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+alexnet_model
+mkdir -p b1
+if [ "${FC:-0}" = 1 ]; then
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    order="13 14 auto"; [ $((round % 2)) = 0 ] && order="auto 14 13"
+    for p in fp16 bf16; do
+      for fc in $order; do
+        "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --fc-variant $fc --batches 1,2,4,8,16 --reps 20 \
+          --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out "b1/$p-fc$fc-r$round.csv" \
+          >"b1/$p-fc$fc-r$round.log" 2>&1 || echo "$p fc $fc round $round: exit $? $(grep -h error "b1/$p-fc$fc-r$round.log" | head -1)"
+      done
+    done
+  done
+  python3 experiments/batch1_summary.py b1 >"$OUT/fc_stream.md"; cat "$OUT/fc_stream.md"
+  tar czf "$OUT/b1.tgz" b1
+fi
+if [ "${PEERS:-0}" = 1 ]; then
+  python3 experiments/pytorch_alexnet.py --batches 1,16 --modes fp32,fp32-graph,fp16-cl --reps 50 --warmup 5 \
+    --json "$OUT/pytorch.json" >"$OUT/pytorch.txt" 2>&1
+  cat "$OUT/pytorch.txt"
+fi

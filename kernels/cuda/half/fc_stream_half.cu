@@ -1,0 +1,178 @@
+// Fully connected version v14 (half_ops.hpp): stream-half, the 16-bit layer at small batches, where it is a matrix-
+// vector product bound by reading the weights once (AlexNet's fc6 streams 75.5 MB in 16 bits for 37.7 MFLOP at batch
+// 1; the GEMM engine v13 reached 2.0 TB/s on it, the H100's DRAM gives 3.35).
+//
+// One block of four warps per output row: its 128 threads split the row's K = H * W * Cs weights (prepared once as
+// 16-bit rows in the input's NHWC order, zero for a pad channel) into 16-byte chunks of 8 values, read each chunk once
+// with a streaming load (no reuse: it must not evict the activations from L1), and multiply it by the same 8 values of
+// each of up to NB images (the input, (N, K), stays in L1 and L2); FP32 accumulation, a shuffle and shared-memory
+// reduction, bias and activation fused, the pad output (Os > O) written as zero. Batches beyond NB run in passes of NB
+// images (each pass reads the weights again: auto takes it for a few images only). The weight rows are padded to a
+// multiple of 8 values; where K itself is not one, the input rows are not 16-byte aligned and are read value by value.
+#include <algorithm>
+#include <climits>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/half/half_types.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda::half {
+namespace {
+
+constexpr int kThreads = 128;  // four warps per row
+constexpr int kMaxImages = 8;  // images per pass
+
+long long k_values(Shape is) { return static_cast<long long>(is.h) * is.w * stored_channels(is.c); }
+long long k_padded(Shape is) { return (k_values(is) + 7) / 8 * 8; }
+
+template <bool BF16>
+__device__ __forceinline__ void unpack8(uint4 v, float f[8]) {
+  const uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = to_float<BF16>(static_cast<uint16_t>(w[i] & 0xffffu));
+    f[2 * i + 1] = to_float<BF16>(static_cast<uint16_t>(w[i] >> 16));
+  }
+}
+
+// The 8 input values of chunk j of image img: one 16-byte load where the rows are aligned (XVEC), else one at a time,
+// zero past K.
+template <bool BF16, bool XVEC>
+__device__ __forceinline__ void input8(const uint16_t* __restrict__ x, long long k, long long img, int j, float f[8]) {
+  if constexpr (XVEC) {
+    unpack8<BF16>(__ldg(reinterpret_cast<const uint4*>(x + img * k) + j), f);
+  } else {
+    const uint16_t* at = x + img * k + 8LL * j;
+#pragma unroll
+    for (int i = 0; i < 8; ++i) f[i] = 8LL * j + i < k ? to_float<BF16>(__ldg(at + i)) : 0.0f;
+  }
+}
+
+// w: (O, Kp / 8) chunks; x: (N, K); out (N, Os).
+template <bool BF16, int NB, bool XVEC>
+__global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* __restrict__ w, const uint16_t* __restrict__ x, long long k,
+                                                                   int k8, int n, int outputs, int os, const float* __restrict__ bias,
+                                                                   int act, uint16_t* __restrict__ out, int* ovf) {
+  __shared__ float partial[kThreads / 32][NB];
+  const int o = blockIdx.x, t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const uint4* row = w + static_cast<long long>(o) * k8;
+  for (int n0 = 0; n0 < n; n0 += NB) {
+    const int nb = min(NB, n - n0);
+    float acc[NB];
+#pragma unroll
+    for (int b = 0; b < NB; ++b) acc[b] = 0.0f;
+#pragma unroll 4
+    for (int j = t; j < k8; j += kThreads) {
+      float wf[8];
+      unpack8<BF16>(__ldcs(row + j), wf);
+#pragma unroll
+      for (int b = 0; b < NB; ++b) {
+        if (b >= nb) break;
+        float xf[8];
+        input8<BF16, XVEC>(x, k, n0 + b, j, xf);
+#pragma unroll
+        for (int i = 0; i < 8; ++i) acc[b] = fmaf(wf[i], xf[i], acc[b]);
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < NB; ++b) {
+      float v = acc[b];
+#pragma unroll
+      for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
+      if (lane == 0) partial[warp][b] = v;
+    }
+    __syncthreads();
+    if (t < nb) {
+      float v = 0.0f;
+#pragma unroll
+      for (int q = 0; q < kThreads / 32; ++q) v += partial[q][t];
+      if (bias) v += bias[o];
+      uint16_t* dst = out + static_cast<long long>(n0 + t) * os;
+      dst[o] = store_value<BF16>(activate_or_keep(v, act), ovf);
+      if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
+    }
+    __syncthreads();  // partial is reused by the next pass
+  }
+}
+
+// W (O, C*H*W) FP32 in the model's NCHW flattening -> (O, Kp) 16-bit in the input's NHWC one, K = H * W * Cs: value
+// (o, k) is input (y, x, c) = (k / (W * Cs), k / Cs % W, k % Cs), zero for the pad channel and for K <= k < Kp.
+template <bool BF16>
+__global__ void prepare_rows(const float* __restrict__ w, Shape is, int cs, long long kp, int outputs, uint16_t* __restrict__ dst) {
+  const long long k_count = static_cast<long long>(is.h) * is.w * cs, total = kp * outputs;
+  const long long k_model = static_cast<long long>(is.c) * is.h * is.w;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long o = i / kp, k = i - o * kp;
+    const int c = static_cast<int>(k % cs), xx = static_cast<int>((k / cs) % is.w), y = static_cast<int>(k / (cs * is.w));
+    dst[i] = from_float<BF16>(k < k_count && c < is.c ? w[o * k_model + (static_cast<long long>(c) * is.h + y) * is.w + xx] : 0.0f);
+  }
+}
+
+template <bool BF16>
+void launch(const HalfFcArgs& a, cudaStream_t s) {
+  const long long k = k_values(a.is);
+  const int k8 = static_cast<int>(k_padded(a.is) / 8), os = stored_channels(a.outputs);
+  const auto* w = reinterpret_cast<const uint4*>(a.prepared);
+  const int nb = std::min(a.n, kMaxImages);
+  auto go = [&](auto images) {
+    constexpr int NB = decltype(images)::value;
+    if (k % 8 == 0)
+      fc_stream_half_kernel<BF16, NB, true><<<a.outputs, kThreads, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
+    else
+      fc_stream_half_kernel<BF16, NB, false><<<a.outputs, kThreads, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
+  };
+  if (nb <= 1) go(std::integral_constant<int, 1>{});
+  else if (nb <= 2) go(std::integral_constant<int, 2>{});
+  else if (nb <= 4) go(std::integral_constant<int, 4>{});
+  else go(std::integral_constant<int, kMaxImages>{});
+  CUDA_CHECK_LAUNCH();
+}
+
+Support stream_supports(const Layer& l) {
+  if (l.in.size() >= (1LL << 33)) return {false, "v14: the input exceeds 2^33 values per image"};  // K / 8 chunks fit an int
+  if (std::get<FcParams>(l.op).outputs >= INT_MAX / 2) return {false, "v14: too many outputs"};
+  return {};
+}
+
+void stream_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s) {
+  const long long kp = k_padded(is), total = kp * outputs;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 8192));
+  auto* dst = reinterpret_cast<uint16_t*>(prepared);
+  if (bf16) prepare_rows<true><<<blocks, 256, 0, s>>>(w, is, stored_channels(is.c), kp, outputs, dst);
+  else prepare_rows<false><<<blocks, 256, 0, s>>>(w, is, stored_channels(is.c), kp, outputs, dst);
+  CUDA_CHECK_LAUNCH();
+}
+
+void stream_forward(int, const HalfFcArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("fc v14", "weights were not prepared");
+  if (a.bf16) launch<true>(a, s);
+  else launch<false>(a, s);
+}
+
+}  // namespace
+}  // namespace bs::cuda::half
+
+namespace bs::cuda {
+
+void register_fc_stream_half(Registry& r) {
+  static const ImplHooks hooks{.half_fc_prepare = half::stream_prepare, .half_fc_forward = half::stream_forward};
+  Impl i = cuda_impl(LayerKind::fc, 14, "stream-half",
+                     "16-bit weights streamed once per pass of up to 8 images (--precision fp16 or bf16): a block of four "
+                     "warps per output, 16-byte streaming loads, FP32 accumulation, bias + activation fused; for small batches",
+                     &hooks);
+  i.math = "fp16/bf16";
+  i.precisions = {Precision::fp16, Precision::bf16};
+  i.fuses_act = true;
+  i.prep_layout = 14;  // (O, K) 16-bit rows in the NHWC flattening
+  i.supports = [](const Layer& l, const Epilogue&) { return half::stream_supports(l); };
+  i.prepared_floats = [](const Layer& l, Shape stored, Precision) {
+    return static_cast<size_t>(half::k_padded(stored) * std::get<FcParams>(l.op).outputs / 2);
+  };
+  r.add(std::move(i));
+}
+
+}  // namespace bs::cuda

@@ -5,6 +5,8 @@
 #           connected layers forced to v13 (the GEMM engine, auto's choice before v14) and to v14 (stream-half), and auto;
 #           kernel time and per-layer times, ROUNDS rounds (default 2) alternating the order; every point checked on 1 image
 #           against the cpu backend: fc_stream.md (experiments/batch1_summary.py)
+#   AB=1    fc v14 of these binaries against .device/base.tar.xz's (scripts/pack_device.sh of the commit before), fp16 and
+#           bf16, batches 1, 2, 4, ROUNDS rounds alternating: fc_ab.md
 #   PEERS=1 PyTorch in the same call (experiments/pytorch_alexnet.py): batches 1 and 16, fp32, fp32 replayed from a CUDA
 #           graph, fp16 channels-last: pytorch.txt
 set -uo pipefail
@@ -27,6 +29,23 @@ if [ "${FC:-0}" = 1 ]; then
   done
   python3 experiments/batch1_summary.py b1 >"$OUT/fc_stream.md"; cat "$OUT/fc_stream.md"
   tar czf "$OUT/b1.tgz" b1
+fi
+if [ "${AB:-0}" = 1 ]; then
+  mkdir -p .device/base ab1
+  tar -C .device/base -xJf .device/base.tar.xz
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    order="base new"; [ $((round % 2)) = 0 ] && order="new base"
+    for who in $order; do
+      b=$bin; [ $who = base ] && b=.device/base
+      for p in fp16 bf16; do
+        LD_LIBRARY_PATH=$PWD/$b/lib:$LD_LIBRARY_PATH "$b/batchscope" sweep --model data/models/alexnet --backend cuda --precision $p \
+          --fc-variant 14 --batches 1,2,4 --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu \
+          --out "ab1/$p-fc14$who-r$round.csv" >"ab1/$p-fc14$who-r$round.log" 2>&1 || echo "$who $p round $round: exit $?"
+      done
+    done
+  done
+  python3 experiments/batch1_summary.py ab1 >"$OUT/fc_ab.md"; cat "$OUT/fc_ab.md"
+  tar czf "$OUT/ab1.tgz" ab1
 fi
 if [ "${PEERS:-0}" = 1 ]; then
   python3 experiments/pytorch_alexnet.py --batches 1,16 --modes fp32,fp32-graph,fp16-cl --reps 50 --warmup 5 \

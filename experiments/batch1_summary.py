@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Summary of experiments/batch1_check.sh's FC=1 sweeps: DIR/PRECISION-fcV-rROUND.csv (V: 13, 14 or auto) and their
-.layers.csv. Per precision and batch: the kernel time (warm median, every kernel category) with fc forced to v13 and to
-v14 and with auto, each the median over the rounds; fc6 + fc7 + fc8 and fc6's achieved GB/s; whether every check passed.
+"""Summary of experiments/batch1_check.sh's sweeps: DIR/PRECISION-fcLABEL-rROUND.csv (LABEL: 13, 14, auto, or 14base /
+14new for the A/B) and their .layers.csv. Per precision and batch, for each label: the kernel time (warm median, every
+kernel category; the median over the rounds), fc6 + fc7 + fc8, fc6's GB/s as the layer CSV gives it (binaries before
+the bandwidth_pct column count 4 bytes a value in every precision: halve them for fp16 and bf16); whether every check passed.
 Usage: batch1_summary.py DIR"""
 import csv
 import glob
@@ -38,14 +39,17 @@ def main(d):
             k = sum(float(r[c] or 0) for c in KERNELS)
             runs.setdefault((prec, fc), {}).setdefault(b, []).append((k, fc_ms, gbs, r["check"] == "ok"))
     med = lambda xs: statistics.median(xs) if xs else float("nan")
-    print("| precision | batch | kernels, fc v13 | kernels, fc v14 | kernels, auto | fc6+fc7+fc8 v13 | v14 | fc6 GB/s v13 | v14 | checks |")
-    print("|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    labels = sorted({fc for _, fc in runs}, key=lambda x: (not x[:2].isdigit(), x))
+    head = " | ".join(f"kernels, fc {f}" for f in labels) + " | " + " | ".join(f"fc6-8 ms, {f}" for f in labels) + " | " + \
+        " | ".join(f"fc6 GB/s, {f}" for f in labels)
+    print(f"| precision | batch | {head} | checks |")
+    print("|---|---:|" + "---:|" * (3 * len(labels)) + "---|")
     for prec in sorted({p for p, _ in runs}):
-        for b in sorted(runs.get((prec, "13"), {})):
+        for b in sorted({b for (p, _), v in runs.items() if p == prec for b in v}):
             cell = lambda fc, i: med([x[i] for x in runs.get((prec, fc), {}).get(b, [])])
-            ok = all(x[3] for fc in ("13", "14", "auto") for x in runs.get((prec, fc), {}).get(b, []))
-            print(f"| {prec} | {b} | {cell('13', 0):.4f} | {cell('14', 0):.4f} | {cell('auto', 0):.4f} | {cell('13', 1):.4f} | "
-                  f"{cell('14', 1):.4f} | {cell('13', 2):.0f} | {cell('14', 2):.0f} | {'ok' if ok else 'FAILED'} |")
+            ok = all(x[3] for fc in labels for x in runs.get((prec, fc), {}).get(b, []))
+            cells = [f"{cell(f, 0):.4f}" for f in labels] + [f"{cell(f, 1):.4f}" for f in labels] + [f"{cell(f, 2):.0f}" for f in labels]
+            print(f"| {prec} | {b} | " + " | ".join(cells) + f" | {'ok' if ok else 'FAILED'} |")
 
 
 if __name__ == "__main__":

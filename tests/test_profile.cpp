@@ -2,6 +2,7 @@
 // partition, nvprof-style summaries; and the sweep's CSV / JSON outputs from a real CPU sweep.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
@@ -9,6 +10,7 @@
 #include "app/results/latency_stats.hpp"
 #include "app/results/results_io.hpp"
 #include "app/commands/sweep.hpp"
+#include "app/commands/sweep_driver.hpp"
 #include "cli_util.hpp"
 #include "app/results/trace_export.hpp"
 #include "kernels/profile/profile.hpp"
@@ -190,6 +192,10 @@ TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   }
   auto layers = read_csv(d / "r.layers.csv");
   EXPECT_EQ(layers.size(), 1u + 2 * 2 * 8);  // 8 layers before the softmax
+  // On the CPU there is no DRAM bandwidth to compare with: the column is there, and empty.
+  auto lcol = [&](const std::string& name) { return std::find(layers[0].begin(), layers[0].end(), name) - layers[0].begin(); };
+  ASSERT_LT(static_cast<size_t>(lcol("bandwidth_pct")), layers[0].size());
+  for (size_t i = 1; i < layers.size(); ++i) EXPECT_EQ(layers[i][lcol("bandwidth_pct")], "");
   std::ifstream js(d / "r.json");
   nlohmann::json j = nlohmann::json::parse(js);
   for (const char* k : {"command", "date", "git_commit", "model", "weights", "backend", "device", "host", "batches", "check",
@@ -206,6 +212,27 @@ TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   EXPECT_EQ(j["weights"]["kind"], "real");
   EXPECT_EQ(j["all_checks_passed"], true);
   EXPECT_FALSE(j["host"]["cpu"].get<std::string>().empty());
+}
+
+// Bytes a layer moves, hand-computed: fc 123 -> 37 at batch 2 reads 2 x 123 inputs and 123 x 37 + 37 weights and writes
+// 2 x 37 outputs: 246 + 4,551 + 37 + 74 = 4,908 values, 4 bytes each in fp32 and tf32, 2 in fp16 and bf16. The H100's DRAM: 2,619 MHz, double data
+// rate, 5,120 bits: 3,352 GB/s.
+TEST(SweepOutputs, LayerBytesFollowThePrecisionAndBandwidthTheDeviceClocks) {
+  Layer l;
+  FcParams f;
+  f.outputs = 37;
+  f.weight.resize(123 * 37);
+  f.bias.resize(37);
+  l.op = f;
+  l.in = {123, 1, 1};
+  l.out = {37, 1, 1};
+  EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp32), 4.0 * 4908);
+  EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::tf32), 4.0 * 4908);
+  EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp16), 2.0 * 4908);
+  EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::bf16), 2.0 * 4908);
+  EXPECT_NEAR(dram_gb_per_s({{"memory_clock_mhz", 2619}, {"memory_bus_bits", 5120}}), 3352.32, 1e-6);
+  EXPECT_EQ(dram_gb_per_s(nullptr), 0.0);                        // no GPU
+  EXPECT_EQ(dram_gb_per_s({{"memory_clock_mhz", -1}, {"memory_bus_bits", 5120}}), 0.0);  // unknown clock
 }
 
 // Percentiles interpolate between order statistics as numpy.percentile does by default; hand-computed:

@@ -37,6 +37,17 @@ void SweepDriver::prepare() {
   world_.step([&] { prepare_rank(); });
 }
 
+double layer_bytes(const Layer& l, int n, Precision p) {
+  const double value = is_half(p) ? 2.0 : 4.0;
+  return value * ((l.in.size() + l.out.size()) * static_cast<double>(n) + static_cast<double>(l.weight_count()));
+}
+
+double dram_gb_per_s(const nlohmann::json& gpu) {
+  if (!gpu.is_object() || !gpu.contains("memory_clock_mhz") || !gpu.contains("memory_bus_bits")) return 0;
+  const double mhz = gpu["memory_clock_mhz"].get<double>(), bits = gpu["memory_bus_bits"].get<double>();
+  return mhz > 0 && bits > 0 ? mhz * 2 * bits / 8 * 1e-3 : 0;
+}
+
 // What each rank prepares for itself (under mpirun a failure here on one rank stops them all).
 void SweepDriver::prepare_rank() {
   if (gpu_) place_rank_on_gpu(world_);
@@ -45,6 +56,7 @@ void SweepDriver::prepare_rank() {
   if (!gpu_) share_cores(world_, opts_);
   world_.fault_point("load");
   if (gpu_) init_gpu();
+  if (gpu_) peak_gb_per_s_ = dram_gb_per_s(gpu_info());
   device_ = rank_device(gpu_);
   exec_ = std::make_unique<Executor>(model_, backend_, opts_);
   std::vector<int> mine;
@@ -187,9 +199,10 @@ void SweepDriver::layer_rows(int n, const std::string& kind, const std::vector<S
     row.median = median_of(v);
     row.min = *std::min_element(v.begin(), v.end());
     row.max = *std::max_element(v.begin(), v.end());
-    const double bytes = 4.0 * ((l.in.size() + l.out.size()) * static_cast<double>(n) + l.weight_count());
+    const double bytes = layer_bytes(l, n, gpu_ ? opts_.precision : Precision::fp32);
     row.gflop_per_s = row.median > 0 ? l.flops_per_image() * n / row.median * 1e-9 : 0.0;
     row.gb_per_s = row.median > 0 ? bytes / row.median * 1e-9 : 0.0;
+    if (peak_gb_per_s_ > 0) row.bandwidth_pct = 100.0 * row.gb_per_s / peak_gb_per_s_;
     layers_.push_back(row);
   }
 }

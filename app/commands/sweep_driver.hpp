@@ -27,6 +27,12 @@ struct SweepRun {
   std::vector<ProfileRecord> records;
 };
 
+// The bytes a layer moves at batch n: its input and output activations and its weights, each value stored in the
+// precision's type (2 bytes for fp16 and bf16, 4 for fp32 and tf32): the layer CSV's gb_per_s over its time.
+double layer_bytes(const Layer& l, int n, Precision p);
+// The GPU's DRAM bandwidth in GB/s from gpu_info()'s memory clock and bus width (double data rate), 0 where unknown.
+double dram_gb_per_s(const nlohmann::json& gpu);
+
 class SweepDriver {
  public:
   explicit SweepDriver(SweepOptions o) : o_(std::move(o)) {}
@@ -73,6 +79,7 @@ class SweepDriver {
   SweepOptions o_;
   BackendKind backend_ = BackendKind::cpu;
   bool gpu_ = false;
+  double peak_gb_per_s_ = 0;  // the GPU's DRAM bandwidth (layer rows' bandwidth_pct); 0 on the CPU
   Model model_;
   BackendOptions opts_;
   std::unique_ptr<Executor> exec_;

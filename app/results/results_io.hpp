@@ -39,6 +39,7 @@ struct LayerRow {
   int batch = 0;
   std::string run, layer, type, implementation;
   double median = 0, min = 0, max = 0, gflop_per_s = 0, gb_per_s = 0;
+  double bandwidth_pct = -1;  // gb_per_s against the GPU's DRAM bandwidth (memory clock x bus width); -1: no GPU
   std::string rank;  // under mpirun
 };
 nlohmann::json to_json(const LayerRow& r);

@@ -2,7 +2,8 @@
 // vector product bound by reading the weights once (AlexNet's fc6 streams 75.5 MB in 16 bits for 37.7 MFLOP at batch
 // 1; the GEMM engine v13 reached 2.0 TB/s on it, the H100's DRAM gives 3.35).
 //
-// One block of four warps per output row: its 128 threads split the row's K = H * W * Cs weights (prepared once as
+// Blocks of four warps, as many as the GPU holds at once, each taking output rows in turn (o, o + grid, ...: no second
+// wave, no tail of a half-empty one); for each row its 128 threads split the row's K = H * W * Cs weights (prepared once as
 // 16-bit rows in the input's NHWC order, zero for a pad channel) into 16-byte chunks of 8 values, read each chunk once
 // with a streaming load (no reuse: it must not evict the activations from L1), and multiply it by the same 8 values of
 // each of up to NB images (the input, (N, K), stays in L1 and L2); FP32 accumulation, a shuffle and shared-memory
@@ -57,44 +58,46 @@ __global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* _
                                                                    int k8, int n, int outputs, int os, const float* __restrict__ bias,
                                                                    int act, uint16_t* __restrict__ out, int* ovf) {
   __shared__ float partial[kThreads / 32][NB];
-  const int o = blockIdx.x, t = threadIdx.x, lane = t % 32, warp = t / 32;
-  const uint4* row = w + static_cast<long long>(o) * k8;
-  for (int n0 = 0; n0 < n; n0 += NB) {
-    const int nb = min(NB, n - n0);
-    float acc[NB];
+  const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  for (int o = blockIdx.x; o < outputs; o += gridDim.x) {
+    const uint4* row = w + static_cast<long long>(o) * k8;
+    for (int n0 = 0; n0 < n; n0 += NB) {
+      const int nb = min(NB, n - n0);
+      float acc[NB];
 #pragma unroll
-    for (int b = 0; b < NB; ++b) acc[b] = 0.0f;
+      for (int b = 0; b < NB; ++b) acc[b] = 0.0f;
 #pragma unroll 4
-    for (int j = t; j < k8; j += kThreads) {
-      float wf[8];
-      unpack8<BF16>(__ldcs(row + j), wf);
+      for (int j = t; j < k8; j += kThreads) {
+        float wf[8];
+        unpack8<BF16>(__ldcs(row + j), wf);
+#pragma unroll
+        for (int b = 0; b < NB; ++b) {
+          if (b >= nb) break;
+          float xf[8];
+          input8<BF16, XVEC>(x, k, n0 + b, j, xf);
+#pragma unroll
+          for (int i = 0; i < 8; ++i) acc[b] = fmaf(wf[i], xf[i], acc[b]);
+        }
+      }
 #pragma unroll
       for (int b = 0; b < NB; ++b) {
-        if (b >= nb) break;
-        float xf[8];
-        input8<BF16, XVEC>(x, k, n0 + b, j, xf);
+        float v = acc[b];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) acc[b] = fmaf(wf[i], xf[i], acc[b]);
+        for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
+        if (lane == 0) partial[warp][b] = v;
       }
-    }
+      __syncthreads();
+      if (t < nb) {
+        float v = 0.0f;
 #pragma unroll
-    for (int b = 0; b < NB; ++b) {
-      float v = acc[b];
-#pragma unroll
-      for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
-      if (lane == 0) partial[warp][b] = v;
+        for (int q = 0; q < kThreads / 32; ++q) v += partial[q][t];
+        if (bias) v += bias[o];
+        uint16_t* dst = out + static_cast<long long>(n0 + t) * os;
+        dst[o] = store_value<BF16>(activate_or_keep(v, act), ovf);
+        if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
+      }
+      __syncthreads();  // partial is reused by the next pass
     }
-    __syncthreads();
-    if (t < nb) {
-      float v = 0.0f;
-#pragma unroll
-      for (int q = 0; q < kThreads / 32; ++q) v += partial[q][t];
-      if (bias) v += bias[o];
-      uint16_t* dst = out + static_cast<long long>(n0 + t) * os;
-      dst[o] = store_value<BF16>(activate_or_keep(v, act), ovf);
-      if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
-    }
-    __syncthreads();  // partial is reused by the next pass
   }
 }
 
@@ -120,10 +123,18 @@ void launch(const HalfFcArgs& a, cudaStream_t s) {
   const int nb = std::min(a.n, kMaxImages);
   auto go = [&](auto images) {
     constexpr int NB = decltype(images)::value;
-    if (k % 8 == 0)
-      fc_stream_half_kernel<BF16, NB, true><<<a.outputs, kThreads, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
-    else
-      fc_stream_half_kernel<BF16, NB, false><<<a.outputs, kThreads, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
+    auto run = [&](auto kernel) {
+      static const int resident = [&] {  // blocks of this instantiation the whole GPU holds at once
+        int dev = 0, sms = 0, per_sm = 0;
+        CUDA_CHECK(cudaGetDevice(&dev));
+        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
+        return std::max(1, sms * per_sm);
+      }();
+      kernel<<<std::min(a.outputs, resident), kThreads, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
+    };
+    if (k % 8 == 0) run(fc_stream_half_kernel<BF16, NB, true>);
+    else run(fc_stream_half_kernel<BF16, NB, false>);
   };
   if (nb <= 1) go(std::integral_constant<int, 1>{});
   else if (nb <= 2) go(std::integral_constant<int, 2>{});

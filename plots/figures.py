@@ -207,6 +207,63 @@ def throughput_roofline(sweeps, out):
     return _save(fig, out, "throughput_roofline")
 
 
+SMALL_BATCH = 16  # the batches small_batch_floor draws: where reading the weights once bounds the time
+
+
+def small_batch_floor(sweeps, out):
+    """GPU sweeps at batches up to SMALL_BATCH against the memory floor: each layer's bytes (input, output and weights,
+    as the layer CSV counts them: gb_per_s x time) at the device's DRAM bandwidth. Left: per layer at the smallest batch,
+    time over floor (1 = at the floor); right: the layers' time summed against their floors summed, per batch. None
+    where no sweep has a GPU's clocks and layer times at such batches."""
+    picked = []
+    for s in sweeps:
+        _, peak_b = s.peaks()
+        rows = [r for r in s.layers if r["run"] == "warm" and r["batch"] <= SMALL_BATCH and r["median_ms"] > 0 and r["gb_per_s"] > 0]
+        if peak_b and rows:
+            picked.append((s, peak_b, rows))
+    if not picked:
+        return None
+    fig, (ax1, ax2) = plt.subplots(1, 2, figsize=(15, 5.5))
+    width = 0.8 / len(picked)
+    order = list(dict.fromkeys(r["layer"] for _, _, rows in picked for r in rows))  # the network's order, each once
+    small = min(r["batch"] for _, _, rows in picked for r in rows)
+    # The same layers named for every sweep: the heaviest at the smallest batch over all of them.
+    shown, rest = heaviest([r for _, _, rows in picked for r in rows if r["batch"] == small], order, small)
+    names = shown + (["the other %d layers" % len(rest)] if rest else [])
+    for i, (s, peak_b, rows) in enumerate(picked):
+        color = plt.cm.tab10(i % 10)
+        floor = lambda r: r["gb_per_s"] * r["median_ms"] * 1e6 / (peak_b * 1e9) * 1e3  # ms at the DRAM's bandwidth
+        at = {r["layer"]: r for r in rows if r["batch"] == small}
+        ratios = [at[l]["median_ms"] / floor(at[l]) if l in at else 0 for l in shown]
+        if rest:
+            ratios.append(sum(at[l]["median_ms"] for l in rest if l in at) / max(sum(floor(at[l]) for l in rest if l in at), 1e-12))
+        xs = [k + (i - (len(picked) - 1) / 2) * width for k in range(len(names))]
+        ax1.bar(xs, ratios, width, color=color, label=s.label())
+        if i == 0:
+            ax1.set_xticks(range(len(names)))
+            ax1.set_xticklabels(names, rotation=45, ha="right", fontsize=7)
+        batches = sorted({r["batch"] for r in rows})
+        ax2.plot(batches, [sum(r["median_ms"] for r in rows if r["batch"] == b) for b in batches], "o-", color=color,
+                 label=f"{s.label()}: layers' time")
+        ax2.plot(batches, [sum(floor(r) for r in rows if r["batch"] == b) for b in batches], "--", color=color,
+                 label=f"{s.label()}: floor at {peak_b:.0f} GB/s")
+    ax1.axhline(1.0, color="k", linewidth=1, linestyle="--")
+    ax1.set_yscale("log")
+    ax1.set_ylabel("time / memory floor (1: at the DRAM's bandwidth)")
+    ax1.set_title(f"Per layer at batch {small}: how far from reading its bytes once", fontsize=10)
+    ax1.grid(True, axis="y", which="both", alpha=0.3)
+    ax1.legend(fontsize=7, loc="upper right")
+    _log_batches(ax2, sorted({r["batch"] for _, _, rows in picked for r in rows}))
+    ax2.set_yscale("log")
+    ax2.set_xlabel("batch size (images)")
+    ax2.set_ylabel("ms, warm median, summed over the layers")
+    ax2.set_title(f"Layers' time against their memory floor, batches up to {SMALL_BATCH}", fontsize=10)
+    ax2.grid(True, which="both", alpha=0.3)
+    ax2.legend(fontsize=7, loc="upper left")
+    fig.suptitle(context([s for s, _, _ in picked]), fontsize=10)
+    return _save(fig, out, "small_batch_floor")
+
+
 def variants_per_layer(sweeps, out, batch=None):
     with_layers = [s for s in sweeps if any(r["run"] == "warm" for r in s.layers)]
     if len(with_layers) < 1:

@@ -133,6 +133,8 @@ def run():
         figs.append((f"Per-layer time: {s.label()}", figures.layer_times(s, a.out, f"layers_{i + 1}")))
     if sweeps:
         figs.append(("Throughput and the roofline", figures.throughput_roofline(sweeps, a.out)))
+        figs.append((f"Small batches against the memory floor (batches up to {figures.SMALL_BATCH})",
+                     figures.small_batch_floor(sweeps, a.out)))
         figs.append(("Precisions compared: time and accuracy lost", figures.precisions(sweeps, a.out)))
         vp, vb = figures.variants_per_layer(sweeps, a.out, a.batch)
         figs.append((f"Variants compared per layer at batch {vb}", vp))

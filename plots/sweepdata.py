@@ -99,6 +99,7 @@ class Sweep:
                     r[c] = rank0.get((r["batch"], r["run"]), {}).get(c)
         first = self.rows[0]
         self.model, self.backend, self.variant = first["model"], first["backend"], first["variant"]
+        self.fc_variant = first.get("fc_variant", "") or ""  # cuda: the fully connected version when not auto
         self.transfers, self.host_memory, self.weights = first["transfers"], first["host_memory"], first["weights"]
         self.precision = first.get("precision", "fp32")
         base = path[:-4] if path.endswith(".csv") else path
@@ -139,6 +140,8 @@ class Sweep:
         if self.backend == "cudnn" and v.startswith("cudnn-"):
             v = v[len("cudnn-"):]
         v = f" {v}" if v else ""
+        if self.backend == "cuda" and self.fc_variant not in ("", "auto", self.variant):
+            v += " fc " + ("v" + self.fc_variant if self.fc_variant.isdigit() else self.fc_variant)
         t = "" if self.transfers in ("host", "") else f", {self.transfers}"
         h = "" if self.host_memory == "pageable" or self.transfers == "host" else f", {self.host_memory}"
         m = f"{self.model}: " if self.show_model else ""

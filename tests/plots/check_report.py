@@ -33,7 +33,7 @@ def main():
                                          "h200-ece408-cuda-per-layer-pinned.csv")]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "report")
-        names = ["total_time", "throughput_roofline", "variants_per_layer"] + \
+        names = ["total_time", "throughput_roofline", "small_batch_floor", "variants_per_layer"] + \
                 [f"{k}_{i}" for k in ("breakdown", "layers") for i in (1, 2, 3)]
         md = make_report(batchscope, csvs, out, names)
         links = re.findall(r"\]\(([^)]+)\)", md)
@@ -49,6 +49,13 @@ def main():
         check("src='" not in page.replace("src='data:", ""), "report.html has no external images")
 
         check(not os.path.exists(os.path.join(out, "precisions.png")), "one precision: no precision figure")
+        # The H200 sweeps carry the device's clocks: the small-batch figure draws each against its floor at the H200's
+        # DRAM bandwidth (3,201 MHz, double data rate, 6,016 bits: 4,814 GB/s); the CPU sweep has none and is left out.
+        svg = open(os.path.join(out, "small_batch_floor.svg")).read()
+        check("floor at 4814 GB/s" in svg, "the small-batch figure names the H200's bandwidth")
+        check("cpu fp32" in open(os.path.join(out, "total_time.svg")).read() and "cpu fp32" not in svg,
+              "the CPU sweep, in the other figures, is not in the small-batch one")
+        check("Small batches against the memory floor" in md, "report.md has the small-batch figure")
 
         # Two precisions (H100 AlexNet sweeps, fp32 and fp16): the precision figure joins the report, and its
         # accuracy panel is drawn from the sweeps' check_rel_l2 (fp16's 7.8e-4 at batch 1024 is in the CSV).
@@ -64,6 +71,18 @@ def main():
               "report.md headings name the precision")
         svg = open(os.path.join(pout, "total_time.svg")).read()
         check("cuda auto fp16, resident, pinned (warm, median)" in svg, "the total-time legend names the precision")
+
+        # A fully connected version forced (--fc-variant 13) is in the label: two sweeps apart in it alone are told apart.
+        forced = os.path.join(tmp, "forced.csv")
+        with open(pcsvs[1]) as f:
+            text = f.read()
+        check(",cuda,auto,auto,fp16," in text, "the fp16 fixture's identity columns")
+        with open(forced, "w") as f:
+            f.write(text.replace(",cuda,auto,auto,fp16,", ",cuda,auto,13,fp16,"))
+        shutil.copy(pcsvs[1].replace(".csv", ".layers.csv"), forced.replace(".csv", ".layers.csv"))
+        fmd = make_report(batchscope, [pcsvs[1], forced], os.path.join(tmp, "forced-report"), ["total_time"])
+        check("## cuda auto fc v13 fp16, resident, pinned" in fmd and "## cuda auto fp16, resident, pinned" in fmd,
+              "report.md headings name a forced fc version")
 
         # A network of many layers (the fp32 sweep with each layer three times, as conv1, conv1.b, conv1.c): the
         # per-layer figures draw the 10 heaviest by name and sum the rest; the one-layer-each fixture draws them all.

@@ -7,6 +7,8 @@
 #           against the cpu backend: fc_stream.md (experiments/batch1_summary.py)
 #   AB=1    fc v14 of these binaries against .device/base.tar.xz's (scripts/pack_device.sh of the commit before), fp16 and
 #           bf16, batches 1, 2, 4, ROUNDS rounds alternating: fc_ab.md
+#   E2E=1   end to end at batch 1 and 16 with --cuda-graph (pinned), fp32 and fp16: the warm total against the kernels and
+#           the input copy of the same sweep's profiled passes: e2e.md
 #   PEERS=1 PyTorch in the same call (experiments/pytorch_alexnet.py): batches 1 and 16, fp32, fp32 replayed from a CUDA
 #           graph, fp16 channels-last: pytorch.txt
 set -uo pipefail
@@ -46,6 +48,27 @@ if [ "${AB:-0}" = 1 ]; then
   done
   python3 experiments/batch1_summary.py ab1 >"$OUT/fc_ab.md"; cat "$OUT/fc_ab.md"
   tar czf "$OUT/ab1.tgz" ab1
+fi
+if [ "${E2E:-0}" = 1 ]; then
+  mkdir -p e2e1
+  for p in fp32 fp16; do
+    "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --cuda-graph --batches 1,16 --reps 300 --warmup 30 \
+      --host-memory pinned --check-images 1 --check-backend cpu --out "e2e1/$p-graph.csv" >"e2e1/$p-graph.log" 2>&1 || echo "e2e $p: exit $?"
+  done
+  python3 - e2e1 >"$OUT/e2e.md" <<'PY'
+import csv, glob, os, sys
+K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
+print("| precision | batch | end to end ms (warm median) | kernels ms | input copy ms | end to end / (kernels + copy) | check |")
+print("|---|---:|---:|---:|---:|---:|---|")
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "*-graph.csv"))):
+    for r in csv.DictReader(open(p)):
+        if r["run"] != "warm":
+            continue
+        k, h, t = sum(float(r[c] or 0) for c in K), float(r["htod_ms"] or 0), float(r["total_ms_median"])
+        print(f"| {r['precision']} | {r['batch']} | {t:.4f} | {k:.4f} | {h:.4f} | {t / (k + h):.3f} | {r['check']} |")
+PY
+  cat "$OUT/e2e.md"
+  tar czf "$OUT/e2e1.tgz" e2e1
 fi
 if [ "${PEERS:-0}" = 1 ]; then
   python3 experiments/pytorch_alexnet.py --batches 1,16 --modes fp32,fp32-graph,fp16-cl --reps 50 --warmup 5 \

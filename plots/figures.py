@@ -174,11 +174,13 @@ def throughput_roofline(sweeps, out):
     ax1.grid(True, which="both", alpha=0.3)
     ax1.legend(fontsize=8, loc="upper left")
     ax1.set_title("Throughput", fontsize=10)
-    # Roofline: every layer at the largest batch of each sweep.
-    peak_f, peak_b = None, None
+    # Roofline: every layer at the largest batch of each sweep, under the ceiling of every precision the sweeps ran.
+    ceilings, peak_b = {}, None
     for i, s in enumerate(sweeps):
-        pf, pb = s.peaks()
-        peak_f, peak_b = peak_f or pf, peak_b or pb
+        pf, pb = s.peaks(s.precision)
+        peak_b = peak_b or pb
+        if pf:
+            ceilings.setdefault(s.precision, pf)
         rows = [r for r in s.layers if r["run"] == "warm" and r["gb_per_s"] > 0 and r["gflop_per_s"] > 0]
         if not rows:
             continue
@@ -193,11 +195,14 @@ def throughput_roofline(sweeps, out):
     ax2.set_xscale("log")
     ax2.set_yscale("log")
     xmin, xmax = ax2.get_xlim() if ax2.collections else (0.1, 100)
-    if peak_f and peak_b:
+    if ceilings and peak_b:
         import numpy as np
-        xs = np.logspace(np.log10(max(xmin, 1e-2)), np.log10(max(xmax, 1e3)), 200)
-        ax2.plot(xs, np.minimum(peak_f, peak_b * xs), "k--", linewidth=1,
-                 label=f"roofline: {peak_f / 1e3:.1f} TFLOP/s FP32, {peak_b:.0f} GB/s (from device clocks)")
+        xs = np.logspace(np.log10(max(xmin, 1e-2)), np.log10(max(xmax, 1e4)), 200)
+        styles = {"fp32": "--", "tf32": "-.", "fp16": ":", "bf16": (0, (1, 3))}
+        for prec, peak_f in sorted(ceilings.items(), key=lambda kv: kv[1]):
+            what = "FP32 (FFMA)" if prec == "fp32" else f"{prec.upper()} (dense tensor cores)"
+            ax2.plot(xs, np.minimum(peak_f, peak_b * xs), color="k", linestyle=styles.get(prec, "--"), linewidth=1,
+                     label=f"roofline {prec}: {peak_f / 1e3:.1f} TFLOP/s {what}, {peak_b:.0f} GB/s (from device clocks)")
     ax2.set_xlabel("arithmetic intensity (FLOP per byte of activations and weights)")
     ax2.set_ylabel("achieved GFLOP/s")
     ax2.grid(True, which="both", alpha=0.3)

@@ -147,15 +147,22 @@ class Sweep:
         m = f"{self.model}: " if self.show_model else ""
         return f"{m}{self.backend}{v} {self.precision}{t}{h}"
 
-    def peaks(self):
-        """(GFLOP/s, GB/s) of the device, from the metadata; None where unknown."""
+    def peaks(self, precision="fp32"):
+        """(GFLOP/s in `precision`, GB/s) of the device, from the metadata; None where unknown. The multiply-adds per
+        clock per multiprocessor are FMA_PER_CLOCK's (dense tensor cores for tf32, fp16, bf16), as the layer CSV's
+        peak_pct; FP32's 128 is taken for any architecture."""
         d = self.meta.get("device", {})
         if not d.get("name"):
             return None, None
-        gflops = d["sm_count"] * 128 * 2 * d["sm_clock_mhz"] * 1e-3 if d.get("sm_clock_mhz", -1) > 0 else None
+        per = FMA_PER_CLOCK.get(d.get("compute_capability", ""), {}).get(precision, 128 if precision == "fp32" else None)
+        gflops = d["sm_count"] * per * 2 * d["sm_clock_mhz"] * 1e-3 if per and d.get("sm_clock_mhz", -1) > 0 else None
         gbps = d["memory_clock_mhz"] * 2 * d["memory_bus_bits"] / 8 * 1e-3 if d.get("memory_clock_mhz", -1) > 0 and d.get("memory_bus_bits", -1) > 0 else None
         return gflops, gbps
 
+
+# Multiply-adds per clock per multiprocessor by compute capability and precision (app/commands/sweep.cpp's table).
+FMA_PER_CLOCK = {"9.0": {"fp32": 128, "tf32": 1024, "fp16": 2048, "bf16": 2048},
+                 "8.0": {"fp32": 64, "tf32": 512, "fp16": 1024, "bf16": 1024}}
 
 THROUGHPUT_REQUIRED = ["model", "backend", "ranks", "rank", "batch", "streams", "images", "wall_s", "images_per_s",
                        "latency_ms_p50", "latency_ms_p90", "latency_ms_p99", "latency_ms_max"]

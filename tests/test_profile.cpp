@@ -195,7 +195,11 @@ TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
   // On the CPU there is no DRAM bandwidth to compare with: the column is there, and empty.
   auto lcol = [&](const std::string& name) { return std::find(layers[0].begin(), layers[0].end(), name) - layers[0].begin(); };
   ASSERT_LT(static_cast<size_t>(lcol("bandwidth_pct")), layers[0].size());
-  for (size_t i = 1; i < layers.size(); ++i) EXPECT_EQ(layers[i][lcol("bandwidth_pct")], "");
+  ASSERT_LT(static_cast<size_t>(lcol("peak_pct")), layers[0].size());
+  for (size_t i = 1; i < layers.size(); ++i) {
+    EXPECT_EQ(layers[i][lcol("bandwidth_pct")], "");
+    EXPECT_EQ(layers[i][lcol("peak_pct")], "");
+  }
   std::ifstream js(d / "r.json");
   nlohmann::json j = nlohmann::json::parse(js);
   for (const char* k : {"command", "date", "git_commit", "model", "weights", "backend", "device", "host", "batches", "check",
@@ -217,7 +221,7 @@ TEST(SweepOutputs, CpuSweepWritesCsvLayersAndMetadata) {
 // Bytes a layer moves, hand-computed: fc 123 -> 37 at batch 2 reads 2 x 123 inputs and 123 x 37 + 37 weights and writes
 // 2 x 37 outputs: 246 + 4,551 + 37 + 74 = 4,908 values, 4 bytes each in fp32 and tf32, 2 in fp16 and bf16. The H100's DRAM: 2,619 MHz, double data
 // rate, 5,120 bits: 3,352 GB/s.
-TEST(SweepOutputs, LayerBytesFollowThePrecisionAndBandwidthTheDeviceClocks) {
+TEST(SweepOutputs, LayerBytesFollowThePrecisionAndPeaksTheDeviceClocks) {
   Layer l;
   FcParams f;
   f.outputs = 37;
@@ -231,6 +235,19 @@ TEST(SweepOutputs, LayerBytesFollowThePrecisionAndBandwidthTheDeviceClocks) {
   EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp16), 2.0 * 4908);
   EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::bf16), 2.0 * 4908);
   EXPECT_NEAR(dram_gb_per_s({{"memory_clock_mhz", 2619}, {"memory_bus_bits", 5120}}), 3352.32, 1e-6);
+  // The H100 SXM's peaks from its clocks, 132 multiprocessors at 1,980 MHz: FP32 2 x 128 x 132 x 1.98 = 66,908 GFLOP/s
+  // (NVIDIA's 67 TFLOPS); TF32 8x that, 535,265; FP16 and BF16 16x, 1,070,530 (NVIDIA's 495 and 989 are at the 1,830 MHz
+  // its tensor cores hold under load). A100: 108 x 1,410 MHz, FP32 19,492 (19.5), FP16 311,869 (312).
+  const nlohmann::json h100 = {{"compute_capability", "9.0"}, {"sm_count", 132}, {"sm_clock_mhz", 1980}};
+  EXPECT_NEAR(peak_gflop_per_s(h100, Precision::fp32), 66908.16, 1e-6);
+  EXPECT_NEAR(peak_gflop_per_s(h100, Precision::tf32), 535265.28, 1e-6);
+  EXPECT_NEAR(peak_gflop_per_s(h100, Precision::fp16), 1070530.56, 1e-6);
+  EXPECT_NEAR(peak_gflop_per_s(h100, Precision::bf16), 1070530.56, 1e-6);
+  const nlohmann::json a100 = {{"compute_capability", "8.0"}, {"sm_count", 108}, {"sm_clock_mhz", 1410}};
+  EXPECT_NEAR(peak_gflop_per_s(a100, Precision::fp32), 19491.84, 1e-6);
+  EXPECT_NEAR(peak_gflop_per_s(a100, Precision::fp16), 311869.44, 1e-6);
+  EXPECT_EQ(peak_gflop_per_s({{"compute_capability", "7.5"}, {"sm_count", 40}, {"sm_clock_mhz", 1590}}, Precision::fp32), 0.0);  // unknown
+  EXPECT_EQ(peak_gflop_per_s(nullptr, Precision::fp32), 0.0);
   EXPECT_EQ(dram_gb_per_s(nullptr), 0.0);                        // no GPU
   EXPECT_EQ(dram_gb_per_s({{"memory_clock_mhz", -1}, {"memory_bus_bits", 5120}}), 0.0);  // unknown clock
 }

@@ -3,6 +3,7 @@
 // inputs rotated between repetitions; the breakdown from the profiler's records of the timed passes, or of profiled
 // passes of their own (--profiled-passes separate). Under mpirun every rank runs its share in lock step (world.hpp).
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -48,6 +49,17 @@ double dram_gb_per_s(const nlohmann::json& gpu) {
   return mhz > 0 && bits > 0 ? mhz * 2 * bits / 8 * 1e-3 : 0;
 }
 
+double peak_gflop_per_s(const nlohmann::json& gpu, Precision p) {
+  if (!gpu.is_object() || !gpu.contains("compute_capability") || !gpu.contains("sm_count") || !gpu.contains("sm_clock_mhz")) return 0;
+  const std::string cc = gpu["compute_capability"].get<std::string>();
+  const int k = p == Precision::fp32 ? 0 : p == Precision::tf32 ? 1 : 2;
+  static const std::map<std::string, std::array<double, 3>> fma_per_clock = {{"9.0", {128, 1024, 2048}}, {"8.0", {64, 512, 1024}}};
+  const auto it = fma_per_clock.find(cc);
+  const double sms = gpu["sm_count"].get<double>(), mhz = gpu["sm_clock_mhz"].get<double>();
+  if (it == fma_per_clock.end() || sms <= 0 || mhz <= 0) return 0;
+  return 2 * it->second[k] * sms * mhz * 1e-3;
+}
+
 // What each rank prepares for itself (under mpirun a failure here on one rank stops them all).
 void SweepDriver::prepare_rank() {
   if (gpu_) place_rank_on_gpu(world_);
@@ -56,7 +68,11 @@ void SweepDriver::prepare_rank() {
   if (!gpu_) share_cores(world_, opts_);
   world_.fault_point("load");
   if (gpu_) init_gpu();
-  if (gpu_) peak_gb_per_s_ = dram_gb_per_s(gpu_info());
+  if (gpu_) {
+    const nlohmann::json gpu = gpu_info();
+    peak_gb_per_s_ = dram_gb_per_s(gpu);
+    peak_gflop_per_s_ = peak_gflop_per_s(gpu, opts_.precision);
+  }
   device_ = rank_device(gpu_);
   exec_ = std::make_unique<Executor>(model_, backend_, opts_);
   std::vector<int> mine;
@@ -203,6 +219,7 @@ void SweepDriver::layer_rows(int n, const std::string& kind, const std::vector<S
     row.gflop_per_s = row.median > 0 ? l.flops_per_image() * n / row.median * 1e-9 : 0.0;
     row.gb_per_s = row.median > 0 ? bytes / row.median * 1e-9 : 0.0;
     if (peak_gb_per_s_ > 0) row.bandwidth_pct = 100.0 * row.gb_per_s / peak_gb_per_s_;
+    if (peak_gflop_per_s_ > 0) row.peak_pct = 100.0 * row.gflop_per_s / peak_gflop_per_s_;
     layers_.push_back(row);
   }
 }

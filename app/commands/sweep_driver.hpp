@@ -32,6 +32,11 @@ struct SweepRun {
 double layer_bytes(const Layer& l, int n, Precision p);
 // The GPU's DRAM bandwidth in GB/s from gpu_info()'s memory clock and bus width (double data rate), 0 where unknown.
 double dram_gb_per_s(const nlohmann::json& gpu);
+// The GPU's dense arithmetic peak in GFLOP/s for a precision's products, from gpu_info()'s multiprocessors and SM clock
+// and the multiply-adds per clock per multiprocessor of its architecture: compute capability 9.0 (Hopper) FP32 128,
+// TF32 1024, FP16 and BF16 2048 (tensor cores, dense); 8.0 (A100) 64, 512, 1024. fp32 is the FP32 (FFMA) peak, which
+// the 3xTF32 versions may pass. 0 for other architectures.
+double peak_gflop_per_s(const nlohmann::json& gpu, Precision p);
 
 class SweepDriver {
  public:
@@ -79,7 +84,8 @@ class SweepDriver {
   SweepOptions o_;
   BackendKind backend_ = BackendKind::cpu;
   bool gpu_ = false;
-  double peak_gb_per_s_ = 0;  // the GPU's DRAM bandwidth (layer rows' bandwidth_pct); 0 on the CPU
+  double peak_gb_per_s_ = 0;     // the GPU's DRAM bandwidth (layer rows' bandwidth_pct); 0 on the CPU
+  double peak_gflop_per_s_ = 0;  // its arithmetic peak in the run's precision (layer rows' peak_pct); 0 on the CPU
   Model model_;
   BackendOptions opts_;
   std::unique_ptr<Executor> exec_;

@@ -65,7 +65,7 @@ void layer_row_fields(Row& r, Visit&& visit) {
   visit("batch", r.batch, false), visit("run", r.run, false), visit("layer", r.layer, false), visit("type", r.type, false);
   visit("impl", r.implementation, false), visit("median", r.median, false), visit("min", r.min, false);
   visit("max", r.max, false), visit("gflops", r.gflop_per_s, false), visit("gbs", r.gb_per_s, false);
-  visit("bw_pct", r.bandwidth_pct, true), visit("rank", r.rank, false);
+  visit("bw_pct", r.bandwidth_pct, true), visit("peak_pct", r.peak_pct, true), visit("rank", r.rank, false);
 }
 
 template <class Row, class Fields>
@@ -144,13 +144,13 @@ std::string sweep_csv(const SweepIdentity& id, const std::vector<SweepRow>& rows
 
 std::string layers_csv(const SweepIdentity& id, const std::vector<LayerRow>& rows, int ranks) {
   std::string out = std::string(kIdentityHeader) +
-                    ",batch,run,layer,type,implementation,median_ms,min_ms,max_ms,gflop_per_s,gb_per_s,bandwidth_pct" +
+                    ",batch,run,layer,type,implementation,median_ms,min_ms,max_ms,gflop_per_s,gb_per_s,bandwidth_pct,peak_pct" +
                     (ranks > 1 ? ",rank" : "") + "\n";
   for (const LayerRow& r : rows)
     out += identity_cells(id) + "," + std::to_string(r.batch) + "," + r.run + "," + quote(r.layer) + "," + r.type + "," +
            quote(r.implementation) + "," + num(r.median * 1e3) + "," + num(r.min * 1e3) + "," + num(r.max * 1e3) + "," +
-           num(r.gflop_per_s) + "," + num(r.gb_per_s) + "," + (r.bandwidth_pct < 0 ? "" : num(r.bandwidth_pct)) +
-           (ranks > 1 ? "," + r.rank : "") + "\n";
+           num(r.gflop_per_s) + "," + num(r.gb_per_s) + "," + (r.bandwidth_pct < 0 ? "" : num(r.bandwidth_pct)) + "," +
+           (r.peak_pct < 0 ? "" : num(r.peak_pct)) + (ranks > 1 ? "," + r.rank : "") + "\n";
   return out;
 }
 

@@ -40,6 +40,7 @@ struct LayerRow {
   std::string run, layer, type, implementation;
   double median = 0, min = 0, max = 0, gflop_per_s = 0, gb_per_s = 0;
   double bandwidth_pct = -1;  // gb_per_s against the GPU's DRAM bandwidth (memory clock x bus width); -1: no GPU
+  double peak_pct = -1;       // gflop_per_s against the GPU's peak for the run's precision (peak_gflop_per_s); -1: unknown
   std::string rank;  // under mpirun
 };
 nlohmann::json to_json(const LayerRow& r);

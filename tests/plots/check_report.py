@@ -3,6 +3,7 @@
 H200 sweeps): every figure and both report files are made, the Markdown's links resolve, the HTML embeds
 its images, and a CSV lacking a column or holding a bad value is refused with a message naming it.
 Usage: check_report.py BATCHSCOPE SRC_DIR"""
+import json
 import os
 import re
 import shutil
@@ -71,6 +72,24 @@ def main():
               "report.md headings name the precision")
         svg = open(os.path.join(pout, "total_time.svg")).read()
         check("cuda auto fp16, resident, pinned (warm, median)" in svg, "the total-time legend names the precision")
+
+        # With the device's clocks beside them (an H100's, as gpu_info writes them), the roofline draws a ceiling for each
+        # precision: FP32's FFMA peak, 2 x 128 x 132 x 1.98 GHz = 66.9 TFLOP/s, and FP16's on the tensor cores, 16x that.
+        dev = {"device": {"name": "NVIDIA H100 80GB HBM3", "sm_count": 132, "sm_clock_mhz": 1980, "compute_capability": "9.0",
+                          "memory_clock_mhz": 2619, "memory_bus_bits": 5120}}
+        clocked = []
+        for c in pcsvs:
+            dst = os.path.join(tmp, "clocked-" + os.path.basename(c))
+            shutil.copy(c, dst)
+            shutil.copy(c.replace(".csv", ".layers.csv"), dst.replace(".csv", ".layers.csv"))
+            with open(dst.replace(".csv", ".json"), "w") as f:
+                json.dump(dev, f)
+            clocked.append(dst)
+        cout = os.path.join(tmp, "clocked-report")
+        make_report(batchscope, clocked, cout, ["throughput_roofline"])
+        svg = open(os.path.join(cout, "throughput_roofline.svg")).read()
+        check("roofline fp32: 66.9 TFLOP/s FP32 (FFMA), 3352 GB/s" in svg and "roofline fp16: 1070.5 TFLOP/s FP16 (dense tensor cores)" in svg,
+              "the roofline draws the FP32 and FP16 ceilings")
 
         # A fully connected version forced (--fc-variant 13) is in the label: two sweeps apart in it alone are told apart.
         forced = os.path.join(tmp, "forced.csv")

@@ -8,10 +8,7 @@
 // with a streaming load (no reuse: it must not evict the activations from L1), and multiply it by the same 8 values of
 // each of up to NB images (the input, (N, K), stays in L1 and L2); FP32 accumulation, a shuffle and shared-memory
 // reduction, bias and activation fused, the pad output (Os > O) written as zero. Batches beyond NB run in passes of NB
-// images (each pass reads the weights again: auto takes it for a few images only). On Hopper the kernel is launched as a
-// programmatic dependent launch: its blocks may start while the layer before finishes, prefetch their first row of
-// weights into L2 (they depend on nothing) and only then wait for that layer's output (griddepcontrol.wait); it
-// lets the next kernel launch early the same way. The weight rows are padded to a
+// images (each pass reads the weights again: auto takes it for a few images only). The weight rows are padded to a
 // multiple of 8 values; where K itself is not one, the input rows are not 16-byte aligned and are read value by value.
 #include <algorithm>
 #include <climits>
@@ -21,7 +18,6 @@
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
-#include "kernels/cuda/ops/pdl.cuh"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda::half {
@@ -63,14 +59,6 @@ __global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* _
                                                                    int act, uint16_t* __restrict__ out, int* ovf) {
   __shared__ float partial[kThreads / 32][NB];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-  // Before the layer before has finished: this block's first row into L2. A prefetch, not a load into registers: the
-  // kernel before may be the one that prepared these weights (at the first run), and only L2, where every write lands,
-  // is sure to see them before the wait.
-  if (blockIdx.x < outputs)
-    for (int line = t; line < (k8 + 7) / 8; line += kThreads)
-      prefetch_l2(w + static_cast<long long>(blockIdx.x) * k8 + 8LL * line);
-  dependency_wait();
-  dependents_may_launch();
   for (int o = blockIdx.x; o < outputs; o += gridDim.x) {
     const uint4* row = w + static_cast<long long>(o) * k8;
     for (int n0 = 0; n0 < n; n0 += NB) {
@@ -127,17 +115,6 @@ __global__ void prepare_rows(const float* __restrict__ w, Shape is, int cs, long
   }
 }
 
-// Programmatic dependent launch needs compute capability 9.0 (the current device's, asked once).
-bool pdl_supported() {
-  static const bool ok = [] {
-    int dev = 0, major = 0;
-    CUDA_CHECK(cudaGetDevice(&dev));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-    return major >= 9;
-  }();
-  return ok;
-}
-
 template <bool BF16>
 void launch(const HalfFcArgs& a, cudaStream_t s) {
   const long long k = k_values(a.is);
@@ -154,16 +131,7 @@ void launch(const HalfFcArgs& a, cudaStream_t s) {
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
         return std::max(1, sms * per_sm);
       }();
-      cudaLaunchConfig_t cfg = {};
-      cfg.gridDim = dim3(static_cast<unsigned>(std::min(a.outputs, resident)));
-      cfg.blockDim = dim3(kThreads);
-      cfg.stream = s;
-      cudaLaunchAttribute attr[1];
-      attr[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[0].val.programmaticStreamSerializationAllowed = 1;
-      cfg.attrs = attr;
-      cfg.numAttrs = pdl_supported() ? 1 : 0;
-      CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf));
+      kernel<<<std::min(a.outputs, resident), kThreads, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
     };
     if (k % 8 == 0) run(fc_stream_half_kernel<BF16, NB, true>);
     else run(fc_stream_half_kernel<BF16, NB, false>);

@@ -8,7 +8,6 @@
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/ops/block_reduce.cuh"
-#include "kernels/cuda/ops/pdl.cuh"
 #include "kernels/cuda/half/half_types.cuh"
 
 namespace bs::cuda::half {
@@ -130,7 +129,6 @@ __global__ void pool_values_kernel(const uint16_t* __restrict__ in, long long to
 // One thread per (image, output pixel, channel pair).
 template <bool BF16>
 __global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Shape is, PoolParams p, Shape os, int cs2, uint32_t* __restrict__ out) {
-  dependents_may_launch();  // a fully connected layer after it may start fetching its weights (fc v14)
   GRID_STRIDE(i, total) {
     const int cp = static_cast<int>(i % cs2);
     const long long pix = i / cs2;

@@ -84,8 +84,7 @@ __global__ void prepare_weights(const float* __restrict__ w, Shape is, int cs, i
     for (int h = 0; h < 2; ++h) {
       const int k = 2 * kw + h;
       if (k >= k_count || o >= outputs) continue;
-      const int c = k % cs, x = (k / cs) % is.w, y = k / (cs * is.w);
-      if (c < is.c) v[h] = w[o * k_model + (static_cast<long long>(c) * is.h + y) * is.w + x];
+      if (const long long at = nhwc_to_nchw(k, is, cs); at >= 0) v[h] = w[o * k_model + at];
     }
     dst[i] = pack2<BF16>(v[0], v[1]);
   }

@@ -109,9 +109,8 @@ __global__ void prepare_rows(const float* __restrict__ w, Shape is, int cs, long
   const long long k_model = static_cast<long long>(is.c) * is.h * is.w;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long o = i / kp, k = i - o * kp;
-    const int c = static_cast<int>(k % cs), xx = static_cast<int>((k / cs) % is.w), y = static_cast<int>(k / (cs * is.w));
-    dst[i] = from_float<BF16>(k < k_count && c < is.c ? w[o * k_model + (static_cast<long long>(c) * is.h + y) * is.w + xx] : 0.0f);
+    const long long o = i / kp, k = i - o * kp, at = k < k_count ? nhwc_to_nchw(k, is, cs) : -1;
+    dst[i] = from_float<BF16>(at >= 0 ? w[o * k_model + at] : 0.0f);
   }
 }
 
@@ -124,13 +123,7 @@ void launch(const HalfFcArgs& a, cudaStream_t s) {
   auto go = [&](auto images) {
     constexpr int NB = decltype(images)::value;
     auto run = [&](auto kernel) {
-      static const int resident = [&] {  // blocks of this instantiation the whole GPU holds at once
-        int dev = 0, sms = 0, per_sm = 0;
-        CUDA_CHECK(cudaGetDevice(&dev));
-        CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, kernel, kThreads, 0));
-        return std::max(1, sms * per_sm);
-      }();
+      static const int resident = resident_blocks(kernel, kThreads, 0);  // of this instantiation, the GPU at once
       kernel<<<std::min(a.outputs, resident), kThreads, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
     };
     if (k % 8 == 0) run(fc_stream_half_kernel<BF16, NB, true>);

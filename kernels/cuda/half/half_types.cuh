@@ -10,7 +10,16 @@
 
 #include <cstdint>
 
+#include "kernels/model/model.hpp"
+
 namespace bs::cuda::half {
+
+// Value k of one image's NHWC flattening, (y, x, c) over Cs channels, as its offset in the NCHW flattening (the order of
+// a fully connected layer's weight columns in the model); -1 for the pad channel (c >= C).
+__device__ __forceinline__ long long nhwc_to_nchw(long long k, Shape is, int cs) {
+  const int c = static_cast<int>(k % cs), x = static_cast<int>((k / cs) % is.w), y = static_cast<int>(k / (static_cast<long long>(cs) * is.w));
+  return c < is.c ? (static_cast<long long>(c) * is.h + y) * is.w + x : -1;
+}
 
 constexpr float kFp16Max = 65504.0f;
 

@@ -45,19 +45,14 @@ void pool(const float* in, int n, Shape is, const PoolParams& p, Shape os, float
       const float* src = in + (int64_t{b} * is.c + c) * is.h * is.w;
       for (int oy = 0; oy < os.h; ++oy)
         for (int ox = 0; ox < os.w; ++ox) {
-          int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-          int y1 = std::min(y0 + p.kh, is.h + p.pad_bottom()), x1 = std::min(x0 + p.kw, is.w + p.pad_right());
-          int window = (y1 - y0) * (x1 - x0);  // Caffe: padding counts, beyond it does not
-          y0 = std::max(y0, 0); x0 = std::max(x0, 0);
-          y1 = std::min(y1, is.h); x1 = std::min(x1, is.w);
-          if (!p.count_include_pad) window = (y1 - y0) * (x1 - x0);  // the input values alone
+          const PoolWindow w = p.window(is.h, is.w, oy, ox);
           double acc = p.kind == PoolKind::max ? -std::numeric_limits<double>::infinity() : 0.0;
-          for (int y = y0; y < y1; ++y)
-            for (int x = x0; x < x1; ++x) {
+          for (int y = w.y0; y < w.y1; ++y)
+            for (int x = w.x0; x < w.x1; ++x) {
               const double v = src[y * is.w + x];
               acc = p.kind == PoolKind::max ? std::max(acc, v) : acc + v;
             }
-          if (p.kind == PoolKind::avg) acc /= window;
+          if (p.kind == PoolKind::avg) acc /= w.count;
           out[((int64_t{b} * os.c + c) * os.h + oy) * os.w + ox] = static_cast<float>(acc);
         }
     }

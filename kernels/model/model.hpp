@@ -51,6 +51,10 @@ struct ActParams {
   float alpha = 0.01f;
 };
 enum class PoolKind { max, avg };
+// The input rows [y0, y1) and columns [x0, x1) of one pooling output, and what its average divides by.
+struct PoolWindow {
+  int y0, x0, y1, x1, count;
+};
 struct PoolParams : Padding {
   PoolKind kind = PoolKind::max;
   int kh = 0, kw = 0, sh = 1, sw = 1;
@@ -58,6 +62,21 @@ struct PoolParams : Padding {
   // Average: divide by the window clipped to the padded input (true: Caffe, MXNet, ONNX count_include_pad 1) or by the
   // input values inside it alone (false: PyTorch's default count_include_pad=False, ONNX's default 0).
   bool count_include_pad = true;
+  // Output (oy, ox)'s window inside an ih x iw input. Max ignores the padding; average divides by the window clipped to
+  // the padded input (count_include_pad: padding counts, beyond it does not, as Caffe) or by the input values inside it.
+  // Every backend's pooling kernel takes it from here.
+  BS_HOST_DEVICE PoolWindow window(int ih, int iw, int oy, int ox) const {
+    PoolWindow w{oy * sh - ph, ox * sw - pw, 0, 0, 0};
+    w.y1 = w.y0 + kh < ih + pad_bottom() ? w.y0 + kh : ih + pad_bottom();
+    w.x1 = w.x0 + kw < iw + pad_right() ? w.x0 + kw : iw + pad_right();
+    w.count = (w.y1 - w.y0) * (w.x1 - w.x0);
+    w.y0 = w.y0 > 0 ? w.y0 : 0;
+    w.x0 = w.x0 > 0 ? w.x0 : 0;
+    w.y1 = w.y1 < ih ? w.y1 : ih;
+    w.x1 = w.x1 < iw ? w.x1 : iw;
+    if (!count_include_pad) w.count = (w.y1 - w.y0) * (w.x1 - w.x0);
+    return w;
+  }
 };
 // Across channels, Caffe's convention: b = a / (k + alpha/size * sum over `size` neighbours of a^2)^beta
 struct LrnParams { int size = 5; float alpha = 1e-4f, beta = 0.75f, k = 1.0f; };

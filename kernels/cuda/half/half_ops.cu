@@ -88,23 +88,6 @@ __global__ void act_values_kernel(uint16_t* x, long long count, int act, float a
   GRID_STRIDE(i, count) x[i] = from_float<BF16>(activate_alpha(to_float<BF16>(x[i]), act, alpha));
 }
 
-// Output (oy, ox)'s window [y0, y1) x [x0, x1) inside the input, and what an average divides by: the window clipped to
-// the padded input, or the input values inside it (count_include_pad false), as the FP32 kernels.
-struct PoolWindow {
-  int y0, x0, y1, x1, window;
-};
-__device__ __forceinline__ PoolWindow pool_window_at(Shape is, const PoolParams& p, int oy, int ox) {
-  PoolWindow w;
-  w.y0 = oy * p.sh - p.ph;
-  w.x0 = ox * p.sw - p.pw;
-  w.y1 = min(w.y0 + p.kh, is.h + p.pad_bottom());
-  w.x1 = min(w.x0 + p.kw, is.w + p.pad_right());
-  w.window = (w.y1 - w.y0) * (w.x1 - w.x0);
-  w.y0 = max(w.y0, 0); w.x0 = max(w.x0, 0); w.y1 = min(w.y1, is.h); w.x1 = min(w.x1, is.w);
-  if (!p.count_include_pad) w.window = (w.y1 - w.y0) * (w.x1 - w.x0);
-  return w;
-}
-
 // One thread per (image, output pixel, channel) of a packed NHWC tensor of C channels (any count: the cudnn backend's).
 template <bool BF16>
 __global__ void pool_values_kernel(const uint16_t* __restrict__ in, long long total, Shape is, PoolParams p, Shape os,
@@ -114,7 +97,7 @@ __global__ void pool_values_kernel(const uint16_t* __restrict__ in, long long to
     const long long pix = i / is.c;
     const int ox = static_cast<int>(pix % os.w), oy = static_cast<int>((pix / os.w) % os.h);
     const long long img = pix / (static_cast<long long>(os.w) * os.h);
-    const PoolWindow w = pool_window_at(is, p, oy, ox);
+    const PoolWindow w = p.window(is.h, is.w, oy, ox);
     const bool is_max = p.kind == PoolKind::max;
     float a = is_max ? -FLT_MAX : 0.0f;
     for (int y = w.y0; y < w.y1; ++y)
@@ -122,7 +105,7 @@ __global__ void pool_values_kernel(const uint16_t* __restrict__ in, long long to
         const float f = to_float<BF16>(in[((img * is.h + y) * is.w + x) * is.c + c]);
         a = is_max ? fmaxf(a, f) : a + f;
       }
-    out[i] = from_float<BF16>(is_max ? a : a / w.window);
+    out[i] = from_float<BF16>(is_max ? a : a / w.count);
   }
 }
 
@@ -134,18 +117,17 @@ __global__ void pool_kernel(const uint32_t* __restrict__ in, long long total, Sh
     const long long pix = i / cs2;
     const int ox = static_cast<int>(pix % os.w), oy = static_cast<int>((pix / os.w) % os.h);
     const long long img = pix / (static_cast<long long>(os.w) * os.h);
-    const PoolWindow w = pool_window_at(is, p, oy, ox);
-    const int y0 = w.y0, x0 = w.x0, y1 = w.y1, x1 = w.x1, window = w.window;
+    const PoolWindow w = p.window(is.h, is.w, oy, ox);
     const bool is_max = p.kind == PoolKind::max;
     float a0 = is_max ? -FLT_MAX : 0.0f, a1 = a0;
-    for (int y = y0; y < y1; ++y)
-      for (int x = x0; x < x1; ++x) {
+    for (int y = w.y0; y < w.y1; ++y)
+      for (int x = w.x0; x < w.x1; ++x) {
         const uint32_t v = in[((img * is.h + y) * is.w + x) * cs2 + cp];
         const float f0 = to_float<BF16>(static_cast<uint16_t>(v & 0xffffu)), f1 = to_float<BF16>(static_cast<uint16_t>(v >> 16));
         a0 = is_max ? fmaxf(a0, f0) : a0 + f0;
         a1 = is_max ? fmaxf(a1, f1) : a1 + f1;
       }
-    if (!is_max) { a0 /= window; a1 /= window; }
+    if (!is_max) { a0 /= w.count; a1 /= w.count; }
     out[i] = pack2<BF16>(a0, a1);
   }
 }

@@ -27,19 +27,14 @@ namespace {
 
 constexpr int kLrnPoolSmemBytes = 48 * 1024;
 
-// Max ignores padding; average divides by the window clipped to the padded input (Caffe, MXNet's default) or, with
-// count_include_pad false, by the input values inside it.
+// One output of the pool over an ih x iw plane (its window: PoolParams::window).
 __device__ __forceinline__ float pool_window(const float* plane, int ih, int iw, const PoolParams& p, int oy, int ox) {
-  int y0 = oy * p.sh - p.ph, x0 = ox * p.sw - p.pw;
-  int y1 = min(y0 + p.kh, ih + p.pad_bottom()), x1 = min(x0 + p.kw, iw + p.pad_right());
-  int window = (y1 - y0) * (x1 - x0);
-  y0 = max(y0, 0); x0 = max(x0, 0); y1 = min(y1, ih); x1 = min(x1, iw);
-  if (!p.count_include_pad) window = (y1 - y0) * (x1 - x0);
+  const PoolWindow w = p.window(ih, iw, oy, ox);
   const bool is_max = p.kind == PoolKind::max;
   float acc = is_max ? -FLT_MAX : 0.0f;
-  for (int y = y0; y < y1; ++y)
-    for (int x = x0; x < x1; ++x) acc = is_max ? fmaxf(acc, plane[y * iw + x]) : acc + plane[y * iw + x];
-  return is_max ? acc : acc / window;
+  for (int y = w.y0; y < w.y1; ++y)
+    for (int x = w.x0; x < w.x1; ++x) acc = is_max ? fmaxf(acc, plane[y * iw + x]) : acc + plane[y * iw + x];
+  return is_max ? acc : acc / w.count;
 }
 
 // b = a * (k + alpha / size * sum of squares over the channel window)^-beta

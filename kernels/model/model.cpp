@@ -1,5 +1,6 @@
 #include "kernels/model/model.hpp"
 
+#include <algorithm>
 #include <filesystem>
 #include <cmath>
 #include <fstream>
@@ -96,9 +97,8 @@ class Fields {
     if (x < min) fail(where_, "field '" + k + "' must be >= " + std::to_string(min) + ", found " + std::to_string(x));
     return x;
   }
-  // An int or [h, w]; with four_ok also [top, left, bottom, right], of which this returns the first two (pair_ends
-  // the last two).
-  std::pair<int, int> pair(const std::string& k, std::optional<std::pair<int, int>> def, int min, bool four_ok = false) {
+  // An int or [h, w].
+  std::pair<int, int> pair(const std::string& k, std::optional<std::pair<int, int>> def, int min) {
     if (!has(k)) {
       if (!def) fail(where_, "missing field '" + k + "'");
       return *def;
@@ -110,20 +110,22 @@ class Fields {
       return e.get<int>();
     };
     if (v.is_array() && v.size() == 2) return {check(v[0]), check(v[1])};
-    if (four_ok && v.is_array() && v.size() == 4) {
-      for (int i = 0; i < 4; ++i) check(v[i]);
-      return {v[0].get<int>(), v[1].get<int>()};
-    }
-    if (four_ok && v.is_array())
-      fail(where_, "field '" + k + "' must be an integer >= " + std::to_string(min) + ", [h, w] or [top, left, bottom, right], found " +
-                       json_excerpt(v));
     int x = check(v);
     return {x, x};
   }
-  // The [bottom, right] of a four-element field, or nothing (read after pair(k, ..., true) has checked it).
-  std::optional<std::pair<int, int>> pair_ends(const std::string& k) {
-    if (!has(k) || !j_[k].is_array() || j_[k].size() != 4) return std::nullopt;
-    return std::pair{j_[k][2].get<int>(), j_[k][3].get<int>()};
+  // Padding: 0 when absent, an int or [h, w] (the same on both sides), or [top, left, bottom, right] (ONNX's order: the
+  // begins, then the ends).
+  Padding padding(const std::string& k) {
+    Padding p;
+    if (!has(k)) return p;
+    const json& v = j_[k];
+    if (v.is_array() && v.size() != 2) {
+      const bool ok = v.size() == 4 && std::all_of(v.begin(), v.end(), [](const json& e) { return e.is_number_integer() && fits(e) && e.get<int>() >= 0; });
+      if (!ok) fail(where_, "field '" + k + "' must be an integer >= 0, [h, w] or [top, left, bottom, right], found " + json_excerpt(v));
+      return {v[0].get<int>(), v[1].get<int>(), v[2].get<int>(), v[3].get<int>()};
+    }
+    std::tie(p.ph, p.pw) = pair(k, std::nullopt, 0);
+    return p;
   }
   double number(const std::string& k, double def) {
     if (!has(k)) return def;
@@ -205,12 +207,6 @@ int out_dim(int in, int k, int s, int pb, int pe, bool ceil_mode) {
   return static_cast<int>(o);
 }
 
-// "padding": n, [h, w], or [top, left, bottom, right] (ONNX's order: the begins, then the ends).
-void read_padding(Padding& p, const std::pair<int, int>& hw, const std::optional<std::pair<int, int>>& ends) {
-  std::tie(p.ph, p.pw) = hw;
-  if (ends) std::tie(p.pb, p.pr) = *ends;
-}
-
 std::string padding_text(const Padding& p) {
   if (!p.asymmetric()) return std::to_string(p.ph) + (p.pw != p.ph ? "x" + std::to_string(p.pw) : "");
   return "[" + std::to_string(p.ph) + ", " + std::to_string(p.pw) + ", " + std::to_string(p.pad_bottom()) + ", " +
@@ -238,10 +234,9 @@ void infer_shapes(Model& m, const std::string& where) {
       if (s.c % c->groups != 0 || c->filters % c->groups != 0)
         fail(at, "groups " + std::to_string(c->groups) + " must divide input channels " + std::to_string(s.c) +
                      " and filters " + std::to_string(c->filters));
-      const int64_t eh = int64_t{c->kh - 1} * c->dh + 1, ew = int64_t{c->kw - 1} * c->dw + 1;  // the dilated window
-      if (eh > (1 << 24) || ew > (1 << 24)) fail(at, "dilation makes the kernel window larger than 2^24");
-      int oh = out_dim(s.h, static_cast<int>(eh), c->sh, c->ph, c->pad_bottom(), false);
-      int ow = out_dim(s.w, static_cast<int>(ew), c->sw, c->pw, c->pad_right(), false);
+      if (c->window_h() > (1 << 24) || c->window_w() > (1 << 24)) fail(at, "dilation makes the kernel window larger than 2^24");
+      int oh = out_dim(s.h, static_cast<int>(c->window_h()), c->sh, c->ph, c->pad_bottom(), false);
+      int ow = out_dim(s.w, static_cast<int>(c->window_w()), c->sw, c->pw, c->pad_right(), false);
       if (oh < 1 || ow < 1)
         fail(at, "kernel " + std::to_string(c->kh) + "x" + std::to_string(c->kw) + " with padding " + padding_text(*c) +
                      " does not fit input " + to_string(s));
@@ -326,7 +321,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       c.filters = g.integer("filters");
       std::tie(c.kh, c.kw) = g.pair("kernel", std::nullopt, 1);
       std::tie(c.sh, c.sw) = g.pair("stride", std::pair{1, 1}, 1);
-      read_padding(c, g.pair("padding", std::pair{0, 0}, 0, true), g.pair_ends("padding"));
+      static_cast<Padding&>(c) = g.padding("padding");
       c.groups = g.integer("groups", 1);
       std::tie(c.dh, c.dw) = g.pair("dilation", std::pair{1, 1}, 1);
       wref = tensor_ref(g, "weight", "OIHW", {"OIHW", "HWIO"});
@@ -344,7 +339,7 @@ Model parse_model(const std::string& text, const std::string& dir, const std::st
       p.kind = type == "max_pool" ? PoolKind::max : PoolKind::avg;
       std::tie(p.kh, p.kw) = g.pair("kernel", std::nullopt, 1);
       std::tie(p.sh, p.sw) = g.pair("stride", std::pair{p.kh, p.kw}, 1);
-      read_padding(p, g.pair("padding", std::pair{0, 0}, 0, true), g.pair_ends("padding"));
+      static_cast<Padding&>(p) = g.padding("padding");
       p.ceil_mode = g.boolean("ceil_mode", false);
       p.count_include_pad = g.boolean("count_include_pad", true);
       l.op = p;

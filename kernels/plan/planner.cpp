@@ -97,7 +97,6 @@ const Impl* cudnn_impl(const BackendOptions& o, const Layer& l, Support& why) {
   bool first = true;
   for (const Impl* impl : registry().of(l.kind(), BackendKind::cudnn)) {
     if (l.kind() == LayerKind::conv && impl->name != name_of(o.cudnn_algos)) continue;
-    if (!impl->runs_in(o.precision)) continue;  // this project's fallbacks: one descriptor per layout
     const Support s = impl->check(l);
     if (s.ok) return impl;
     why.reason = first ? s.reason : why.reason + "; " + impl->name + ": " + s.reason;

@@ -170,6 +170,13 @@ TEST(Tuning, SignaturesNameShapeAndFusibleFollowers) {
   EXPECT_EQ(tuning_signature(m, 3), "conv in(8,15,15) m4 k3x3 s2x2 p1x1 g2 +tanh");  // a 3x3 pool is not fused
   EXPECT_EQ(tuning_signature(m, 7), "fc in36 out5");
   test::expect_error_at([&] { tuning_signature(m, 1); }, "layer 'r1'", "only convolution and fully connected layers");
+  // A dilated convolution of the same input, filters, kernel, stride and padding is another problem: versions that refuse
+  // dilation may be the best for the undilated one. Asymmetric padding names its bottom and right too.
+  ConvParams d = std::get<ConvParams>(m.layers[0].op);
+  d.dh = 2; d.dw = 3; d.pb = 2; d.pr = 0;
+  m.layers[0].op = d;
+  infer_shapes(m, "sig");
+  EXPECT_EQ(tuning_signature(m, 0), "conv in(3,31,31) m8 k3x3 s1x1 p1x1+2x0 g1 d2x3 +relu +max_pool2x2");
 }
 
 TEST(Tuning, DefaultPathFollowsTheEnvironmentAndNamesTheDevice) {

@@ -61,7 +61,7 @@ std::string tuning_signature(const Model& m, size_t i, Precision precision) {
         std::to_string(c->filters) + " k" + std::to_string(c->kh) + "x" + std::to_string(c->kw) + " s" + std::to_string(c->sh) +
         "x" + std::to_string(c->sw) + " p" + std::to_string(c->ph) + "x" + std::to_string(c->pw) +
         (c->asymmetric() ? "+" + std::to_string(c->pad_bottom()) + "x" + std::to_string(c->pad_right()) : "") + " g" +
-        std::to_string(c->groups);
+        std::to_string(c->groups) + (c->dilated() ? " d" + std::to_string(c->dh) + "x" + std::to_string(c->dw) : "");
   } else if (auto* f = std::get_if<FcParams>(&l.op)) {
     s = "fc in" + std::to_string(l.in.size()) + " out" + std::to_string(f->outputs);
   } else {

@@ -10,6 +10,8 @@
 #include "app/commands/sweep.hpp"
 #include "kernels/profile/profile.hpp"
 #include "kernels/exec/backend.hpp"
+#include "kernels/model/quantize.hpp"
+#include "kernels/plan/plan.hpp"
 #include "kernels/cuda/ops/conv.hpp"
 #include "kernels/cuda/ops/ops.hpp"
 #include "cli_util.hpp"
@@ -27,9 +29,10 @@ namespace {
 
 struct Config {
   std::string backend, conv, fc, cudnn_algos = "exact", precision = "fp32";
+  bool int8 = false;  // --weights int8: against cpu-ref on the same quantised weights
   std::string label() const {
     return backend + (conv.empty() ? "" : "_conv" + conv) + (fc.empty() ? "" : "_fc" + fc) +
-           (backend == "cudnn" ? "_" + cudnn_algos : "") + (precision == "fp32" ? "" : "_" + precision);
+           (backend == "cudnn" ? "_" + cudnn_algos : "") + (precision == "fp32" ? "" : "_" + precision) + (int8 ? "_w8" : "");
   }
   // cuDNN's FFT and Winograd algorithms round differently from a direct sum: 1e-3 for them, 1e-5 otherwise.
   // tf32 (one product of operands rounded to 11 significant bits): 2e-3 per layer (menus.cpp derives it).
@@ -59,8 +62,9 @@ std::vector<GpuCase> gpu_cases() {
       const bool conv = op == LayerKind::conv;
       for (const Impl* v : registry().menu(op, BackendKind::cuda))
         for (Precision p : v->precisions)
-          if (p != Precision::tf32 || v->math == "tf32")
-            out.push_back({c, {"cuda", conv ? std::to_string(v->number) : "", conv ? "" : std::to_string(v->number), "exact", name_of(p)}});
+          if (p != Precision::tf32 || v->math == "tf32" || v->int8_weights)
+            out.push_back({c, {"cuda", conv ? std::to_string(v->number) : "", conv ? "" : std::to_string(v->number), "exact", name_of(p),
+                               v->int8_weights}});
     };
     if (k == LayerKind::conv || k == LayerKind::fc) versions(k);
     else out.push_back({c, {"cuda", "", ""}});
@@ -68,6 +72,8 @@ std::vector<GpuCase> gpu_cases() {
     if (k != LayerKind::conv && k != LayerKind::fc)
       for (const char* p : {"fp16", "bf16"}) out.push_back({c, {"cuda", "", "", "exact", p}});
     if (k == LayerKind::conv || k == LayerKind::fc) out.push_back({c, {"cuda", "", "", "exact", "tf32"}});  // tf32's auto
+    if (k == LayerKind::conv)  // --weights int8 on a convolution: the quantised values through auto's version
+      for (const char* p : {"fp32", "fp16"}) out.push_back({c, {"cuda", "", "", "exact", p, true}});
     out.push_back({c, {"cudnn", "", "", "exact"}});
     out.push_back({c, {"cudnn", "", "", "fastest"}});
     if (k == LayerKind::conv || k == LayerKind::fc) out.push_back({c, {"cudnn", "", "", "fastest", "tf32"}});
@@ -82,16 +88,18 @@ struct Reference {
   std::vector<float> input, output;
   uint32_t seed;
 };
-const Reference& reference(const test::OpCase& c) {
+// int8: the model's weights quantised (kernels/model/quantize.hpp), what a --weights int8 run must compute.
+const Reference& reference(const test::OpCase& c, bool int8) {
   static std::map<std::string, Reference> cache;
-  auto it = cache.find(c.label);
+  const std::string key = c.label + (int8 ? " w8" : "");
+  auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   Reference r;
   std::mt19937 rng = test::fresh_rng(&r.seed);
-  r.model = test::single_layer_model(c, rng);
+  r.model = test::single_layer_model(c, rng);  // what the backend loads (and, with int8, quantises itself)
   r.input = test::random_vector(static_cast<size_t>(r.model.input.size()) * c.batch, rng);
-  r.output = cpu_ref_output(r.model, r.input, c.batch);
-  return cache.emplace(c.label, std::move(r)).first->second;
+  r.output = cpu_ref_output(int8 ? quantize_weights(r.model) : r.model, r.input, c.batch);
+  return cache.emplace(key, std::move(r)).first->second;
 }
 
 class GpuVsRef : public ::testing::TestWithParam<GpuCase> {};
@@ -101,8 +109,9 @@ TEST_P(GpuVsRef, AgreesWithinItsPrecisionsTolerance) {
   const GpuCase& g = GetParam();
   BackendOptions o = test::gpu_options(g.config.conv, g.config.fc, g.config.cudnn_algos, g.config.precision);
   o.guard_check = true;
+  if (g.config.int8) o.weights = WeightFormat::int8;
   auto b = make_backend(g.config.backend, o);
-  const Reference& r = reference(g.op);
+  const Reference& r = reference(g.op, g.config.int8);
   Support s = b->supports(r.model.layers[0]);
   if (!s.ok) GTEST_SKIP() << g.config.label() << " does not support " << g.op.label << ": " << s.reason;
   b->load(r.model);
@@ -155,6 +164,47 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
           << variant << " seed " << seed << " in.c " << ch.in.c << " act " << (ch.has_act ? static_cast<int>(ch.act) : -1) << " pool " << ch.pool;
     }
   }
+}
+
+// --weights int8 through a whole chain (conv -> relu -> pool -> flatten -> fc + relu -> fc), in every precision and
+// transfer mode, at batches v15 takes (up to 8 images, in passes) and beyond (the engine on the dequantised values):
+// against cpu-ref on the same quantised weights within the precision's tolerance, and measurably away from the
+// unquantised model's output (the weights were quantised, not passed through).
+TEST(GpuInt8Weights, ChainsMatchCpuRefOnTheQuantisedWeights) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  Model m = conv_chain("int8", {3, 14, 14}, 10, true, Act::relu, true, rng);  // (10, 5, 5)
+  m.layers.push_back({"flat", FlattenParams{}, {}, {}});
+  FcParams f1;
+  f1.outputs = 33;
+  f1.weight = test::random_vector(33 * 250, rng);
+  f1.bias = test::random_vector(33, rng);
+  m.layers.push_back({"fc1", f1, {}, {}});
+  m.layers.push_back({"r", ActParams{Act::relu}, {}, {}});
+  FcParams f2;
+  f2.outputs = 7;
+  f2.weight = test::random_vector(7 * 33, rng);
+  m.layers.push_back({"fc2", f2, {}, {}});
+  infer_shapes(m, "int8");
+  const Model q = quantize_weights(m);
+  struct Mode { Precision p; Transfers t; double tol; };
+  for (const Mode& mode : {Mode{Precision::fp32, Transfers::resident, 1e-5}, Mode{Precision::fp32, Transfers::per_layer, 1e-5},
+                           Mode{Precision::tf32, Transfers::resident, 5e-3}, Mode{Precision::fp16, Transfers::resident, 5e-3},
+                           Mode{Precision::bf16, Transfers::resident, 3e-2}})
+    for (int n : {1, 3, 8, 9, 20}) {
+      std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+      BackendOptions o = test::guarded_options("", "", name_of(mode.p));
+      o.transfers = mode.t;
+      o.weights = WeightFormat::int8;
+      auto gpu = make_backend("cuda", o);
+      gpu->load(m);
+      const std::vector<float> got = test::guarded_forward(*gpu, m, in, n).out;
+      const std::string what = name_of(mode.p) + " " + name_of(mode.t) + " n" + std::to_string(n) + " seed " + std::to_string(seed);
+      EXPECT_EQ(gpu->describe(4).find("v15") != std::string::npos, n <= kInt8StreamImages) << what << ": " << gpu->describe(4);
+      EXPECT_LE(test::rel_l2(got, cpu_ref_output(q, in, n)), mode.tol) << what;
+      EXPECT_GE(test::rel_l2(got, cpu_ref_output(m, in, n)), 1e-4) << what;
+    }
 }
 
 // v10 and v11 keep conv1's weights in a __constant__ bank and copy them in only when the bank holds other

@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "kernels/model/model.hpp"
+#include "kernels/model/quantize.hpp"
 #include "test_util.hpp"
 #include "weights_tools/error.hpp"
 #include "weights_tools/layout.hpp"
@@ -211,4 +212,44 @@ TEST(Model, LeakyReluAndAveragePoolConventionsParse) {
   } catch (const Error& e) {
     EXPECT_NE(std::string(e.what()).find("alpha"), std::string::npos) << e.what();
   }
+}
+
+// --weights int8 (kernels/model/quantize.hpp): per row, scale = largest magnitude / 127, q = round(w / scale).
+TEST(Quantize, RowsByHand) {
+  // Row 0: scale 1.27 / 127 = 0.01: 1.27 -> 127, -0.5 -> -50, 0 -> 0, 0.634 -> 63.4 -> 63. Row 1: all zero, scale 0.
+  // Row 2: scale 0.02: -2.54 -> -127, 0.011 -> 0.55 -> 1, 1.0 -> 50, 0.029 -> 1.45 -> 1.
+  const QuantizedRows r = quantize_rows({1.27f, -0.5f, 0.0f, 0.634f, 0, 0, 0, 0, -2.54f, 0.011f, 1.0f, 0.029f}, 3);
+  EXPECT_EQ(r.q, (std::vector<int8_t>{127, -50, 0, 63, 0, 0, 0, 0, -127, 1, 50, 1}));
+  ASSERT_EQ(r.scale.size(), 3u);
+  EXPECT_FLOAT_EQ(r.scale[0], 0.01f);
+  EXPECT_EQ(r.scale[1], 0.0f);
+  EXPECT_FLOAT_EQ(r.scale[2], 0.02f);
+  test::expect_error_at([] { quantize_rows(std::vector<float>(10), 3); }, "quantize_rows", "10 weights do not split into 3 equal rows");
+}
+
+TEST(Quantize, ModelWeightsPerOutputChannelBiasesAndShapesKept) {
+  test::TempDir d;
+  write_weights(d);
+  const Model m = parse_model(model_json(), d.str(), "model.json");
+  const Model q = quantize_weights(m);
+  ASSERT_EQ(q.layers.size(), m.layers.size());
+  const auto& cw = std::get<ConvParams>(q.layers[0].op).weight;  // filter f holds 18f .. 18f + 17
+  EXPECT_FLOAT_EQ(cw[1], 7 * 17.0f / 127);    // 1 x 127 / 17 = 7.47 -> 7
+  EXPECT_FLOAT_EQ(cw[9], 67 * 17.0f / 127);   // 9 x 127 / 17 = 67.24 -> 67
+  EXPECT_FLOAT_EQ(cw[17], 17.0f);             // the largest: 127 x scale
+  EXPECT_FLOAT_EQ(cw[54], 97 * 71.0f / 127);  // filter 3: 54 x 127 / 71 = 96.59 -> 97
+  const auto& fw = std::get<FcParams>(q.layers[4].op).weight;  // row o holds 0.5 x (36 o .. 36 o + 35)
+  EXPECT_FLOAT_EQ(fw[1], 4 * 17.5f / 127);                       // 0.5 x 127 / 17.5 = 3.63 -> 4
+  EXPECT_EQ(std::get<ConvParams>(q.layers[0].op).bias, std::get<ConvParams>(m.layers[0].op).bias);
+  for (size_t i = 0; i < m.layers.size(); ++i) EXPECT_EQ(q.layers[i].out, m.layers[i].out);
+  // Every weight within half a step of its channel's scale.
+  const auto& mw = std::get<FcParams>(m.layers[4].op).weight;
+  for (size_t i = 0; i < mw.size(); ++i) {
+    const float scale = (static_cast<float>(i / 36 * 36 + 35) * 0.5f) / 127;
+    EXPECT_LE(std::fabs(fw[i] - mw[i]), 0.5f * scale * 1.0001f) << i;
+  }
+  const QuantizationSummary s = quantization_summary(m, q);
+  EXPECT_GT(s.rel_l2, 0.0);
+  EXPECT_LT(s.rel_l2, 1.0 / 127);
+  EXPECT_EQ(quantization_summary(m, m).rel_l2, 0.0);
 }

@@ -138,7 +138,9 @@ TEST(Tuning, RefusesCorruptFilesWithOneLineNamingThem) {
   std::vector<Case> all = cases;
   if (!registry().menu(LayerKind::conv, BackendKind::cuda).empty()) {  // builds with the cuda backend know its menus
     all.push_back({replace("\"best\": 14", "\"best\": 99"), "best version 99 is not on the conv menu"});
-    all.push_back({replace("\"best\": 5", "\"best\": 15"), "best version 15 is not on the fc menu"});
+    all.push_back({replace("\"best\": 5", "\"best\": 16"), "best version 16 is not on the fc menu"});
+    all.push_back({replace("\"best\": 5", "\"best\": 15"), "best version 15 reads 8-bit weights, but the signature is not one of "
+                                                             "--weights int8 (no ' w8')"});
   }
   for (const Case& c : all) {
     test::write_text(d / "bad.json", c.text);
@@ -210,7 +212,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
   EXPECT_EQ(parse_conv_variant("direct-half"), 37);
   test::expect_error_at([] { parse_conv_variant("38"); }, "--conv-variant", "unknown variant '38' (choose auto or one of: 1 direct");
-  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "12 gemm-half, 13 gemm-half-64, 14 stream-half)");
+  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "12 gemm-half, 13 gemm-half-64, 14 stream-half, 15 stream-int8)");
 }
 
 TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
@@ -426,6 +428,55 @@ TEST(RunFlagsTest, AFlagTheBackendDoesNotUseIsAnError) {
   expect_flag_error({"--transfers", "per-layer", "--cuda-graph"}, BackendKind::cuda, "--cuda-graph", "needs --transfers resident or overlapped");
   expect_flag_error({"--transfers", "per-layer", "--precision", "fp16"}, BackendKind::cuda, "--transfers", "per-layer transfers move FP32");
   expect_flag_error({"--input-precision", "bf16"}, BackendKind::cuda, "--input-precision", "bf16 needs --precision bf16");
+}
+
+// --weights int8: the cuda backend only; v15 (8-bit rows) only with it, and auto's choice for a few images in every
+// precision; tables keep the choice under signatures of their own.
+TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  test::expect_error_at([&] { flags({"--weights", "int4"}); }, "--weights", "unknown weight format 'int4' (expected native or int8)");
+  expect_flag_error({"--weights", "int8"}, BackendKind::cpu, "--weights",
+                    "int8 runs on --backend cuda only (the cpu backend computes with the model's weights as they are)");
+  expect_flag_error({"--weights", "int8"}, BackendKind::cudnn, "--weights", "int8 runs on --backend cuda only (the cudnn backend");
+  EXPECT_NO_THROW(flags({"--weights", "native"})->f.validate(BackendKind::cudnn));
+  EXPECT_EQ(flags({"--weights", "int8"})->f.options(BackendKind::cuda).weights, WeightFormat::int8);
+  expect_flag_error({"--fc-variant", "15"}, BackendKind::cuda, "--fc-variant", "v15 reads weights quantised to 8 bits: it runs with --weights int8 only");
+  for (const char* p : {"fp32", "tf32", "fp16", "bf16"})
+    EXPECT_NO_THROW(flags({"--fc-variant", "stream-int8", "--weights", "int8", "--precision", p})->f.validate(BackendKind::cuda)) << p;
+  // Other versions read the same quantised values in the precision's type: int8 allows every version.
+  EXPECT_NO_THROW(flags({"--fc-variant", "13", "--weights", "int8", "--precision", "fp16"})->f.validate(BackendKind::cuda));
+  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::fp32, WeightFormat::int8), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v15");
+  Model m;
+  m.name = "q";
+  m.input = {2, 3, 3};
+  FcParams f;
+  f.outputs = 5;
+  m.layers = {{"flat", FlattenParams{}, {}, {}}, {"fc", f, {}, {}}, {"r", ActParams{Act::relu}, {}, {}}};
+  infer_shapes(m, "q");
+  std::get<FcParams>(m.layers[1].op).weight.resize(5 * 18);
+  EXPECT_EQ(tuning_signature(m, 1, Precision::fp16, WeightFormat::int8), "fc in18 out5 +relu @fp16 w8");
+  EXPECT_EQ(tuning_signature(m, 1, Precision::fp32, WeightFormat::int8), "fc in18 out5 +relu w8");
+  const Layer& fc = m.layers[1];
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16}) {
+    for (int n : {1, 4, kInt8StreamImages}) EXPECT_EQ(heuristic_version(fc, n, p, 132, WeightFormat::int8)->number, 15) << name_of(p) << n;
+    EXPECT_EQ(heuristic_version(fc, kInt8StreamImages + 1, p, 132, WeightFormat::int8)->number,
+              heuristic_version(fc, kInt8StreamImages + 1, p, 132)->number) << name_of(p);
+    EXPECT_NE(heuristic_version(fc, 1, p, 132)->number, 15) << name_of(p);
+  }
+  BackendOptions o;
+  o.weights = WeightFormat::int8;
+  o.precision = Precision::fp16;
+  const Planner pl(m, BackendKind::cuda, o, DeviceSpec{"test GPU", 132, 9, 0, size_t{1} << 34, size_t{1} << 34});
+  const Pass& one = pl.pass(1);
+  EXPECT_EQ(one.steps[1].impl->number, 15);
+  EXPECT_NE(one.steps[1].describe.find("v15 stream-int8 (fc+relu)"), std::string::npos) << one.steps[1].describe;
+  // (O, Kp) bytes, Kp = 2 channels x 9 rounded up to 32 (16-bit NHWC: K = 18, padded to 16s), then 5 scales.
+  EXPECT_EQ(one.steps[1].prepared_floats, (5u * 32 + 4 * 5) / 4);
+  EXPECT_EQ(plan_json(pl.plan(1), m)["weights"], "int8");
+  EXPECT_NE(plan_table(pl.plan(1), m).find("weights int8 (per output channel, quantised at load)"), std::string::npos);
+  BackendOptions forced;
+  forced.fc_variant = 15;
+  test::expect_error_at([&] { Planner(m, BackendKind::cuda, forced, DeviceSpec{}); }, "--fc-variant", "runs with --weights int8 only");
 }
 
 // The planner on the cpu backends (the GPU's plans are tested on a GPU, test_gpu_engine.cpp): every layer named with

@@ -43,6 +43,11 @@ void RunFlags::add_to(CLI::App& app, const Scope& scope) {
            "--precision: the host holds raw 8-bit pixels, whole numbers 0..255, widened to FP32 on the device inside the first "
            "layer; a quarter of the copy) | fp16 | bf16 (with the same --precision: the host holds the input as 16-bit values, "
            "converted once before timing; half the copy)");
+  add_enum(app, "--weights", weights,
+           "cuda: native (the model's weights in the precision's type) | int8 (weight-only quantisation at load: each output "
+           "channel of a convolution or fully connected layer rounded to 255 levels of a scale of its own; activations stay in "
+           "--precision; the fully connected layers read 8-bit rows at small batches, fc v15, the rest reads the same values in "
+           "the precision's type)");
   if (!scope.transfers) return;
   add_enum(app, "--transfers", transfers,
            scope.per_layer ? "GPU: resident (weights and activations stay on the GPU) | per-layer (allocate, copy in, run, copy out, "
@@ -96,7 +101,7 @@ BackendOptions RunFlags::options(BackendKind b) const {
                         .transfers = g ? transfers : Transfers::resident,
                         .pinned_host = g && host_memory == HostMemory::pinned, .chunk = g ? chunk : 0,
                         .cuda_graph = g && cuda_graph, .cudnn_algos = cudnn_algos, .tuning_file = tuning,
-                        .precision = precision, .input_precision = input_precision};
+                        .precision = precision, .input_precision = input_precision, .weights = weights};
 }
 
 std::string RunFlags::conv_label(BackendKind b) const {

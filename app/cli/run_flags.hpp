@@ -27,6 +27,7 @@ struct RunFlags {
   int threads = 0;  // cpu, cpu-ref: 0 = all cores
   Precision precision = Precision::fp32;
   InputPrecision input_precision = InputPrecision::fp32;
+  WeightFormat weights = WeightFormat::native;  // cuda: int8, weight-only quantisation at load
   Transfers transfers = Transfers::resident;
   HostMemory host_memory = HostMemory::pageable;
   int chunk = 0;

@@ -194,7 +194,8 @@ int run_infer(const InferOptions& o) {
   // The course scripts' line; a reduced precision says so after it (fp32 keeps the line as it always was).
   std::cout << "Correctness: " << fmt_num(static_cast<double>(correct) / set.count) << " Model: " << m.name
             << (o.run.precision != Precision::fp32 ? " Precision: " + name_of(o.run.precision) : std::string())
-            << (o.run.input_precision != InputPrecision::fp32 ? " Input: " + name_of(o.run.input_precision) : std::string()) << "\n";
+            << (o.run.input_precision != InputPrecision::fp32 ? " Input: " + name_of(o.run.input_precision) : std::string())
+            << (o.run.weights != WeightFormat::native ? " Weights: " + name_of(o.run.weights) : std::string()) << "\n";
   return 0;
 }
 

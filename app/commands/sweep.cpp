@@ -17,6 +17,7 @@
 #include "app/results/latency_stats.hpp"
 #include "app/results/metadata.hpp"
 #include "kernels/exec/device_info.hpp"
+#include "kernels/model/quantize.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs {
@@ -84,9 +85,20 @@ void SweepDriver::prepare_rank() {
   profile_reps_ = o_.profile_reps > 0 ? o_.profile_reps : std::min(o_.reps, 100);
   inputs_ = make_image_pool(model_, 2 * *std::max_element(o_.batches.begin(), o_.batches.end()));
   if (o_.global_batch) inputs_.count = std::max(inputs_.count, 1);
-  if (o_.check_images > 0) ref_ = Executor(model_, o_.check_backend, BackendOptions{}).open();
+  if (o_.check_images > 0) {
+    if (opts_.weights == WeightFormat::int8) {
+      ref_model_ = quantize_weights(model_);
+      const QuantizationSummary q = quantization_summary(model_, ref_model_);
+      quant_ = {{"scheme", "symmetric, per output channel, q in [-127, 127], scale = largest magnitude / 127"},
+                {"weights_rel_l2", q.rel_l2}, {"worst_layer", q.worst_layer}, {"worst_layer_rel_l2", q.worst_layer_rel_l2}};
+      ref_ = Executor(ref_model_, o_.check_backend, BackendOptions{}).open();
+      fp32_ref_ = Executor(model_, o_.check_backend, BackendOptions{}).open();
+    } else {
+      ref_ = Executor(model_, o_.check_backend, BackendOptions{}).open();
+    }
+  }
   id_.model = model_.name;
-  id_.weights = model_.weights_note;
+  id_.weights = model_.weights_note + (opts_.weights == WeightFormat::int8 ? " | int8 per output channel" : "");
   id_.backend = name_of(backend_);
   id_.variant = o_.run.conv_label(backend_);
   id_.fc_variant = o_.run.fc_label(backend_);
@@ -224,6 +236,31 @@ void SweepDriver::layer_rows(int n, const std::string& kind, const std::vector<S
   }
 }
 
+namespace {
+// The relative L2 of k images' logits (f each) against `want`, and on how many of them the top-1 class agrees.
+struct Agreement {
+  double rel_l2 = 0;
+  int top1 = 0;
+};
+Agreement agreement(const float* out, const std::vector<float>& want, int k, int64_t f) {
+  double num = 0, den = 0;
+  bool nan = false;
+  for (size_t i = 0; i < want.size(); ++i) {
+    nan |= std::isnan(out[i]);
+    num += (double(out[i]) - want[i]) * (double(out[i]) - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  Agreement a;
+  a.rel_l2 = nan ? INFINITY : std::sqrt(num / std::max(den, 1e-30));
+  for (int img = 0; img < k; ++img) {  // top-1 agreement: what a reduced precision changes for a user of the predictions
+    const float* o = out + static_cast<size_t>(img) * f;
+    const float* w = want.data() + static_cast<size_t>(img) * f;
+    a.top1 += std::max_element(o, o + f) - o == std::max_element(w, w + f) - w;
+  }
+  return a;
+}
+}  // namespace
+
 // Compares the first images of the batch with the reference; relative L2 over their logits.
 void SweepDriver::check(SweepRow& row, const float* in, const float* out) {
   const int k = std::min(row.batch, o_.check_images);
@@ -235,22 +272,21 @@ void SweepDriver::check(SweepRow& row, const float* in, const float* out) {
   const int64_t f = model_.layers[model_.logits_layers() - 1].out.size();
   std::vector<float> want(static_cast<size_t>(f) * k);
   ref_->forward(in, k, model_.logits_layers(), want.data(), nullptr);
-  double num = 0, den = 0;
-  bool nan = false;
-  for (size_t i = 0; i < want.size(); ++i) {
-    nan |= std::isnan(out[i]);
-    num += (double(out[i]) - want[i]) * (double(out[i]) - want[i]);
-    den += double(want[i]) * want[i];
-  }
-  row.check_rel_l2 = nan ? INFINITY : std::sqrt(num / std::max(den, 1e-30));
+  const Agreement a = agreement(out, want, k, f);
+  row.check_rel_l2 = a.rel_l2;
   row.check = row.check_rel_l2 <= precision_tolerance(opts_.precision) ? "ok" : "FAIL";
-  int agree = 0;  // top-1 agreement: what a reduced precision changes for a user of the predictions
-  for (int img = 0; img < k; ++img) {
-    const float* o = out + static_cast<size_t>(img) * f;
-    const float* w = want.data() + static_cast<size_t>(img) * f;
-    agree += std::max_element(o, o + f) - o == std::max_element(w, w + f) - w;
+  row.check_top1 = static_cast<double>(a.top1) / k;
+  if (fp32_ref_ && !quant_.contains("logits_rel_l2_vs_fp32")) {  // once: this run against the unquantised weights
+    fp32_ref_->forward(in, k, model_.logits_layers(), want.data(), nullptr);
+    const Agreement q = agreement(out, want, k, f);
+    quant_["logits_rel_l2_vs_fp32"] = q.rel_l2;
+    quant_["top1_agreement_vs_fp32"] = static_cast<double>(q.top1) / k;
+    quant_["images"] = k;
+    quant_["batch"] = row.batch;
+    std::cerr << "\nsweep: int8 weights: batch " << row.batch << "'s logits are " << q.rel_l2
+              << " relative L2 from the FP32 weights' (" << name_of(o_.check_backend) << "), top-1 agreement " << q.top1 << "/" << k
+              << " images\n";
   }
-  row.check_top1 = static_cast<double>(agree) / k;
 }
 
 void SweepDriver::progress(int bi, int n, int rep, int reps) {

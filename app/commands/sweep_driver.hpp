@@ -90,6 +90,11 @@ class SweepDriver {
   BackendOptions opts_;
   std::unique_ptr<Executor> exec_;
   std::unique_ptr<Backend> ref_;
+  // --weights int8: the check's reference runs the quantised weights (ref_model_), so the check keeps the precision's
+  // tolerance; fp32_ref_ runs the model's own weights once, at the first check, for what quantisation changed (quant_).
+  Model ref_model_;
+  std::unique_ptr<Backend> fp32_ref_;
+  nlohmann::json quant_;
   std::unique_ptr<Profiler> profiler_;
   bool separate_ = false;  // --profiled-passes separate (resolved): the timed passes run untraced
   int profile_reps_ = 0;   // separate: profiled passes per point

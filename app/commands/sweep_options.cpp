@@ -98,6 +98,7 @@ nlohmann::json SweepOptions::resume_key(BackendKind backend, int ranks) const {
           {"threads", o.threads},
           {"precision", name_of(o.precision)},
           {"input_precision", name_of(o.input_precision)},
+          {"weights", name_of(o.weights)},
           {"transfers", name_of(o.transfers)},
           {"host_memory", o.pinned_host ? "pinned" : "pageable"},
           {"chunk", o.chunk},

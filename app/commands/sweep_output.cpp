@@ -98,10 +98,13 @@ void SweepDriver::take_earlier(const nlohmann::json& j) {
   const nlohmann::json want = o_.resume_key(backend_, world_.size());
   const nlohmann::json had = j.value("resume_key", nlohmann::json());
   if (!had.is_object()) usage_fail(where, sibling(o_.out, ".json") + " was not written by a sweep that can be resumed (no resume_key)");
-  for (const auto& [k, v] : want.items())
-    if (!had.contains(k) || had[k] != v)
-      usage_fail(where, o_.out + " was measured with " + k + " " + (had.contains(k) ? had[k].dump() : "(unset)") + "; this run has " +
+  for (const auto& [k, v] : want.items()) {
+    // Keys newer than the file: what a sweep without them ran with.
+    const nlohmann::json h = had.contains(k) ? had[k] : k == "weights" ? nlohmann::json("native") : nlohmann::json();
+    if (h != v)
+      usage_fail(where, o_.out + " was measured with " + k + " " + (h.is_null() ? "(unset)" : h.dump()) + "; this run has " +
                             v.dump() + ": resume with the same options, or write another --out");
+  }
   const std::string model_had = j.value("model", nlohmann::json::object()).value("name", "");
   const std::string weights_had = j.value("weights", nlohmann::json::object()).value("note", "");
   if (model_had != model_.name || weights_had != model_.weights_note)
@@ -121,6 +124,8 @@ nlohmann::json SweepDriver::metadata() const {
   if (backend_ == BackendKind::cudnn) j["cudnn_algos"] = name_of(opts_.cudnn_algos);
   j["precision"] = name_of(opts_.precision);
   j["input_precision"] = name_of(opts_.input_precision);
+  j["weights"]["format"] = name_of(opts_.weights);
+  if (!quant_.is_null()) j["weights"]["quantization"] = quant_;  // --weights int8 with a check: what it changed
   j["transfers"] = id_.transfers;
   if (opts_.transfers == Transfers::overlapped) {
     j["chunk"] = opts_.chunk;
@@ -147,6 +152,8 @@ nlohmann::json SweepDriver::metadata() const {
   j["warmup"] = o_.warmup;
   j["check"] = {{"reference", name_of(o_.check_backend)}, {"images", o_.check_images},
                 {"tolerance_rel_l2", precision_tolerance(opts_.precision)}};
+  if (opts_.weights == WeightFormat::int8)
+    j["check"]["weights"] = "the reference runs the same int8-quantised weights (weights.quantization compares with the FP32 ones)";
   j["backend_notes"] = notes_;
   j["ranks"] = world_.size();
   if (world_.parallel()) {

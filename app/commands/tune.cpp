@@ -58,6 +58,8 @@ void TuneOptions::add_to(CLI::App& app) {
   add_int_list(app, "--batches", batches, "batch sizes, comma-separated");
   add_enum(app, "--precision", precision, "fp32 | tf32 | fp16 | bf16: time the versions of that precision (a table holds all, each "
                                           "under its own signatures)");
+  add_enum(app, "--weights", weights, "native | int8: time the versions with these weights (--weights int8 of the run "
+                                      "commands: 8-bit versions such as fc v15 join; the table holds each under its own signatures)");
   add_int(app, "--reps", reps, "timed repetitions per (layer, batch, version); the median counts (default: 5)", 1, 100000);
   add_int(app, "--warmup", warmup, "untimed runs first (default: 2)", 0, 100000);
   app.add_option("--out", out, "where to write the table (default: this device's file in ~/.cache/batchscope, which auto reads "
@@ -76,6 +78,8 @@ void TuneOptions::validate() const {
   require(*cmd, "--model", "the model folder, its model.json, or a shipped model (ece408, alexnet)");
   for (int n : conv_variants) check_version_precision(LayerKind::conv, n, precision, "--conv-variants");
   for (int n : fc_variants) check_version_precision(LayerKind::fc, n, precision, "--fc-variants");
+  for (int n : conv_variants) check_version_weights(LayerKind::conv, n, weights, "--conv-variants");
+  for (int n : fc_variants) check_version_weights(LayerKind::fc, n, weights, "--fc-variants");
 }
 
 namespace {
@@ -103,11 +107,11 @@ Model segment(const Model& m, size_t i) {
 
 // The registry's versions of the menu that run in the precision (tf32: fc v5 too, the memory-bound path it takes for a
 // few images), or the ones given.
-std::vector<int> candidates(LayerKind op, const std::vector<int>& given, Precision precision) {
+std::vector<int> candidates(LayerKind op, const std::vector<int>& given, Precision precision, WeightFormat weights) {
   if (!given.empty()) return given;
   std::vector<int> v;
   for (const Impl* i : registry().menu(op, BackendKind::cuda))
-    if (i->runs_in(precision)) v.push_back(i->number);
+    if (i->runs_in(precision) && i->takes(weights)) v.push_back(i->number);
   return v;
 }
 
@@ -120,6 +124,7 @@ Timing time_version(const Model& seg, bool conv, int version, int n, const TuneO
                     std::vector<float>& out) {
   BackendOptions bo;
   bo.precision = o.precision;
+  bo.weights = o.weights;
   (conv ? bo.conv_variant : bo.fc_variant) = version;
   const Support s = layer_support(BackendKind::cuda, bo, seg.layers[0]);
   if (!s.ok) return {0, s.reason};
@@ -179,7 +184,7 @@ int run_tune(const TuneOptions& o) {
     const Layer& l = m.layers[i];
     const bool conv = l.kind() == LayerKind::conv;
     if (!conv && l.kind() != LayerKind::fc) continue;
-    const std::string sig = tuning_signature(m, i, o.precision);
+    const std::string sig = tuning_signature(m, i, o.precision, o.weights);
     if (auto it = done.find(sig); it != done.end()) {
       for (TuningEntry e : it->second) {
         e.layer = l.name;
@@ -199,7 +204,7 @@ int run_tune(const TuneOptions& o) {
       e.signature = sig;
       e.batch = n;
       double best = 0;
-      for (int v : candidates(l.kind(), conv ? o.conv_variants : o.fc_variants, o.precision)) {
+      for (int v : candidates(l.kind(), conv ? o.conv_variants : o.fc_variants, o.precision, o.weights)) {
         interrupt_point();
         if (interrupted()) {  // this (layer, batch) is incomplete: it is dropped, the ones before are written
           t.interrupted = true;

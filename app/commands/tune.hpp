@@ -13,6 +13,7 @@ namespace bs {
 struct TuneOptions {
   std::string model_dir;
   Precision precision = Precision::fp32;  // which versions are timed, and the signatures' " @tf32"
+  WeightFormat weights = WeightFormat::native;  // int8: the quantised weights, their versions too, signatures " w8"
   std::vector<int> batches = {1, 4, 16, 64, 256, 1024};
   int reps = 5, warmup = 2;
   std::string out;  // default: default_tuning_path(device)

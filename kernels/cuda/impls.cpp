@@ -17,6 +17,7 @@ void register_cuda_impls(Registry& r) {
   cuda::register_fc_engine(r);
   cuda::register_fc_half(r);
   cuda::register_fc_stream_half(r);
+  cuda::register_fc_stream_int8(r);
 }
 
 }  // namespace bs

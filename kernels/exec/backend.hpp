@@ -57,6 +57,12 @@ struct BackendOptions {
   // fp16 / bf16: 16-bit values (raw IEEE binary16 or bfloat16 bits, (N, C, H, W), already converted on the host:
   // app/exec/input_precision.hpp), copied as they are (half the bytes) and read by the first layer.
   InputPrecision input_precision = InputPrecision::fp32;
+  // cuda only. native: the weights as the model holds them, in the precision's type. int8: weight-only quantisation
+  // (kernels/model/quantize.hpp), done at load: each output channel's convolution or fully connected weights become
+  // q x scale, q a whole number in [-127, 127], scale = the channel's largest magnitude / 127; activations stay in the
+  // precision. Versions marked int8_weights (fc v15) read q and the scales as 8-bit rows; the others read q x scale in
+  // the precision's type, with the same values.
+  WeightFormat weights = WeightFormat::native;
 };
 
 class Planner;

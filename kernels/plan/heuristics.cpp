@@ -31,11 +31,13 @@ int fc_fp32(int n) { return n <= 4 ? 5 : n <= 256 ? 8 : 7; }
 
 }  // namespace
 
-const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms) {
+const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, WeightFormat w) {
   const bool conv = l.kind() == LayerKind::conv;
   if (!conv && l.kind() != LayerKind::fc) fail("layer '" + l.name + "'", "no menu for this layer kind (internal)");
   int v = 0;
-  if (is_half(p)) {
+  if (!conv && w == WeightFormat::int8 && n <= kInt8StreamImages) {
+    v = 15;  // a quarter of FP32's weight bytes, half of 16-bit's, in every precision
+  } else if (is_half(p)) {
     if (!conv) {
       v = n <= 4 ? 14 : n <= 256 ? 13 : 12;  // v14 streams the weights once per pass; from 8 images v13 is faster (H100)
     } else if (runs(LayerKind::conv, 22, l)) {
@@ -74,7 +76,8 @@ std::string heuristic_text(LayerKind op) {
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20; v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
-         "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, v13 up to 256, else v12";
+         "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, v13 up to 256, else v12; with --weights int8, "
+         "v15 (8-bit rows streamed) up to " + std::to_string(kInt8StreamImages) + " images in every precision, then as above";
 }
 
 }  // namespace bs

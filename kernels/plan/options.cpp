@@ -12,6 +12,7 @@ E parse_enum(std::string_view text, const std::string& flag) {
 template BackendKind parse_enum<BackendKind>(std::string_view, const std::string&);
 template Precision parse_enum<Precision>(std::string_view, const std::string&);
 template InputPrecision parse_enum<InputPrecision>(std::string_view, const std::string&);
+template WeightFormat parse_enum<WeightFormat>(std::string_view, const std::string&);
 template Transfers parse_enum<Transfers>(std::string_view, const std::string&);
 template HostMemory parse_enum<HostMemory>(std::string_view, const std::string&);
 template CudnnAlgos parse_enum<CudnnAlgos>(std::string_view, const std::string&);

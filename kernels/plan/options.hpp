@@ -14,6 +14,7 @@ namespace bs {
 enum class BackendKind { cpu_ref, cpu, cuda, cudnn };
 enum class Precision { fp32, tf32, fp16, bf16 };
 enum class InputPrecision { fp32, u8, fp16, bf16 };
+enum class WeightFormat { native, int8 };
 enum class Transfers { resident, per_layer, overlapped };
 enum class HostMemory { pageable, pinned };
 enum class CudnnAlgos { fastest, exact };
@@ -36,6 +37,9 @@ constexpr auto spellings(Precision) {
 constexpr auto spellings(InputPrecision) {
   using enum InputPrecision;
   return Spellings<InputPrecision, 4>{"input precision", {{{"fp32", fp32}, {"u8", u8}, {"fp16", fp16}, {"bf16", bf16}}}};
+}
+constexpr auto spellings(WeightFormat) {
+  return Spellings<WeightFormat, 2>{"weight format", {{{"native", WeightFormat::native}, {"int8", WeightFormat::int8}}}};
 }
 constexpr auto spellings(Transfers) {
   using enum Transfers;

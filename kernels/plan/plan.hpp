@@ -148,7 +148,9 @@ nlohmann::json plan_json(const Plan& p, const Model& m);
 
 // The heuristics auto falls back to without a tuning table (kernels/plan/heuristics.cpp), and what they do in words
 // (`batchscope variants` and the README quote them).
-const Impl* heuristic_version(const Layer& l, int n, Precision p, int sm_count);
+// With --weights int8 the fully connected layers take fc v15 (8-bit rows) up to kInt8StreamImages images.
+constexpr int kInt8StreamImages = 8;
+const Impl* heuristic_version(const Layer& l, int n, Precision p, int sm_count, WeightFormat w = WeightFormat::native);
 std::string heuristic_text(LayerKind op);
 
 }  // namespace bs

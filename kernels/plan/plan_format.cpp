@@ -52,6 +52,7 @@ std::string plan_table(const Plan& p, const Model& m) {
   const BackendOptions& o = p.options;
   std::string s = "plan: " + p.model + ", batch " + std::to_string(p.batch) + " on " + name_of(p.backend) + " (" + p.device +
                   "), precision " + name_of(o.precision);
+  if (o.weights == WeightFormat::int8) s += ", weights int8 (per output channel, quantised at load)";
   if (is_gpu(p.backend)) {
     s += ", input " + name_of(o.input_precision) + ", transfers " + name_of(o.transfers);
     if (o.transfers == Transfers::overlapped) s += " (chunks " + chunks_text(p.chunks) + "; " + std::to_string(p.streams) + " streams)";
@@ -94,6 +95,7 @@ nlohmann::json plan_json(const Plan& p, const Model& m) {
   j["backend"] = name_of(p.backend);
   j["batch"] = p.batch;
   j["precision"] = name_of(o.precision);
+  j["weights"] = name_of(o.weights);
   if (is_gpu(p.backend)) {
     j["input_precision"] = name_of(o.input_precision);
     j["transfers"] = name_of(o.transfers);

@@ -68,6 +68,9 @@ void check_backend_options(BackendKind b, const BackendOptions& o) {
   if (cpu && o.input_precision != InputPrecision::fp32)
     usage_fail("--input-precision", "the " + name_of(b) + " backend does not use it (it applies to --backend cuda and cudnn)");
   if (o.chunk < 0) usage_fail("--chunk", "must be 0 (the default) or more, found " + std::to_string(o.chunk));
+  if (o.weights != WeightFormat::native && b != BackendKind::cuda)
+    usage_fail("--weights", name_of(o.weights) + " runs on --backend cuda only (the " + name_of(b) +
+                                " backend computes with the model's weights as they are)");
   if (cpu) return;
   const bool per_layer = o.transfers == Transfers::per_layer;
   if (per_layer && o.cuda_graph)
@@ -81,6 +84,8 @@ void check_backend_options(BackendKind b, const BackendOptions& o) {
   if (b == BackendKind::cuda) {
     check_version_precision(LayerKind::conv, o.conv_variant, o.precision, "--conv-variant");
     check_version_precision(LayerKind::fc, o.fc_variant, o.precision, "--fc-variant");
+    check_version_weights(LayerKind::conv, o.conv_variant, o.weights, "--conv-variant");
+    check_version_weights(LayerKind::fc, o.fc_variant, o.weights, "--fc-variant");
   }
 }
 
@@ -192,16 +197,16 @@ const Impl* Planner::choose(size_t i, int n, Why& why) const {
     return &registry().version(l.kind(), forced, conv ? "--conv-variant" : "--fc-variant");
   }
   if (tuning_) {
-    if (auto v = tuning_->lookup(conv ? "conv" : "fc", tuning_signature(*model_, i, opts_.precision), n)) {
+    if (auto v = tuning_->lookup(conv ? "conv" : "fc", tuning_signature(*model_, i, opts_.precision, opts_.weights), n)) {
       const Impl* impl = registry().find(l.kind(), BackendKind::cuda, *v);
-      if (impl && impl->runs_in(opts_.precision) && (!conv || impl->check(l).ok)) {
+      if (impl && impl->runs_in(opts_.precision) && impl->takes(opts_.weights) && (!conv || impl->check(l).ok)) {
         why = Why::tuned;
         return impl;
       }
     }
   }
   why = Why::heuristic;
-  return heuristic_version(l, n, opts_.precision, dev_.sm_count);
+  return heuristic_version(l, n, opts_.precision, dev_.sm_count, opts_.weights);
 }
 
 void Planner::plan_epilogue(Pass& p, size_t i) const {
@@ -252,6 +257,8 @@ void Planner::plan_cuda(Pass& p) const {
       st.impl = choose(i, p.images, st.why);
       if (!st.impl->runs_in(opts_.precision))
         fail("layer '" + l.name + "'", st.impl->label() + " computes in " + st.impl->math + ", not " + name_of(opts_.precision));
+      if (!st.impl->takes(opts_.weights))
+        fail("layer '" + l.name + "'", st.impl->label() + " reads 8-bit weights: it runs with --weights int8 only");
       if (const Support s = st.impl->check(l); !s.ok)
         fail("layer '" + l.name + "'", "backend cuda does not support it: " + s.reason);
       plan_epilogue(p, i);
@@ -397,7 +404,7 @@ bool Planner::may_read_texture(size_t i) const {
   const int forced = l.kind() == LayerKind::conv ? opts_.conv_variant : opts_.fc_variant;
   if (forced != kAutoVariant) return registry().version(l.kind(), forced, "--conv-variant").texture;
   if (!tuning_) return false;  // the heuristics never take the texture versions
-  const std::string sig = tuning_signature(*model_, i, opts_.precision);
+  const std::string sig = tuning_signature(*model_, i, opts_.precision, opts_.weights);
   for (const TuningEntry& e : tuning_->entries)
     if (e.signature == sig)
       if (const Impl* impl = registry().find(l.kind(), BackendKind::cuda, e.best); impl && impl->texture) return true;

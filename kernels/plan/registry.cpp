@@ -84,10 +84,10 @@ int parse_version(LayerKind op, std::string_view text, const std::string& flag) 
   usage_fail(flag, "unknown variant '" + std::string(text) + "' (choose auto or one of:" + all.substr(1) + ")");
 }
 
-std::string allowed_versions(LayerKind op, Precision p) {
+std::string allowed_versions(LayerKind op, Precision p, WeightFormat w) {
   std::string s;
   for (const Impl* i : registry().menu(op, BackendKind::cuda))
-    if (i->runs_in(p)) s += (s.empty() ? "v" : ", v") + std::to_string(i->number);
+    if (i->runs_in(p) && i->takes(w)) s += (s.empty() ? "v" : ", v") + std::to_string(i->number);
   return s;
 }
 
@@ -97,6 +97,12 @@ void check_version_precision(LayerKind op, int number, Precision p, const std::s
   if (!i.runs_in(p))
     usage_fail(flag, "v" + std::to_string(number) + " computes in " + i.math + "; with --precision " + name_of(p) + " choose auto or one of " +
                    allowed_versions(op, p));
+}
+
+void check_version_weights(LayerKind op, int number, WeightFormat w, const std::string& flag) {
+  if (number == kAutoVariant) return;
+  const Impl& i = registry().version(op, number, flag);
+  if (!i.takes(w)) usage_fail(flag, "v" + std::to_string(number) + " reads weights quantised to 8 bits: it runs with --weights int8 only");
 }
 
 }  // namespace bs

@@ -53,6 +53,7 @@ struct Impl {
                                // layouts may take turns on a layer when a tuning table picks them for different batches
   bool texture = false;        // reads its weights through a texture object
   bool dilation = false;       // conv: runs dilated convolutions (others refuse them in check)
+  bool int8_weights = false;   // reads the weights as 8-bit values and per-output scales: runs with --weights int8 only
   // Whether it runs `layer` with `epi` fused (null: every layer of its op). `stored` is the shape the layer's input is
   // stored in (16-bit paths: the tensor before a flatten).
   std::function<Support(const Layer& layer, const Epilogue& epi)> supports{};
@@ -64,6 +65,7 @@ struct Impl {
   const ImplHooks* hooks = nullptr;
 
   bool runs_in(Precision p) const;
+  bool takes(WeightFormat w) const { return !int8_weights || w == WeightFormat::int8; }
   std::string label() const;  // "v13 gemm-3xtf32", "fc v5 stream", or the name
   Support check(const Layer& layer, const Epilogue& epi = {}) const {
     if (const auto* c = std::get_if<ConvParams>(&layer.op); c && c->dilated() && !dilation)
@@ -103,11 +105,13 @@ inline int parse_conv_variant(std::string_view text, const std::string& flag = "
 inline int parse_fc_variant(std::string_view text, const std::string& flag = "--fc-variant") {
   return parse_version(LayerKind::fc, text, flag);
 }
-// The versions of a cuda menu that `p` may run, as "v16, v17, v18".
-std::string allowed_versions(LayerKind op, Precision p);
+// The versions of a cuda menu that `p` may run with weights `w`, as "v16, v17, v18".
+std::string allowed_versions(LayerKind op, Precision p, WeightFormat w = WeightFormat::native);
 // Throws "<flag>: vN computes in fp32; with --precision tf32 choose auto or one of ..." unless `p` may run version
 // `number` (auto always passes).
 void check_version_precision(LayerKind op, int number, Precision p, const std::string& flag);
+// Throws "<flag>: v15 reads weights quantised to 8 bits; add --weights int8" unless version `number` takes `w`.
+void check_version_weights(LayerKind op, int number, WeightFormat w, const std::string& flag);
 
 // Registration functions, one per file of kernels (see the top of this file).
 void register_cpu_impls(Registry& r);

@@ -53,7 +53,7 @@ std::vector<std::string> stale_entries(const TuningTable& t) {
   return out;
 }
 
-std::string tuning_signature(const Model& m, size_t i, Precision precision) {
+std::string tuning_signature(const Model& m, size_t i, Precision precision, WeightFormat weights) {
   const Layer& l = m.layers[i];
   std::string s;
   if (auto* c = std::get_if<ConvParams>(&l.op)) {
@@ -78,6 +78,7 @@ std::string tuning_signature(const Model& m, size_t i, Precision precision) {
         s += " +max_pool2x2";
   }
   if (precision != Precision::fp32) s += " @" + name_of(precision);  // fp32 tables keep the signatures they always had
+  if (weights == WeightFormat::int8) s += " w8";  // other weights: a choice of its own, maybe a version only they allow
   return s;
 }
 
@@ -121,6 +122,11 @@ TuningTable read_tuning(const std::string& path, const std::string& device_name)
       if (te.kind != "conv" && te.kind != "fc") fail(path, where + ": kind '" + te.kind + "', expected conv or fc");
       if (te.batch <= 0) fail(path, where + ": batch must be positive");
       if (!on_menu(te.kind, te.best)) fail(path, where + ": best version " + std::to_string(te.best) + " is not on the " + te.kind + " menu");
+      const Impl* best = registry().find(te.kind == "conv" ? LayerKind::conv : LayerKind::fc, BackendKind::cuda, te.best);
+      const bool w8 = te.signature.size() >= 3 && te.signature.compare(te.signature.size() - 3, 3, " w8") == 0;
+      if (best && best->int8_weights && !w8)
+        fail(path, where + ": best version " + std::to_string(te.best) + " reads 8-bit weights, but the signature is not one of "
+                                                                          "--weights int8 (no ' w8')");
       const nlohmann::json times = e.value("times_ms", nlohmann::json::object()), why = e.value("unsupported", nlohmann::json::object());
       for (const auto& [k, v] : times.items()) te.times_ms[std::stoi(k)] = v.get<double>();
       for (const auto& [k, v] : why.items()) te.unsupported[std::stoi(k)] = v.get<std::string>();

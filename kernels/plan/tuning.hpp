@@ -56,7 +56,9 @@ std::vector<std::string> stale_entries(const TuningTable& t);
 
 // Layer i's signature within m (with the activation, and for convolutions a following 2x2 max pool, that a
 // variant could fuse into it).
-std::string tuning_signature(const Model& m, size_t i, Precision precision = Precision::fp32);  // " @tf32" appended for tf32
+// " @tf32" appended for tf32 (each precision but fp32), " w8" for --weights int8.
+std::string tuning_signature(const Model& m, size_t i, Precision precision = Precision::fp32,
+                             WeightFormat weights = WeightFormat::native);
 
 // Reads and checks a table: `path` must be a batchscope tuning table measured on `device_name` (empty: any
 // device). Throws bs::Error naming the path otherwise.

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/model/quantize.hpp"
 #include "kernels/cuda/ops/const_bank.hpp"
 #include "kernels/cuda/ops/ops.hpp"
 #include "kernels/exec/device_info.hpp"
@@ -100,6 +101,11 @@ void GpuPipelineBackend::load(const Model& m, std::shared_ptr<const Planner> pla
   adopt_planner(m, std::move(planner));
   planner_->pass(1);  // refuses, naming the layer, what no implementation of these options can run
   model_ = &m;
+  quantized_ = Model{};
+  if (opts_.weights == WeightFormat::int8) {  // every later step (uploads, per-layer copies, preparation) reads these
+    quantized_ = quantize_weights(m);
+    model_ = &quantized_;
+  }
   cur_ = nullptr;
   for (auto& d : dev_)
     if (d.tex) cudaDestroyTextureObject(d.tex);
@@ -110,7 +116,7 @@ void GpuPipelineBackend::load(const Model& m, std::shared_ptr<const Planner> pla
   for (size_t i = 0; i < m.layers.size(); ++i) {
     const std::vector<float>* w;
     const std::vector<float>* b;
-    host_weights(m.layers[i], w, b);
+    host_weights(model_->layers[i], w, b);
     if (!w) continue;
     DevLayer& d = dev_[i];
     d.w.upload(w->data(), w->size(), stream_);

@@ -67,7 +67,8 @@ class GpuPipelineBackend : public Backend {
   bool per_layer() const { return opts_.transfers == Transfers::per_layer; }
   bool overlapped() const { return opts_.transfers == Transfers::overlapped; }
 
-  const Model* model_ = nullptr;
+  const Model* model_ = nullptr;  // the model loaded, or quantized_ (--weights int8)
+  Model quantized_;               // --weights int8: the loaded model with its weights quantised (kernels/model/quantize.hpp)
   const Pass* cur_ = nullptr;  // the pass in progress
   cudaStream_t stream_ = nullptr;
   float* ws_ptr_ = nullptr;  // workspace for the layer being run (v5's im2col)

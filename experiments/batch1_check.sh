@@ -9,6 +9,11 @@
 #           bf16, batches 1, 2, 4, ROUNDS rounds alternating (AB_ARGS: more sweep flags, e.g. --cuda-graph): fc_ab.md
 #   E2E=1   end to end at batch 1 and 16 with --cuda-graph (pinned), fp32 and fp16: the warm total against the kernels and
 #           the input copy of the same sweep's profiled passes: e2e.md
+#   INT8=1  --weights int8 against native weights, auto, fp32, fp16 and bf16 at batches 1, 2, 4, 8, 16 (files -fcw8- and
+#           -fcauto-: the summary's columns w8 and auto), ROUNDS rounds alternating, checked on 4 images against the cpu
+#           backend on the same quantised weights: int8.md; and what quantisation changes (ACC, below)
+#   ACC=1   accuracy of --weights int8: ECE 408 Correctness over its 10,000 images (fp32, fp16; native and int8), and
+#           AlexNet's logits over 256 random pixel-like images (infer --input/--output) native against int8: accuracy.md
 #   PEERS=1 PyTorch in the same call (experiments/pytorch_alexnet.py): batches 1 and 16, fp32, fp32 replayed from a CUDA
 #           graph, fp16 channels-last: pytorch.txt
 set -uo pipefail
@@ -69,6 +74,55 @@ for p in sorted(glob.glob(os.path.join(sys.argv[1], "*-graph.csv"))):
 PY
   cat "$OUT/e2e.md"
   tar czf "$OUT/e2e1.tgz" e2e1
+fi
+if [ "${INT8:-0}" = 1 ]; then
+  mkdir -p w8
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    order="auto w8"; [ $((round % 2)) = 0 ] && order="w8 auto"
+    for p in fp32 fp16 bf16; do
+      for w in $order; do
+        wf=native; [ $w = w8 ] && wf=int8
+        "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --weights $wf --batches 1,2,4,8,16 --reps 20 \
+          --warmup 3 --host-memory pinned --check-images 4 --check-backend cpu --out "w8/$p-fc$w-r$round.csv" \
+          >"w8/$p-fc$w-r$round.log" 2>&1 || echo "$p $w round $round: exit $? $(grep -h error "w8/$p-fc$w-r$round.log" | head -1)"
+      done
+    done
+  done
+  python3 experiments/batch1_summary.py w8 >"$OUT/int8.md"
+  grep -h "int8 weights" w8/*-r1.log >>"$OUT/int8.md"
+  cat "$OUT/int8.md"
+  tar czf "$OUT/w8.tgz" w8
+fi
+if [ "${ACC:-0}" = 1 ]; then
+  mkdir -p acc
+  for p in fp32 fp16; do
+    for w in native int8; do
+      echo "ece408 $p $w: $("$BS" infer --model ece408 --backend cuda --precision $p --weights $w --batch 1000 2>/dev/null | grep Correctness)"
+    done
+  done >"$OUT/accuracy.md"
+  # 256 images of pixel-like values (uniform, the channel means taken off), seed 5
+  /usr/bin/env python3 -c "import numpy as np; np.save('acc/x.npy', np.random.default_rng(5).uniform(-125, 130, (256, 3, 227, 227)).astype(np.float32))"
+  for p in fp32 fp16; do
+    for w in native int8; do
+      "$BS" infer --model data/models/alexnet --backend cuda --precision $p --weights $w --input acc/x.npy --batch 64 \
+        --output "acc/alexnet-$p-$w.npy" >"acc/alexnet-$p-$w.log" 2>&1 || echo "alexnet $p $w: exit $?" >>"$OUT/accuracy.md"
+    done
+  done
+  /usr/bin/env python3 - acc >>"$OUT/accuracy.md" <<'PY'
+import sys, numpy as np
+d = sys.argv[1]
+ref = np.load(f"{d}/alexnet-fp32-native.npy").astype(np.float64)
+for p in ("fp32", "fp16"):
+    for w in ("native", "int8"):
+        if (p, w) == ("fp32", "native"):
+            continue
+        x = np.load(f"{d}/alexnet-{p}-{w}.npy").astype(np.float64)
+        rel = np.linalg.norm(x - ref) / np.linalg.norm(ref)
+        top1 = float(np.mean(x.argmax(1) == ref.argmax(1)))
+        top5 = float(np.mean([ref[i].argmax() in np.argsort(-x[i])[:5] for i in range(len(x))]))
+        print(f"alexnet {p} {w} vs fp32 native, {len(x)} images: rel. L2 {rel:.3e}, top-1 agreement {top1:.4f}, fp32's top-1 in the top 5 {top5:.4f}")
+PY
+  cat "$OUT/accuracy.md"
 fi
 if [ "${PEERS:-0}" = 1 ]; then
   python3 experiments/pytorch_alexnet.py --batches 1,16 --modes fp32,fp32-graph,fp16-cl --reps 50 --warmup 5 \

@@ -234,6 +234,9 @@ TEST(SweepOutputs, LayerBytesFollowThePrecisionAndPeaksTheDeviceClocks) {
   EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::tf32), 4.0 * 4908);
   EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp16), 2.0 * 4908);
   EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::bf16), 2.0 * 4908);
+  // fc v15 (--weights int8): 320 activation values in the precision, 4,551 weights of one byte, 37 biases and 37 scales of 4.
+  EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp16, true), 2.0 * 320 + 4551 + 4.0 * 74);
+  EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp32, true), 4.0 * 320 + 4551 + 4.0 * 74);
   EXPECT_NEAR(dram_gb_per_s({{"memory_clock_mhz", 2619}, {"memory_bus_bits", 5120}}), 3352.32, 1e-6);
   // The H100 SXM's peaks from its clocks, 132 multiprocessors at 1,980 MHz: FP32 2 x 128 x 132 x 1.98 = 66,908 GFLOP/s
   // (NVIDIA's 67 TFLOPS); TF32 8x that, 535,265; FP16 and BF16 16x, 1,070,530 (NVIDIA's 495 and 989 are at the 1,830 MHz

@@ -5,8 +5,9 @@
 #           connected layers forced to v13 (the GEMM engine, auto's choice before v14) and to v14 (stream-half), and auto;
 #           kernel time and per-layer times, ROUNDS rounds (default 2) alternating the order; every point checked on 1 image
 #           against the cpu backend: fc_stream.md (experiments/batch1_summary.py)
-#   AB=1    fc v14 of these binaries against .device/base.tar.xz's (scripts/pack_device.sh of the commit before), fp16 and
-#           bf16, batches 1, 2, 4, ROUNDS rounds alternating (AB_ARGS: more sweep flags, e.g. --cuda-graph): fc_ab.md
+#   AB=1    fc v14 (AB_FC) of these binaries against .device/base.tar.xz's (scripts/pack_device.sh of the commit before),
+#           fp16 and bf16 (AB_PRECISIONS), batches 1, 2, 4 (AB_BATCHES), ROUNDS rounds alternating (AB_ARGS: more sweep
+#           flags, e.g. --cuda-graph or --weights int8): fc_ab.md
 #   E2E=1   end to end at batch 1 and 16 with --cuda-graph (pinned), fp32 and fp16: the warm total against the kernels and
 #           the input copy of the same sweep's profiled passes: e2e.md
 #   INT8=1  --weights int8 against native weights, auto, fp32, fp16 and bf16 at batches 1, 2, 4, 8, 16 (files -fcw8- and
@@ -44,10 +45,11 @@ if [ "${AB:-0}" = 1 ]; then
     order="base new"; [ $((round % 2)) = 0 ] && order="new base"
     for who in $order; do
       b=$bin; [ $who = base ] && b=.device/base
-      for p in fp16 bf16; do
+      for p in ${AB_PRECISIONS:-fp16 bf16}; do
         LD_LIBRARY_PATH=$PWD/$b/lib:$LD_LIBRARY_PATH "$b/batchscope" sweep --model data/models/alexnet --backend cuda --precision $p \
-          --fc-variant 14 --batches 1,2,4 --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu ${AB_ARGS:-} \
-          --out "ab1/$p-fc14$who-r$round.csv" >"ab1/$p-fc14$who-r$round.log" 2>&1 || echo "$who $p round $round: exit $?"
+          --fc-variant ${AB_FC:-14} --batches ${AB_BATCHES:-1,2,4} --reps 20 --warmup 3 --host-memory pinned --check-images 1 \
+          --check-backend cpu ${AB_ARGS:-} --out "ab1/$p-fc${AB_FC:-14}$who-r$round.csv" >"ab1/$p-fc${AB_FC:-14}$who-r$round.log" 2>&1 ||
+          echo "$who $p round $round: exit $?"
       done
     done
   done

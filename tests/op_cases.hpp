@@ -183,6 +183,7 @@ inline std::vector<OpCase> op_cases(bool big) {
     cases.push_back({"ece408 fc1", {5184, 1, 1}, 64, fc(140, true)});
     cases.push_back({"alexnet fc6", {9216, 1, 1}, 3, fc(4096, true)});
     cases.push_back({"alexnet fc8", {4096, 1, 1}, 3, fc(1000, true)});
+    cases.push_back({"stream fc 304->2113 n3", {304, 1, 1}, 3, fc(2113, true)});  // fc v15: 4 rows a turn, a last turn of 1
     cases.push_back({"engine fc 2304->1000 n40", {2304, 1, 1}, 40, fc(1000, true)});
     cases.push_back({"engine fc 123->37 n130", {123, 1, 1}, 130, fc(37, false)});
     cases.push_back({"engine fc 1001->19 n17", {1001, 1, 1}, 17, fc(19, true)});

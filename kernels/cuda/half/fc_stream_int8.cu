@@ -8,8 +8,8 @@
 // 16-bit paths is the NHWC flattening (a pad channel's column is zero). Layout: (O, Kp) bytes, then O FP32 scales.
 //
 // The kernel is v14's schedule (half/fc_stream_half.cu) on bytes: blocks of four warps, as many as the GPU holds at
-// once, each taking rows in turn; a row's 16-byte chunks of 16 weights read once with a streaming load and multiplied
-// by the same 16 values of each of up to 8 images (FP32, or 16-bit values widened); a byte becomes a float without a
+// once, each taking R rows (1, 2 or 4) in turn; the rows' 16-byte chunks of 16 weights read once with a streaming load
+// and multiplied by the same 16 values of each of up to 8 images, each input chunk read once for the R rows (FP32, or 16-bit values widened); a byte becomes a float without a
 // conversion instruction (placed in the mantissa of 2^23 with a byte permute, then 2^23 + 128 subtracted), the sums are
 // FP32, and the row's scale, the bias and the activation are applied once after the reduction. Batches beyond 8 images
 // run in passes that read the weights again: auto takes v15 for a few images only (kInt8StreamImages).
@@ -85,50 +85,65 @@ __device__ __forceinline__ void input16(const Elem<T>* __restrict__ x, long long
   }
 }
 
-// w: (O, Kp / 16) chunks, then the O scales; x: (N, K); out: (N, os), FP32 or 16-bit.
-template <In T, int NB, bool XVEC>
+// w: (O, Kp / 16) chunks, then the O scales; x: (N, K); out: (N, os), FP32 or 16-bit. A block takes R rows at a time:
+// each input chunk read from L1 serves R rows (with one row per turn, FP32 inputs cost 4 bytes of L1 traffic per
+// weight byte and image, which capped v15's first form at 1.6 TB/s on fc6 at one image and 0.8 TB/s at two).
+template <In T, int NB, int R, bool XVEC>
 __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* __restrict__ w, const float* __restrict__ scales,
                                                                    const Elem<T>* __restrict__ x, long long k, int k16, int n,
                                                                    int outputs, int os, const float* __restrict__ bias, int act,
                                                                    Elem<T>* __restrict__ out, int* ovf) {
-  __shared__ float partial[kThreads / 32][NB];
+  __shared__ float partial[kThreads / 32][R][NB];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
-  for (int o = blockIdx.x; o < outputs; o += gridDim.x) {
-    const uint4* row = w + static_cast<long long>(o) * k16;
+  for (int o0 = blockIdx.x * R; o0 < outputs; o0 += gridDim.x * R) {
+    const uint4* row[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) row[r] = w + static_cast<long long>(min(o0 + r, outputs - 1)) * k16;  // past the end: read, unused
     for (int n0 = 0; n0 < n; n0 += NB) {
       const int nb = min(NB, n - n0);
-      float acc[NB];
+      float acc[R][NB];
 #pragma unroll
-      for (int b = 0; b < NB; ++b) acc[b] = 0.0f;
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
 #pragma unroll 2
       for (int j = t; j < k16; j += kThreads) {
-        float wf[16];
-        unpack16(__ldcs(row + j), wf);
+        uint4 raw[R];
+#pragma unroll
+        for (int r = 0; r < R; ++r) raw[r] = __ldcs(row[r] + j);
+        float wf[R][16];
+#pragma unroll
+        for (int r = 0; r < R; ++r) unpack16(raw[r], wf[r]);
 #pragma unroll
         for (int b = 0; b < NB; ++b) {
           if (b >= nb) break;
           float xf[16];
           input16<T, XVEC>(x, k, n0 + b, j, xf);
 #pragma unroll
-          for (int i = 0; i < 16; ++i) acc[b] = fmaf(wf[i], xf[i], acc[b]);
+          for (int r = 0; r < R; ++r)
+#pragma unroll
+            for (int i = 0; i < 16; ++i) acc[r][b] = fmaf(wf[r][i], xf[i], acc[r][b]);
         }
       }
 #pragma unroll
-      for (int b = 0; b < NB; ++b) {
-        float v = acc[b];
+      for (int r = 0; r < R; ++r)
 #pragma unroll
-        for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
-        if (lane == 0) partial[warp][b] = v;
-      }
+        for (int b = 0; b < NB; ++b) {
+          float v = acc[r][b];
+#pragma unroll
+          for (int d = 16; d > 0; d /= 2) v += __shfl_xor_sync(0xffffffffu, v, d);
+          if (lane == 0) partial[warp][r][b] = v;
+        }
       __syncthreads();
-      if (t < nb) {
+      const int r = t / NB, b = t % NB, o = o0 + r;
+      if (t < R * NB && b < nb && o < outputs) {
         float v = 0.0f;
 #pragma unroll
-        for (int q = 0; q < kThreads / 32; ++q) v += partial[q][t];
+        for (int q = 0; q < kThreads / 32; ++q) v += partial[q][r][b];
         v *= scales[o];
         if (bias) v += bias[o];
         v = activate_or_keep(v, act);
-        Elem<T>* dst = out + static_cast<long long>(n0 + t) * os;
+        Elem<T>* dst = out + static_cast<long long>(n0 + b) * os;
         if constexpr (T == In::f32) {
           dst[o] = v;
         } else {
@@ -191,19 +206,27 @@ void launch(const uint16_t* in16, const float* in32, long long k, int n, int out
   else x = in16;
   auto* y = static_cast<Elem<T>*>(out);
   const int nb = std::min(n, kMaxImages);
-  auto go = [&](auto images) {
-    constexpr int NB = decltype(images)::value;
+  // Rows per turn: 4 where that leaves at least 4 turns per multiprocessor (AlexNet's fc6 and fc7: 7.8 on the H100), else
+  // 2 where that leaves 2 (fc8: 3.8), else 1.
+  const int sms = sm_count(), rows = outputs >= 16 * sms ? 4 : outputs >= 4 * sms ? 2 : 1;
+  auto go = [&](auto images, auto per_turn) {
+    constexpr int NB = decltype(images)::value, R = decltype(per_turn)::value;
     auto run = [&](auto kernel) {
       static const int resident = resident_blocks(kernel, kThreads, 0);  // of this instantiation, the GPU at once
-      kernel<<<std::min(outputs, resident), kThreads, 0, s>>>(w, scales, x, k, k16, n, outputs, os, bias, act, y, ovf);
+      kernel<<<std::min((outputs + R - 1) / R, resident), kThreads, 0, s>>>(w, scales, x, k, k16, n, outputs, os, bias, act, y, ovf);
     };
-    if (k % 16 == 0) run(fc_stream_int8_kernel<T, NB, true>);  // whole chunks of 16 values, each row 16-byte aligned
-    else run(fc_stream_int8_kernel<T, NB, false>);
+    if (k % 16 == 0) run(fc_stream_int8_kernel<T, NB, R, true>);  // whole chunks of 16 values, each row 16-byte aligned
+    else run(fc_stream_int8_kernel<T, NB, R, false>);
   };
-  if (nb <= 1) go(std::integral_constant<int, 1>{});
-  else if (nb <= 2) go(std::integral_constant<int, 2>{});
-  else if (nb <= 4) go(std::integral_constant<int, 4>{});
-  else go(std::integral_constant<int, kMaxImages>{});
+  auto per_rows = [&](auto images) {
+    if (rows == 4) go(images, std::integral_constant<int, 4>{});
+    else if (rows == 2) go(images, std::integral_constant<int, 2>{});
+    else go(images, std::integral_constant<int, 1>{});
+  };
+  if (nb <= 1) per_rows(std::integral_constant<int, 1>{});
+  else if (nb <= 2) per_rows(std::integral_constant<int, 2>{});
+  else if (nb <= 4) per_rows(std::integral_constant<int, 4>{});
+  else per_rows(std::integral_constant<int, kMaxImages>{});
   CUDA_CHECK_LAUNCH();
 }
 

@@ -496,6 +496,22 @@ TEST(GpuEngine, TuneWritesATableThatAutoReads) {
   ASSERT_EQ(run_tune(t->o), 0);
   const TuningTable table = read_tuning(d / "tuning.json", "");
   ASSERT_EQ(table.entries.size(), 4u);  // (conv, fc) x 2 batches
+  // Every timed version's error against the cpu backend is recorded; the choice is within fp32's budget.
+  for (const TuningEntry& e : table.entries) {
+    EXPECT_EQ(e.error_budget, 1e-6) << e.signature;
+    EXPECT_EQ(e.errors.size(), e.times_ms.size()) << e.signature;
+    for (const auto& [v, err] : e.errors) EXPECT_TRUE(err >= 0 && err < 1e-4) << e.signature << " v" << v << ": " << err;
+    EXPECT_LE(e.errors.at(e.best), 1e-6) << e.signature << " v" << e.best;
+  }
+  // A budget nothing meets: each choice is the most accurate version, whatever its time.
+  auto strict = test::parse_args<TuneOptions>({"--model", d.str(), "--batches", "2", "--reps", "1", "--warmup", "0", "--conv-variants",
+                                               "12,13,14", "--fc-variants", "2,5,7", "--error-budget", "1e-12", "--out", d / "strict.json"});
+  strict->o.command_line = "test";
+  ASSERT_EQ(run_tune(strict->o), 0);
+  for (const TuningEntry& e : read_tuning(d / "strict.json", "").entries) {
+    EXPECT_EQ(e.error_budget, 1e-12);
+    for (const auto& [v, err] : e.errors) EXPECT_LE(e.errors.at(e.best), err) << e.signature << " v" << e.best << " against v" << v;
+  }
   m = load_model(d.str());
   BackendOptions o;
   o.tuning_file = d / "tuning.json";

@@ -36,6 +36,10 @@ TuningTable sample_table() {
     e.best = b == 1 ? 14 : b == 16 ? 12 : 13;
     e.times_ms = {{12, 1.5}, {13, 1.25}, {14, 1.0}};
     e.unsupported = {{7, "v7 is compiled for stride 1"}};
+    if (b == 16) {  // measured with errors (the other entries as tables written before tune measured them)
+      e.errors = {{12, 3.0e-7}, {13, 2.5e-7}, {14, 4.0e-6}};
+      e.error_budget = 1e-6;
+    }
     t.entries.push_back(e);
   }
   TuningEntry f;
@@ -61,7 +65,30 @@ TEST(Tuning, WriteThenReadGivesTheSameTable) {
   EXPECT_EQ(r.entries[0].times_ms, t.entries[0].times_ms);
   EXPECT_EQ(r.entries[0].unsupported, t.entries[0].unsupported);
   EXPECT_EQ(r.entries[3].best, 5);
+  EXPECT_EQ(r.entries[1].errors, t.entries[1].errors);
+  EXPECT_EQ(r.entries[1].error_budget, 1e-6);
+  EXPECT_TRUE(r.entries[0].errors.empty());
+  EXPECT_EQ(r.entries[0].error_budget, 0.0);
   EXPECT_EQ(tuning_json(r), tuning_json(t));
+}
+
+// tune chooses the fastest version within the error budget; none within it: the most accurate; no errors measured
+// (a table from before): the fastest.
+TEST(Tuning, TheBestIsTheFastestWithinTheErrorBudget) {
+  TuningEntry e;
+  e.times_ms = {{13, 1.0}, {25, 0.5}, {34, 0.8}};
+  EXPECT_EQ(choose_best(e, 1e-6), 25);
+  e.errors = {{13, 2e-7}, {25, 5e-6}, {34, 8e-7}};
+  EXPECT_EQ(choose_best(e, 1e-6), 34);
+  EXPECT_EQ(choose_best(e, 1e-5), 25);
+  EXPECT_EQ(choose_best(e, 1e-7), 13);  // none within: the most accurate
+  e.errors[34] = NAN;                  // a NaN output is never within a budget
+  EXPECT_EQ(choose_best(e, 1e-6), 13);
+  EXPECT_EQ(choose_best(TuningEntry{}, 1e-6), 0);
+  EXPECT_EQ(layer_error_budget(Precision::fp32), 1e-6);
+  EXPECT_EQ(layer_error_budget(Precision::tf32), 2e-3);
+  EXPECT_EQ(layer_error_budget(Precision::fp16), 2e-3);
+  EXPECT_EQ(layer_error_budget(Precision::bf16), 1.6e-2);
 }
 
 TEST(Tuning, LookupTakesTheBatchOrTheNearestInLog2) {
@@ -134,6 +161,8 @@ TEST(Tuning, RefusesCorruptFilesWithOneLineNamingThem) {
       {replace("\"signature\": \"fc in9216 out4096 +relu\",", ""), "corrupt tuning table"},
       {replace("\"best\": 5", "\"best\": \"five\""), "corrupt tuning table"},
       {replace("\"12\": 1.5", "\"twelve\": 1.5"), "corrupt tuning table: a version key is not a number"},
+      {replace("\"error_budget\": 1e-06", "\"error_budget\": -1"), "error_budget must not be negative"},
+      {replace("\"12\": 3e-07", "\"12\": \"small\""), "corrupt tuning table"},
   };
   std::vector<Case> all = cases;
   if (!registry().menu(LayerKind::conv, BackendKind::cuda).empty()) {  // builds with the cuda backend know its menus

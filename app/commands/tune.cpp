@@ -1,6 +1,7 @@
 #include "app/commands/tune.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
@@ -15,6 +16,7 @@
 #include "app/results/metadata.hpp"
 #include "app/results/results_io.hpp"
 #include "kernels/exec/device_info.hpp"
+#include "kernels/model/quantize.hpp"
 #include "kernels/plan/registry.hpp"
 #include "kernels/plan/tuning.hpp"
 #include "weights_tools/error.hpp"
@@ -66,6 +68,9 @@ void TuneOptions::add_to(CLI::App& app) {
                                "without --tuning)")->type_name("FILE");
   add_versions(app, "--conv-variants", conv_variants, LayerKind::conv, "only these convolution versions (default: every one)");
   add_versions(app, "--fc-variants", fc_variants, LayerKind::fc, "only these fully connected versions (default: every one)");
+  add_double(app, "--error-budget", error_budget,
+             "a version whose output differs from the reference's by more than this relative L2 is timed but not chosen "
+             "(default: the precision's per-layer budget: fp32 1e-6, tf32 and fp16 2e-3, bf16 1.6e-2)", 1e-12, 1.0);
   add_double(app, "--cut", cut, "after its first run, a version slower than CUT x the best so far is not repeated (default: 20)",
              1.000001, 1e9);
   app.footer("tune needs an NVIDIA GPU (it times the cuda backend's versions there).\n"
@@ -113,6 +118,19 @@ std::vector<int> candidates(LayerKind op, const std::vector<int>& given, Precisi
   for (const Impl* i : registry().menu(op, BackendKind::cuda))
     if (i->runs_in(precision) && i->takes(weights)) v.push_back(i->number);
   return v;
+}
+
+constexpr int kErrorImages = 2;  // images per (layer, batch) whose outputs are checked against the reference
+
+// Relative L2 of the first want.size() values of got against want (infinite where got holds a NaN).
+double rel_l2(const float* got, const std::vector<float>& want) {
+  double num = 0, den = 0;
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (std::isnan(got[i])) return INFINITY;
+    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  return std::sqrt(num / std::max(den, 1e-30));
 }
 
 // One version on one segment at batch n: its median device time (ms), or why it was not timed.
@@ -177,6 +195,9 @@ int run_tune(const TuneOptions& o) {
   check_writable(out, "--out");
   const TuningTable before = std::filesystem::exists(out) ? read_tuning(out, t.device.name) : TuningTable{};  // a wrong file: now
 
+  const double budget = o.error_budget > 0 ? o.error_budget : layer_error_budget(o.precision);
+  std::cout << "each version: median ms; * its error (relative L2 against the cpu backend on the first " << kErrorImages
+            << " images) is above the budget " << budget << ", so it is not chosen\n";
   std::mt19937 rng(7);
   std::uniform_real_distribution<float> u(-1.0f, 1.0f);
   std::map<std::string, std::vector<TuningEntry>> done;  // by signature: layers of the same shape are timed once
@@ -193,17 +214,25 @@ int run_tune(const TuneOptions& o) {
       continue;
     }
     const Model seg = segment(m, i);
+    // The reference: the cpu backend on the same weights (with int8, the same quantised ones), first images only.
+    const Model ref_seg = o.weights == WeightFormat::int8 ? quantize_weights(seg) : seg;
+    const std::unique_ptr<Backend> ref = Executor(ref_seg, BackendKind::cpu, BackendOptions{}).open();
+    const size_t per_image = static_cast<size_t>(seg.output().size());
     std::cout << l.name << "  [" << sig << "]\n";
     for (int n : o.batches) {
       if (t.interrupted) break;
-      std::vector<float> in(static_cast<size_t>(seg.input.size()) * n), y(static_cast<size_t>(seg.output().size()) * n);
+      std::vector<float> in(static_cast<size_t>(seg.input.size()) * n), y(per_image * n);
       for (float& x : in) x = u(rng);
+      const int k = std::min(n, kErrorImages);
+      std::vector<float> want(per_image * k);
+      ref->forward(in.data(), k, ref_seg.layers.size(), want.data(), nullptr);
       TuningEntry e;
       e.kind = conv ? "conv" : "fc";
       e.layer = l.name;
       e.signature = sig;
       e.batch = n;
-      double best = 0;
+      e.error_budget = budget;
+      double best = 0;  // the fastest time within the budget so far: the cut's measure
       for (int v : candidates(l.kind(), conv ? o.conv_variants : o.fc_variants, o.precision, o.weights)) {
         interrupt_point();
         if (interrupted()) {  // this (layer, batch) is incomplete: it is dropped, the ones before are written
@@ -217,22 +246,25 @@ int run_tune(const TuneOptions& o) {
           continue;
         }
         e.times_ms[v] = tm.ms;
-        if (best == 0 || tm.ms < best) {
-          best = tm.ms;
-          e.best = v;
-        }
+        const double err = rel_l2(y.data(), want);
+        e.errors[v] = err;
+        if (err <= budget && (best == 0 || tm.ms < best)) best = tm.ms;
       }
       std::cerr << "\r" << std::string(60, ' ') << "\r";
       if (t.interrupted) break;
       if (e.times_ms.empty()) fail("layer '" + l.name + "'", "no version could run it at batch " + std::to_string(n));
-      char buf[64];
-      std::snprintf(buf, sizeof buf, "  batch %5d  best v%-3d %10.4f ms  |", n, e.best, best);
+      e.best = choose_best(e, budget);
+      char buf[96];
+      std::snprintf(buf, sizeof buf, "  batch %5d  best v%-3d %10.4f ms  err %.1e |", n, e.best, e.times_ms[e.best], e.errors[e.best]);
       std::cout << buf;
       for (const auto& [v, ms] : e.times_ms) {
-        std::snprintf(buf, sizeof buf, " v%d %.4g", v, ms);
+        std::snprintf(buf, sizeof buf, " v%d %.4g%s", v, ms, e.errors[v] <= budget ? "" : "*");
         std::cout << buf;
       }
       std::cout << "\n" << std::flush;
+      if (!(e.errors[e.best] <= budget))
+        std::cerr << "tune: layer '" << l.name << "' batch " << n << ": no version within the error budget " << budget << "; v" << e.best
+                  << " is the most accurate (" << e.errors[e.best] << ")\n";
       done[sig].push_back(e);
       t.entries.push_back(e);
     }

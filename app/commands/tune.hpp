@@ -18,6 +18,7 @@ struct TuneOptions {
   int reps = 5, warmup = 2;
   std::string out;  // default: default_tuning_path(device)
   std::vector<int> conv_variants, fc_variants;  // default: every version on the menu that runs in the precision
+  double error_budget = 0;  // 0: layer_error_budget(precision)
   double cut = 20.0;  // a version slower than cut x the best so far after its first run is not repeated
   std::string command_line;
   const CLI::App* cmd = nullptr;

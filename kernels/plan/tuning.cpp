@@ -53,6 +53,27 @@ std::vector<std::string> stale_entries(const TuningTable& t) {
   return out;
 }
 
+double layer_error_budget(Precision p) {
+  switch (p) {
+    case Precision::tf32:
+    case Precision::fp16: return 2e-3;
+    case Precision::bf16: return 1.6e-2;
+    case Precision::fp32: break;
+  }
+  return 1e-6;
+}
+
+int choose_best(const TuningEntry& e, double budget) {
+  int best = 0, closest = 0;
+  for (const auto& [v, ms] : e.times_ms) {
+    const auto err = e.errors.find(v);
+    if (err != e.errors.end() && (!closest || err->second < e.errors.at(closest))) closest = v;
+    if (err != e.errors.end() && !(err->second <= budget)) continue;  // NaN is outside any budget
+    if (!best || ms < e.times_ms.at(best)) best = v;
+  }
+  return best ? best : closest;
+}
+
 std::string tuning_signature(const Model& m, size_t i, Precision precision, WeightFormat weights) {
   const Layer& l = m.layers[i];
   std::string s;
@@ -130,6 +151,10 @@ TuningTable read_tuning(const std::string& path, const std::string& device_name)
       const nlohmann::json times = e.value("times_ms", nlohmann::json::object()), why = e.value("unsupported", nlohmann::json::object());
       for (const auto& [k, v] : times.items()) te.times_ms[std::stoi(k)] = v.get<double>();
       for (const auto& [k, v] : why.items()) te.unsupported[std::stoi(k)] = v.get<std::string>();
+      const nlohmann::json errors = e.value("errors", nlohmann::json::object());  // named: items() refers to it
+      for (const auto& [k, v] : errors.items()) te.errors[std::stoi(k)] = v.get<double>();
+      te.error_budget = e.value("error_budget", 0.0);
+      if (te.error_budget < 0) fail(path, where + ": error_budget must not be negative");
       t.entries.push_back(std::move(te));
       ++index;
     }
@@ -163,8 +188,15 @@ std::string tuning_json(const TuningTable& t) {
     nlohmann::json times = nlohmann::json::object(), unsupported = nlohmann::json::object();
     for (const auto& [v, ms] : e.times_ms) times[std::to_string(v)] = ms;
     for (const auto& [v, why] : e.unsupported) unsupported[std::to_string(v)] = why;
-    j["entries"].push_back({{"kind", e.kind}, {"layer", e.layer}, {"signature", e.signature}, {"batch", e.batch},
-                            {"best", e.best}, {"times_ms", times}, {"unsupported", unsupported}});
+    nlohmann::json entry = {{"kind", e.kind}, {"layer", e.layer}, {"signature", e.signature}, {"batch", e.batch},
+                            {"best", e.best}, {"times_ms", times}, {"unsupported", unsupported}};
+    if (!e.errors.empty()) {
+      nlohmann::json errors = nlohmann::json::object();
+      for (const auto& [v, err] : e.errors) errors[std::to_string(v)] = err;
+      entry["errors"] = errors;
+      entry["error_budget"] = e.error_budget;
+    }
+    j["entries"].push_back(entry);
   }
   return j.dump(1) + "\n";
 }

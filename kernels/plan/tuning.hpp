@@ -10,7 +10,13 @@
 // The file is JSON: {"format": "batchscope-tuning", "version": 1, "device": {"name", "sm_count",
 // "compute_capability", "driver"}, "commit", "date", "command", "model", "entries": [{"kind": "conv"|"fc",
 // "layer", "signature", "batch", "best", "times_ms": {"<version>": ms, ...}, "unsupported": {"<version>":
-// reason}}]}. A table from another device, or one that is not such a file, is refused with one line naming it.
+// reason}, "errors": {"<version>": relative L2}, "error_budget": x}]}. A table from another device, or one that is
+// not such a file, is refused with one line naming it.
+//
+// Accuracy: tune measures each candidate's output against a reference on the same input (the cpu backend, FP32 with
+// OpenBLAS, on the first images) and chooses the fastest of those within the error budget (layer_error_budget, or
+// tune's --error-budget); a version outside it is timed and recorded but never chosen. Tables written before errors
+// were measured have none (errors empty, error_budget 0): their choices are time alone.
 #pragma once
 #include <map>
 #include <optional>
@@ -29,7 +35,19 @@ struct TuningEntry {
   int best = 0;
   std::map<int, double> times_ms;            // version -> median ms of the layer with what it fuses
   std::map<int, std::string> unsupported;    // version -> why not
+  std::map<int, double> errors;              // version -> relative L2 of its output against the reference
+  double error_budget = 0;                   // best was the fastest version with an error within it (0: not measured)
 };
+
+// The error a version may add to one layer's output (relative L2 against an FP32 reference) for tune to choose it:
+// fp32 1e-6 (eight such layers keep AlexNet within 3e-6 of an independent forward: experiments/tuning-accuracy.md),
+// tf32 and fp16 2e-3, bf16 1.6e-2 (the GPU tests' per-layer tolerances: one product of operands rounded to 11 or 8
+// significant bits).
+double layer_error_budget(Precision p);
+
+// The fastest version of `e` (times_ms) whose error is within `budget` (all of them where e has no errors); none
+// within it: the most accurate (its error is then above the budget, which tune reports). 0 when nothing was timed.
+int choose_best(const TuningEntry& e, double budget);
 
 struct TuningDevice {
   std::string name, compute_capability;

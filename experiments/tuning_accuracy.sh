@@ -1,0 +1,66 @@
+#!/usr/bin/env bash
+# On the GPU machine (scripts/pack_device.sh first; PACK="batchscope batchscope-weights"): issue 35's accuracy-aware
+# tuning, the FP32 per-layer budget derived (experiments/tuning-accuracy.md).
+#   1. tune AlexNet (synthetic weights, seed 1) in fp32 at batches 1, 16, 128, 1024 over the shipped table's versions
+#      with --error-budget 1: every version admissible, so the choices are time alone (as tables were before), and every
+#      version's per-layer error against the cpu backend is recorded;
+#   2. tables re-chosen from those measurements for budgets of 1e-5, 3e-6, 1e-6 and 5e-7 (tuning_rechoose.py);
+#   3. AlexNet on 128 pixel-like images (seed 5), infer at batch 16 and 128 with each table, the heuristic (no table)
+#      and cudnn exact, against PyTorch's FP64 and FP32 forwards of the same weights (fp32_accuracy.py): accuracy.md;
+#   4. the kernel time of each at batches 16, 128 and 1024 (sweep, resident, pinned, ROUNDS rounds): times.md.
+set -uo pipefail
+cd "$(dirname "$0")/.."
+source experiments/device_env.sh
+BS=$bin/batchscope
+{ nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+alexnet_model
+mkdir -p ta empty
+export BATCHSCOPE_TUNING_DIR=$PWD/empty  # no default table: "heuristic" means no table
+echo "== tune ($(date +%T))"
+"$BS" tune --model data/models/alexnet --precision fp32 --batches 1,16,128,1024 --reps 3 --conv-variants 6,12,13,14,15,34,35,36 \
+  --error-budget 1 --out ta/tune-b1.json >ta/tune.log 2>&1 || echo "tune: exit $?"
+cp ta/tune.log "$OUT/"
+for b in 1e-5 3e-6 1e-6 5e-7; do /usr/bin/env python3 experiments/tuning_rechoose.py ta/tune-b1.json $b ta/tune-b$b.json; done
+/usr/bin/env python3 -c "import numpy as np; np.save('ta/x.npy', np.random.default_rng(5).uniform(-125, 130, (128, 3, 227, 227)).astype(np.float32))"
+specs=""
+for n in 16 128; do
+  for t in heuristic b1 b1e-5 b3e-6 b1e-6 b5e-7 cudnn-exact; do
+    case $t in
+      heuristic) args="--backend cuda" ;;
+      cudnn-exact) args="--backend cudnn --cudnn-algos exact" ;;
+      *) args="--backend cuda --tuning ta/tune-$t.json" ;;
+    esac
+    "$BS" infer --model data/models/alexnet $args --input ta/x.npy --batch $n --output ta/y-$t-n$n.npy >ta/infer-$t-n$n.log 2>&1 ||
+      echo "infer $t n$n: exit $?"
+    specs="$specs $t@$n=ta/y-$t-n$n.npy"
+  done
+done
+echo "== references ($(date +%T))"
+/usr/bin/env python3 experiments/fp32_accuracy.py --model data/models/alexnet --input ta/x.npy $specs >"$OUT/accuracy.md" 2>&1
+cat "$OUT/accuracy.md"
+echo "== times ($(date +%T))"
+for round in $(seq 1 "${ROUNDS:-1}"); do
+  for t in heuristic b1 b1e-5 b3e-6 b1e-6 b5e-7; do
+    args=""; [ $t != heuristic ] && args="--tuning ta/tune-$t.json"
+    "$BS" sweep --model data/models/alexnet --backend cuda $args --batches 16,128,1024 --reps 10 --warmup 3 --host-memory pinned \
+      --check-images 1 --check-backend cpu --out ta/sweep-$t-r$round.csv >ta/sweep-$t-r$round.log 2>&1 || echo "sweep $t: exit $?"
+  done
+done
+/usr/bin/env python3 - ta >"$OUT/times.md" <<'PY'
+import csv, glob, os, re, statistics, sys
+K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
+runs = {}
+for p in glob.glob(os.path.join(sys.argv[1], "sweep-*-r*.csv")):
+    t = re.match(r"sweep-(.+)-r\d+\.csv", os.path.basename(p)).group(1)
+    for r in csv.DictReader(open(p)):
+        if r["run"] == "warm":
+            runs.setdefault((t, int(r["batch"])), []).append((sum(float(r[c] or 0) for c in K), r["check_rel_l2"]))
+tables = ["heuristic", "b1", "b1e-5", "b3e-6", "b1e-6", "b5e-7"]
+print("| table | " + " | ".join(f"kernels ms, batch {b}" for b in (16, 128, 1024)) + " |")
+print("|---|---:|---:|---:|")
+for t in tables:
+    print(f"| {t} | " + " | ".join(f"{statistics.median(x[0] for x in runs.get((t, b), [(float('nan'), '')])):.3f}" for b in (16, 128, 1024)) + " |")
+PY
+cat "$OUT/times.md"
+for t in b1 b1e-5 b3e-6 b1e-6 b5e-7; do cp ta/tune-$t.json "$OUT/"; done
+tar czf "$OUT/ta.tgz" ta/*.log ta/*.csv ta/*.json

@@ -8,6 +8,9 @@
 #   3. AlexNet on 128 pixel-like images (seed 5), infer at batch 16 and 128 with each table, the heuristic (no table)
 #      and cudnn exact, against PyTorch's FP64 and FP32 forwards of the same weights (fp32_accuracy.py): accuracy.md;
 #   4. the kernel time of each at batches 16, 128 and 1024 (sweep, resident, pinned, ROUNDS rounds): times.md.
+# Steps 1-4 run with DERIVE=1 (the default). RETUNE=1: the shipped table (experiments/tuning/h100-alexnet.json) tuned
+# again in fp32, tf32, fp16 and bf16 with the default budgets (the same batches, fp32 over the same versions), so that
+# every entry records its versions' errors: $OUT/h100-alexnet.json and retune.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
@@ -16,6 +19,18 @@ BS=$bin/batchscope
 alexnet_model
 mkdir -p ta empty
 export BATCHSCOPE_TUNING_DIR=$PWD/empty  # no default table: "heuristic" means no table
+if [ "${RETUNE:-0}" = 1 ]; then
+  cp experiments/tuning/h100-alexnet.json ta/retuned.json
+  for p in fp32 tf32 fp16 bf16; do
+    echo "== retune $p ($(date +%T))"
+    v=""; [ $p = fp32 ] && v="--conv-variants 6,12,13,14,15,34,35,36"
+    "$BS" tune --model data/models/alexnet --precision $p --batches 1,16,128,1024 --reps 3 $v --out ta/retuned.json \
+      >>ta/retune.log 2>&1 || echo "retune $p: exit $?"
+  done
+  cp ta/retuned.json "$OUT/h100-alexnet.json"
+  grep -v "^tune: " ta/retune.log | tr '\r' '\n' | grep -v "^tune: \|^ *$" >"$OUT/retune.log"
+fi
+[ "${DERIVE:-1}" = 1 ] || exit 0
 echo "== tune ($(date +%T))"
 "$BS" tune --model data/models/alexnet --precision fp32 --batches 1,16,128,1024 --reps 3 --conv-variants 6,12,13,14,15,34,35,36 \
   --error-budget 1 --out ta/tune-b1.json >ta/tune.log 2>&1 || echo "tune: exit $?"
@@ -51,7 +66,10 @@ import csv, glob, os, re, statistics, sys
 K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
 runs = {}
 for p in glob.glob(os.path.join(sys.argv[1], "sweep-*-r*.csv")):
-    t = re.match(r"sweep-(.+)-r\d+\.csv", os.path.basename(p)).group(1)
+    m = re.match(r"sweep-(.+)-r\d+\.csv$", os.path.basename(p))  # not the .layers.csv files
+    if not m:
+        continue
+    t = m.group(1)
     for r in csv.DictReader(open(p)):
         if r["run"] == "warm":
             runs.setdefault((t, int(r["batch"])), []).append((sum(float(r[c] or 0) for c in K), r["check_rel_l2"]))

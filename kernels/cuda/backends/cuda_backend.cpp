@@ -42,7 +42,12 @@ class CudaBackend : public GpuPipelineBackend {
 
   std::vector<std::string> notes() const override {
     if (!planner().tuning()) return {"auto: no tuning table, heuristic choices"};
-    return {"auto: tuning table " + planner().tuning_source()};
+    const auto& entries = planner().tuning()->entries;
+    const bool unchecked = std::any_of(entries.begin(), entries.end(), [](const TuningEntry& e) { return e.errors.empty(); });
+    return {"auto: tuning table " + planner().tuning_source() +
+            (unchecked ? "; some of its choices were made on time alone (written before tune measured each version's error: "
+                         "run batchscope tune again for choices within the error budget)"
+                       : "")};
   }
 
  protected:

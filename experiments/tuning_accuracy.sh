@@ -4,13 +4,14 @@
 #   1. tune AlexNet (synthetic weights, seed 1) in fp32 at batches 1, 16, 128, 1024 over the shipped table's versions
 #      with --error-budget 1: every version admissible, so the choices are time alone (as tables were before), and every
 #      version's per-layer error against the cpu backend is recorded;
-#   2. tables re-chosen from those measurements for budgets of 1e-5, 3e-6, 1e-6 and 5e-7 (tuning_rechoose.py);
+#   2. tables re-chosen from those measurements for budgets of 1e-5, 3e-6, 1e-6 and 5e-7;
 #   3. AlexNet on 128 pixel-like images (seed 5), infer at batch 16 and 128 with each table, the heuristic (no table)
 #      and cudnn exact, against PyTorch's FP64 and FP32 forwards of the same weights (fp32_accuracy.py): accuracy.md;
 #   4. the kernel time of each at batches 16, 128 and 1024 (sweep, resident, pinned, ROUNDS rounds): times.md.
 # Steps 1-4 run with DERIVE=1 (the default). RETUNE=1: the shipped table (experiments/tuning/h100-alexnet.json) tuned
-# again in fp32, tf32, fp16 and bf16 with the default budgets (the same batches, fp32 over the same versions), so that
-# every entry records its versions' errors: $OUT/h100-alexnet.json and retune.log.
+# again in fp32, tf32, fp16 and bf16 (RETUNE_PRECISIONS) at batches 1, 16, 128, 1024 (RETUNE_BATCHES) with the default
+# budgets (fp32 over the versions of its first tuning), so that every entry records its versions' errors:
+# $OUT/h100-alexnet.json and retune.log.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
@@ -21,10 +22,10 @@ mkdir -p ta empty
 export BATCHSCOPE_TUNING_DIR=$PWD/empty  # no default table: "heuristic" means no table
 if [ "${RETUNE:-0}" = 1 ]; then
   cp experiments/tuning/h100-alexnet.json ta/retuned.json
-  for p in fp32 tf32 fp16 bf16; do
+  for p in ${RETUNE_PRECISIONS:-fp32 tf32 fp16 bf16}; do
     echo "== retune $p ($(date +%T))"
     v=""; [ $p = fp32 ] && v="--conv-variants 6,12,13,14,15,34,35,36"
-    "$BS" tune --model data/models/alexnet --precision $p --batches 1,16,128,1024 --reps 3 $v --out ta/retuned.json \
+    "$BS" tune --model data/models/alexnet --precision $p --batches ${RETUNE_BATCHES:-1,16,128,1024} --reps 3 $v --out ta/retuned.json \
       >>ta/retune.log 2>&1 || echo "retune $p: exit $?"
   done
   cp ta/retuned.json "$OUT/h100-alexnet.json"
@@ -35,7 +36,23 @@ echo "== tune ($(date +%T))"
 "$BS" tune --model data/models/alexnet --precision fp32 --batches 1,16,128,1024 --reps 3 --conv-variants 6,12,13,14,15,34,35,36 \
   --error-budget 1 --out ta/tune-b1.json >ta/tune.log 2>&1 || echo "tune: exit $?"
 cp ta/tune.log "$OUT/"
-for b in 1e-5 3e-6 1e-6 5e-7; do /usr/bin/env python3 experiments/tuning_rechoose.py ta/tune-b1.json $b ta/tune-b$b.json; done
+# Re-chosen for another budget from the table's own measurements, as tune's choose_best (kernels/plan/tuning.cpp) does:
+# the fastest version within the budget, else the most accurate.
+for b in 1e-5 3e-6 1e-6 5e-7; do
+  /usr/bin/env python3 - ta/tune-b1.json $b ta/tune-b$b.json <<'PY'
+import json, sys
+t, budget = json.load(open(sys.argv[1])), float(sys.argv[2])
+for e in t["entries"]:
+    times, errors = e["times_ms"], e.get("errors", {})
+    if not errors:
+        continue
+    inside = [v for v in times if v not in errors or errors[v] <= budget]
+    e["best"] = int(min(inside, key=lambda v: times[v]) if inside else min(errors, key=lambda v: errors[v]))
+    e["error_budget"] = budget
+t["command"] += f" (re-chosen for --error-budget {sys.argv[2]} by experiments/tuning_accuracy.sh)"
+json.dump(t, open(sys.argv[3], "w"), indent=1)
+PY
+done
 /usr/bin/env python3 -c "import numpy as np; np.save('ta/x.npy', np.random.default_rng(5).uniform(-125, 130, (128, 3, 227, 227)).astype(np.float32))"
 specs=""
 for n in 16 128; do

@@ -21,7 +21,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
 BS=$bin/batchscope
-{ nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+record_device
 alexnet_model
 mkdir -p b1
 if [ "${FC:-0}" = 1 ]; then

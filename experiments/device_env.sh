@@ -16,3 +16,6 @@ alexnet_model() {
     "$bin/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null
   "$bin/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null
 }
+
+# The device and the binaries' commit, into $OUT/device.txt (every record names both).
+record_device() { { nvidia-smi -L; cat "$bin/COMMIT"; } >"$OUT/device.txt" 2>&1; }

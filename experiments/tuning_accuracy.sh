@@ -16,7 +16,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
 BS=$bin/batchscope
-{ nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+record_device
 alexnet_model
 mkdir -p ta empty
 export BATCHSCOPE_TUNING_DIR=$PWD/empty  # no default table: "heuristic" means no table

@@ -18,4 +18,4 @@ alexnet_model() {
 }
 
 # The device and the binaries' commit, into $OUT/device.txt (every record names both).
-record_device() { { nvidia-smi -L; cat "$bin/COMMIT"; } >"$OUT/device.txt" 2>&1; }
+record_device() { { nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1; }

@@ -19,7 +19,7 @@ source experiments/device_env.sh
 BS=$bin/batchscope BW=$bin/batchscope-weights
 export HOME=$PWD/.home  # no tuning table from an earlier run: auto without --tuning is the heuristic
 mkdir -p "$HOME" zoo/models
-{ nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1
+record_device
 step() { echo "== $1 ($(date +%T))" >&2; }
 model() {  # the zoo network $1 in zoo/models/$1
   [ -f "zoo/models/$1/model.json" ] || "$BW" synthesize --model "$1" --seed 1 --out "zoo/models/$1" >/dev/null 2>&1 || echo "synthesize $1: FAILED"

@@ -16,7 +16,9 @@
 // Pipeline: STAGES buffers, loads running STAGES - 2 stages ahead of the products, one wgmma batch in flight:
 // iteration i waits for stage i's copies, makes them visible to the async proxy (fence.proxy.async) and meets the
 // other threads at a barrier, refills the buffer of stage i - 2 (whose products every warpgroup has waited for at
-// the end of iteration i - 1), issues stage i's four k steps, and waits for stage i - 1's.
+// the end of iteration i - 1), issues stage i's four k steps, and waits for stage i - 1's. 3xTF32 waits for stage
+// i - 1's products just before issuing stage i's (after the barrier and the loads, which they overlap) and adds them
+// to the FP32 sum in registers (the stage's partial sums, `part`, are the tensor cores' only accumulation).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -108,6 +110,21 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
     for (int i = 0; i < T::BN / 2; ++i) acc[mi][i] = 0.0f;
+  // 3xTF32: each stage's products go to `part` (the stage's first wgmma overwrites it), which is added to acc with
+  // FP32 adds once the stage is done. The tensor cores' own accumulation kept a running sum over all of K and lost about
+  // half an FP32 unit per wgmma, always toward zero: an error growing with K, 3.5e-6 to 1.5e-5 relative on AlexNet's
+  // convolutions (experiments/tuning-accuracy.md), where 3xTF32 on mma.sync gives 5e-7.
+  float part[T::PARTS == 2 ? T::MI : 1][T::PARTS == 2 ? T::BN / 2 : 1];
+  const auto promote = [&] {
+    if constexpr (T::PARTS == 2) {
+      wgmma_wait<0>();
+      fence_operands(part);
+#pragma unroll
+      for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+        for (int i = 0; i < T::BN / 2; ++i) acc[mi][i] += part[mi][i];
+    }
+  };
 #pragma unroll
   for (int s = 0; s < T::STAGES - 2; ++s) {
     if (s < nk) {
@@ -129,25 +146,38 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     gemm::cp_async_commit();
     if (++s_next == T::STAGES) s_next = 0;
     const uint32_t a0 = a_at(s) + static_cast<uint32_t>(wgi * T::MI * 64 * 128), b0 = b_at(s);
-    fence_operands(acc);
+    if constexpr (T::PARTS == 2) {
+      if (i > 0) promote();  // stage i - 1's products, which ran under this iteration's barrier and loads
+      fence_operands(part);
+    } else {
+      fence_operands(acc);
+    }
     wgmma_fence();
 #pragma unroll
     for (int kk = 0; kk < T::BK / 8; ++kk)
 #pragma unroll
       for (int mi = 0; mi < T::MI; ++mi) {
         const uint64_t ahi = desc_sw128(a0 + mi * 64 * 128 + kk * 32), bhi = desc_sw128(b0 + kk * 32);
-        if constexpr (T::PARTS == 2) {  // the lo tiles follow their hi tiles
-          WgmmaTf32<T::BN>::mma(acc[mi], desc_sw128(a0 + T::A_BYTES + mi * 64 * 128 + kk * 32), bhi);
-          WgmmaTf32<T::BN>::mma(acc[mi], ahi, desc_sw128(b0 + T::B_BYTES + kk * 32));
+        if constexpr (T::PARTS == 2) {  // the lo tiles follow their hi tiles; the small terms first
+          WgmmaTf32<T::BN>::mma(part[mi], desc_sw128(a0 + T::A_BYTES + mi * 64 * 128 + kk * 32), bhi, kk > 0);
+          WgmmaTf32<T::BN>::mma(part[mi], ahi, desc_sw128(b0 + T::B_BYTES + kk * 32));
+          WgmmaTf32<T::BN>::mma(part[mi], ahi, bhi);
+        } else {
+          WgmmaTf32<T::BN>::mma(acc[mi], ahi, bhi);
         }
-        WgmmaTf32<T::BN>::mma(acc[mi], ahi, bhi);
       }
     wgmma_commit();
-    wgmma_wait<1>();
-    fence_operands(acc);
+    if constexpr (T::PARTS == 1) {
+      wgmma_wait<1>();
+      fence_operands(acc);
+    }
     if (++s == T::STAGES) s = 0;
   }
-  wgmma_wait<0>();
+  if constexpr (T::PARTS == 2) {
+    if (nk > 0) promote();
+  } else {
+    wgmma_wait<0>();
+  }
   fence_operands(acc);
   gemm::cp_async_wait<0>();
   // D of m64nN: warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8; register 4 j + q is column

@@ -11,7 +11,10 @@
 # Steps 1-4 run with DERIVE=1 (the default). RETUNE=1: the shipped table (experiments/tuning/h100-alexnet.json) tuned
 # again in fp32, tf32, fp16 and bf16 (RETUNE_PRECISIONS) at batches 1, 16, 128, 1024 (RETUNE_BATCHES) with the default
 # budgets (fp32 over the versions of its first tuning), so that every entry records its versions' errors:
-# $OUT/h100-alexnet.json and retune.log.
+# $OUT/h100-alexnet.json and retune.log. WG_AB=1: conv v34-v36 forced on every convolution, these binaries against
+# .device/base.tar.xz's, batches 128 and 1024, ROUNDS rounds alternating: conv time and AlexNet's error: wg_ab.md.
+# HEUR_AB=1: FP32 auto with no table (the heuristic), these binaries against the base's: AlexNet at 16, 128, 1024 and
+# VGG-16 (synthetic, seed 1) at 64 and 256, checked on 2 images against the cpu backend: heur_ab.md.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
@@ -30,6 +33,81 @@ if [ "${RETUNE:-0}" = 1 ]; then
   done
   cp ta/retuned.json "$OUT/h100-alexnet.json"
   grep -v "^tune: " ta/retune.log | tr '\r' '\n' | grep -v "^tune: \|^ *$" >"$OUT/retune.log"
+fi
+if [ "${WG_AB:-0}" = 1 ]; then  # conv v34-v36 (3xTF32 on wgmma) of these binaries against .device/base.tar.xz's
+  mkdir -p .device/base wgab
+  tar -C .device/base -xJf .device/base.tar.xz
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    order="base new"; [ $((round % 2)) = 0 ] && order="new base"
+    for who in $order; do
+      b=$bin; [ $who = base ] && b=.device/base
+      for v in 34 35 36; do
+        LD_LIBRARY_PATH=$PWD/$b/lib:$LD_LIBRARY_PATH "$b/batchscope" sweep --model data/models/alexnet --backend cuda --conv-variant $v \
+          --batches 128,1024 --reps 10 --warmup 3 --host-memory pinned --check-images 2 --check-backend cpu \
+          --out wgab/v$v-$who-r$round.csv >wgab/v$v-$who-r$round.log 2>&1 || echo "$who v$v round $round: exit $?"
+      done
+    done
+  done
+  /usr/bin/env python3 - wgab >"$OUT/wg_ab.md" <<'PY'
+import csv, glob, os, re, statistics, sys
+runs = {}
+for p in glob.glob(os.path.join(sys.argv[1], "v*-r*.csv")):
+    m = re.match(r"v(\d+)-(base|new)-r\d+\.csv$", os.path.basename(p))
+    if not m:
+        continue
+    for r in csv.DictReader(open(p)):
+        if r["run"] == "warm":
+            runs.setdefault((m.group(1), m.group(2), int(r["batch"])), []).append((float(r["conv_ms"]), float(r["check_rel_l2"])))
+print("| conv version (every convolution) | batch | conv ms base | conv ms new | new / base | AlexNet rel. L2 base | new |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for v in ("34", "35", "36"):
+    for b in (128, 1024):
+        x, y = runs.get((v, "base", b), []), runs.get((v, "new", b), [])
+        if not x or not y:
+            continue
+        tb, tn = statistics.median(t for t, _ in x), statistics.median(t for t, _ in y)
+        print(f"| v{v} | {b} | {tb:.3f} | {tn:.3f} | {tn / tb:.3f} | {x[0][1]:.2e} | {y[0][1]:.2e} |")
+PY
+  cat "$OUT/wg_ab.md"
+  tar czf "$OUT/wgab.tgz" wgab
+fi
+if [ "${HEUR_AB:-0}" = 1 ]; then  # FP32 auto without a table: these binaries' heuristic against .device/base.tar.xz's
+  mkdir -p .device/base hab zoo/models
+  tar -C .device/base -xJf .device/base.tar.xz
+  [ -f zoo/models/vgg16/model.json ] || "$bin/batchscope-weights" synthesize --model vgg16 --seed 1 --out zoo/models/vgg16 >/dev/null
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    order="base new"; [ $((round % 2)) = 0 ] && order="new base"
+    for who in $order; do
+      b=$bin; [ $who = base ] && b=.device/base
+      for net in alexnet vgg16; do
+        m=data/models/alexnet batches=16,128,1024; [ $net = vgg16 ] && m=zoo/models/vgg16 batches=64,256
+        LD_LIBRARY_PATH=$PWD/$b/lib:$LD_LIBRARY_PATH "$b/batchscope" sweep --model $m --backend cuda --batches $batches --reps 5 \
+          --warmup 2 --host-memory pinned --check-images 2 --check-backend cpu --out hab/$net-$who-r$round.csv \
+          >hab/$net-$who-r$round.log 2>&1 || echo "$who $net round $round: exit $?"
+      done
+    done
+  done
+  /usr/bin/env python3 - hab >"$OUT/heur_ab.md" <<'PY'
+import csv, glob, os, re, statistics, sys
+K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
+runs = {}
+for p in glob.glob(os.path.join(sys.argv[1], "*-r*.csv")):
+    m = re.match(r"(\w+)-(base|new)-r\d+\.csv$", os.path.basename(p))
+    if not m:
+        continue
+    for r in csv.DictReader(open(p)):
+        if r["run"] == "warm":
+            runs.setdefault((m.group(1), m.group(2), int(r["batch"])), []).append((sum(float(r[c] or 0) for c in K), float(r["check_rel_l2"])))
+print("| network, fp32 heuristic | batch | kernels ms base | new | new / base | rel. L2 base | new |")
+print("|---|---:|---:|---:|---:|---:|---:|")
+for (net, who, b) in sorted(k for k in runs if k[1] == "base"):
+    x, y = runs[(net, "base", b)], runs.get((net, "new", b), [])
+    if y:
+        tb, tn = statistics.median(t for t, _ in x), statistics.median(t for t, _ in y)
+        print(f"| {net} | {b} | {tb:.3f} | {tn:.3f} | {tn / tb:.3f} | {x[0][1]:.2e} | {y[0][1]:.2e} |")
+PY
+  cat "$OUT/heur_ab.md"
+  tar czf "$OUT/hab.tgz" hab/*.csv hab/*.log
 fi
 [ "${DERIVE:-1}" = 1 ] || exit 0
 echo "== tune ($(date +%T))"

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <functional>
+#include <iostream>
 
 #include "app/cli/run_flags.hpp"
 #include "app/exec/executor.hpp"
@@ -14,6 +15,7 @@
 #include "cli_util.hpp"
 #include "gpu_util.hpp"
 #include "test_util.hpp"
+#include "kernels/plan/registry.hpp"
 #include "kernels/plan/tuning.hpp"
 #include "weights_tools/npy.hpp"
 
@@ -217,12 +219,18 @@ TEST(GpuEngine, FullLengthReductionsWithoutSplitKKeepFp32Accuracy) {
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
     cpu->load(m);
     const std::vector<float> want = run(*cpu, m, in, c.batch);
-    for (int v : c.conv ? std::vector<int>{12, 13, 14, 15} : std::vector<int>{6, 7, 8, 9}) {
+    for (int v : c.conv ? std::vector<int>{12, 13, 14, 15, 34, 35, 36} : std::vector<int>{6, 7, 8, 9}) {
+      if (const Support s = registry().find(c.conv ? LayerKind::conv : LayerKind::fc, BackendKind::cuda, v)->check(m.layers[0]); !s.ok) {
+        std::cout << "[ skipped  ] v" << v << " on " << c.what << ": " << s.reason << "\n";  // v34-v36: Hopper only
+        continue;
+      }
       BackendOptions o;
       (c.conv ? o.conv_variant : o.fc_variant) = v;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
-      EXPECT_LE(test::rel_l2(run(*gpu, m, in, c.batch), want), 1e-5) << c.what << " batch " << c.batch << " v" << v << " seed " << seed;
+      // 2e-6: each of these is within 9e-7 of the cpu backend (experiments/tuning-accuracy.md). The wgmma versions
+      // v34-v36 were at 1.5e-5 on conv3's K = 2,304 while the tensor cores kept their sum over all of K.
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, c.batch), want), 2e-6) << c.what << " batch " << c.batch << " v" << v << " seed " << seed;
     }
   }
 }

@@ -25,6 +25,19 @@ int conv_fp32(const Layer& l, int n, int sms) {
   const double use128 = static_cast<double>(mg) / ((mg + 127) / 128 * 128), use64 = static_cast<double>(mg) / ((mg + 63) / 64 * 64);
   return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
 }
+// FP32 on Hopper, where conv v34-v36 (3xTF32 on wgmma, FP32-accurate since their products are summed per stage:
+// experiments/tuning-accuracy.md) run: the AlexNet tuning on the H100 takes v34 (192 x 96 tiles) where a group's filters
+// are a multiple of 96 and v36 (192 x 64) where they are a multiple of 64, from the batch where v13's grid fills the GPU,
+// for every convolution but conv1 (3 channels: its NHWC copy is mostly padding; v13 stays 1.2x faster). 0: none.
+int conv_fp32_wgmma(const Layer& l, int n, int sms) {
+  const ConvParams& p = std::get<ConvParams>(l.op);
+  const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
+  const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
+  if (cg < 16 || ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
+  if (mg % 96 == 0 && runs(LayerKind::conv, 34, l)) return 34;
+  if (mg % 64 == 0 && runs(LayerKind::conv, 36, l)) return 36;
+  return 0;
+}
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
 int fc_fp32(int n) { return n <= 4 ? 5 : n <= 256 ? 8 : 7; }
@@ -61,15 +74,20 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       const int f = fc_fp32(n);
       v = f == 5 ? 5 : f == 8 ? 11 : 10;
     }
+  } else if (conv) {
+    v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
+    if (!v) v = conv_fp32(l, n, sms);
   } else {
-    v = conv ? conv_fp32(l, n, sms) : fc_fp32(n);
+    v = fc_fp32(n);
   }
   return &version(l.kind(), v);
 }
 
 std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
-    return "v11 where it is compiled for the shape (ECE 408); else v14 when v13's 128x64 tiles would give fewer blocks than "
+    return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
+           "channels or more, v34 (3xTF32 on wgmma) for a multiple of 96 filters per group, else v36 for a multiple of 64; "
+           "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13; with --precision "
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU; else "
            "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "

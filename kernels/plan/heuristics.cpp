@@ -26,16 +26,19 @@ int conv_fp32(const Layer& l, int n, int sms) {
   return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
 }
 // FP32 on Hopper, where conv v34-v36 (3xTF32 on wgmma, FP32-accurate since their products are summed per stage:
-// experiments/tuning-accuracy.md) run: the AlexNet tuning on the H100 takes v34 (192 x 96 tiles) where a group's filters
-// are a multiple of 96 and v36 (192 x 64) where they are a multiple of 64, from the batch where v13's grid fills the GPU,
-// for every convolution but conv1 (3 channels: its NHWC copy is mostly padding; v13 stays 1.2x faster). 0: none.
+// experiments/tuning-accuracy.md) run, from the batch where v13's grid fills the GPU and for groups of 16 channels or
+// more (AlexNet's conv1, 3 channels, stays on v13, 1.2x faster: its NHWC copy is mostly padding). The AlexNet tuning on
+// the H100 takes v34 (192 x 96 tiles) where a group's filters are a multiple of 96 (conv3, conv4), v36 (192 x 64) where
+// they are a multiple of 64 (conv2, conv5: K = 1,200 and 1,728). On VGG-16 v36 wins up to K = 1,152 (conv2_1 to conv3_1,
+// 0.80-0.88x v13's time at batch 256) and loses from K = 2,304 on (conv3_2 to conv5_3, 1.10-1.19x): v36 up to K = 2,048.
+// 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
-  const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
+  const long long cols = static_cast<long long>(n) * l.out.h * l.out.w, k = static_cast<long long>(cg) * p.kh * p.kw;
   if (cg < 16 || ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
   if (mg % 96 == 0 && runs(LayerKind::conv, 34, l)) return 34;
-  if (mg % 64 == 0 && runs(LayerKind::conv, 36, l)) return 36;
+  if (mg % 64 == 0 && k <= 2048 && runs(LayerKind::conv, 36, l)) return 36;
   return 0;
 }
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
@@ -86,7 +89,8 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
 std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
     return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
-           "channels or more, v34 (3xTF32 on wgmma) for a multiple of 96 filters per group, else v36 for a multiple of 64; "
+           "channels or more, v34 (3xTF32 on wgmma) for a multiple of 96 filters per group, else v36 for a multiple of 64 "
+           "with K = C/groups x KH x KW up to 2048; "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13; with --precision "
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU; else "

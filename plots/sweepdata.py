@@ -145,7 +145,8 @@ class Sweep:
         t = "" if self.transfers in ("host", "") else f", {self.transfers}"
         h = "" if self.host_memory == "pageable" or self.transfers == "host" else f", {self.host_memory}"
         m = f"{self.model}: " if self.show_model else ""
-        return f"{m}{self.backend}{v} {self.precision}{t}{h}"
+        w = " int8 weights" if "int8" in self.weights else ""  # --weights int8: the weights column says so
+        return f"{m}{self.backend}{v} {self.precision}{w}{t}{h}"
 
     def peaks(self, precision="fp32"):
         """(GFLOP/s in `precision`, GB/s) of the device, from the metadata; None where unknown. The multiply-adds per

@@ -103,6 +103,15 @@ def main():
         check("## cuda auto fc v13 fp16, resident, pinned" in fmd and "## cuda auto fp16, resident, pinned" in fmd,
               "report.md headings name a forced fc version")
 
+        # A --weights int8 sweep (its weights column ends in "| int8 per output channel") is told apart from native.
+        w8 = os.path.join(tmp, "w8.csv")
+        with open(w8, "w") as f:
+            f.write(text.replace('seed 1",cuda,', 'seed 1 | int8 per output channel",cuda,'))
+        shutil.copy(pcsvs[1].replace(".csv", ".layers.csv"), w8.replace(".csv", ".layers.csv"))
+        wmd = make_report(batchscope, [pcsvs[1], w8], os.path.join(tmp, "w8-report"), ["total_time"])
+        check("## cuda auto fp16 int8 weights, resident, pinned" in wmd and "## cuda auto fp16, resident, pinned" in wmd,
+              "report.md headings name int8 weights")
+
         # A network of many layers (the fp32 sweep with each layer three times, as conv1, conv1.b, conv1.c): the
         # per-layer figures draw the 10 heaviest by name and sum the rest; the one-layer-each fixture draws them all.
         many = os.path.join(tmp, "many.csv")

@@ -241,30 +241,6 @@ void SweepDriver::layer_rows(int n, const std::string& kind, const std::vector<S
   }
 }
 
-namespace {
-// The relative L2 of k images' logits (f each) against `want`, and on how many of them the top-1 class agrees.
-struct Agreement {
-  double rel_l2 = 0;
-  int top1 = 0;
-};
-Agreement agreement(const float* out, const std::vector<float>& want, int k, int64_t f) {
-  double num = 0, den = 0;
-  bool nan = false;
-  for (size_t i = 0; i < want.size(); ++i) {
-    nan |= std::isnan(out[i]);
-    num += (double(out[i]) - want[i]) * (double(out[i]) - want[i]);
-    den += double(want[i]) * want[i];
-  }
-  Agreement a;
-  a.rel_l2 = nan ? INFINITY : std::sqrt(num / std::max(den, 1e-30));
-  for (int img = 0; img < k; ++img) {  // top-1 agreement: what a reduced precision changes for a user of the predictions
-    const float* o = out + static_cast<size_t>(img) * f;
-    const float* w = want.data() + static_cast<size_t>(img) * f;
-    a.top1 += std::max_element(o, o + f) - o == std::max_element(w, w + f) - w;
-  }
-  return a;
-}
-}  // namespace
 
 // Compares the first images of the batch with the reference; relative L2 over their logits.
 void SweepDriver::check(SweepRow& row, const float* in, const float* out) {

@@ -13,6 +13,7 @@
 #include "app/exec/datasets.hpp"
 #include "app/exec/executor.hpp"
 #include "app/exec/interrupt.hpp"
+#include "app/results/latency_stats.hpp"
 #include "app/results/metadata.hpp"
 #include "app/results/results_io.hpp"
 #include "kernels/exec/device_info.hpp"
@@ -89,11 +90,6 @@ void TuneOptions::validate() const {
 
 namespace {
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  return v.size() % 2 ? v[v.size() / 2] : 0.5 * (v[v.size() / 2 - 1] + v[v.size() / 2]);
-}
-
 // Layer i with what a version may fuse into it (tuning_signature's layers), as a model of its own.
 Model segment(const Model& m, size_t i) {
   Model s;
@@ -121,17 +117,6 @@ std::vector<int> candidates(LayerKind op, const std::vector<int>& given, Precisi
 }
 
 constexpr int kErrorImages = 2;  // images per (layer, batch) whose outputs are checked against the reference
-
-// Relative L2 of the first want.size() values of got against want (infinite where got holds a NaN).
-double rel_l2(const float* got, const std::vector<float>& want) {
-  double num = 0, den = 0;
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (std::isnan(got[i])) return INFINITY;
-    num += (double(got[i]) - want[i]) * (double(got[i]) - want[i]);
-    den += double(want[i]) * want[i];
-  }
-  return std::sqrt(num / std::max(den, 1e-30));
-}
 
 // One version on one segment at batch n: its median device time (ms), or why it was not timed.
 struct Timing {
@@ -168,7 +153,7 @@ Timing time_version(const Model& seg, bool conv, int version, int n, const TuneO
   for (int w = 2; w < o.warmup; ++w) run();
   std::vector<double> times;
   for (int r = 0; r < o.reps; ++r) times.push_back(run());
-  return {median(times), ""};
+  return {median_of(times), ""};
 }
 
 }  // namespace
@@ -247,7 +232,7 @@ int run_tune(const TuneOptions& o) {
           continue;
         }
         e.times_ms[v] = tm.ms;
-        const double err = rel_l2(y.data(), want);
+        const double err = agreement(y.data(), want, k, static_cast<int64_t>(per_image)).rel_l2;
         e.errors[v] = err;
         if (err <= budget && (best == 0 || tm.ms < best)) best = tm.ms;
       }

@@ -30,4 +30,22 @@ LatencySummary summarize_latencies(const std::vector<double>& v) {
   return s;
 }
 
+Agreement agreement(const float* out, const std::vector<float>& want, int k, int64_t f) {
+  double num = 0, den = 0;
+  bool nan = false;
+  for (size_t i = 0; i < want.size(); ++i) {
+    nan |= std::isnan(out[i]);
+    num += (double(out[i]) - want[i]) * (double(out[i]) - want[i]);
+    den += double(want[i]) * want[i];
+  }
+  Agreement a;
+  a.rel_l2 = nan ? INFINITY : std::sqrt(num / std::max(den, 1e-30));
+  for (int img = 0; img < k; ++img) {  // top-1 agreement: what a reduced precision changes for a user of the predictions
+    const float* o = out + static_cast<size_t>(img) * f;
+    const float* w = want.data() + static_cast<size_t>(img) * f;
+    a.top1 += std::max_element(o, o + f) - o == std::max_element(w, w + f) - w;
+  }
+  return a;
+}
+
 }  // namespace bs

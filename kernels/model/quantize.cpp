@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <type_traits>
 
 #include "weights_tools/error.hpp"
 
@@ -30,19 +29,17 @@ QuantizedRows quantize_rows(const std::vector<float>& w, int64_t rows) {
 }
 
 namespace {
-// The weights of a quantised layer and its output channel count, or null (Layer or const Layer).
-template <class L>
-auto* channel_weights(L& l, int64_t& rows) {
-  using W = std::conditional_t<std::is_const_v<L>, const std::vector<float>, std::vector<float>>;
+// The weights of a quantised layer (a convolution or fully connected one) and its output channel count, or null.
+const std::vector<float>* channel_weights(const Layer& l, int64_t& rows) {
   if (auto* c = std::get_if<ConvParams>(&l.op)) {
     rows = c->filters;
-    return static_cast<W*>(&c->weight);
+    return &c->weight;
   }
   if (auto* f = std::get_if<FcParams>(&l.op)) {
     rows = f->outputs;
-    return static_cast<W*>(&f->weight);
+    return &f->weight;
   }
-  return static_cast<W*>(nullptr);
+  return nullptr;
 }
 }  // namespace
 
@@ -50,11 +47,12 @@ Model quantize_weights(const Model& m) {
   Model q = m;
   for (Layer& l : q.layers) {
     int64_t rows = 0;
-    std::vector<float>* w = channel_weights(l, rows);
-    if (!w || w->empty()) continue;
-    const QuantizedRows r = quantize_rows(*w, rows);
-    const size_t per = w->size() / static_cast<size_t>(rows);
-    for (size_t i = 0; i < w->size(); ++i) (*w)[i] = static_cast<float>(r.q[i]) * r.scale[i / per];
+    const std::vector<float>* in = channel_weights(l, rows);
+    if (!in || in->empty()) continue;
+    auto& w = const_cast<std::vector<float>&>(*in);  // q's own copy
+    const QuantizedRows r = quantize_rows(w, rows);
+    const size_t per = w.size() / static_cast<size_t>(rows);
+    for (size_t i = 0; i < w.size(); ++i) w[i] = static_cast<float>(r.q[i]) * r.scale[i / per];
   }
   return q;
 }

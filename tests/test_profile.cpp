@@ -1,12 +1,15 @@
 // The profiler's arithmetic on synthetic activity records (no GPU needed): categories, the wall-time
-// partition, nvprof-style summaries; and the sweep's CSV / JSON outputs from a real CPU sweep.
+// partition, nvprof-style summaries; the sweep's CSV / JSON outputs from a real CPU sweep; and the host conversion of
+// its inputs (--input-precision).
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <sstream>
 
+#include "app/exec/input_precision.hpp"
 #include "app/results/latency_stats.hpp"
 #include "app/results/results_io.hpp"
 #include "app/commands/sweep.hpp"
@@ -377,3 +380,64 @@ TEST(SweepOutputs, ProfiledPassesSeparateOrTimedSayWhatTheBreakdownPartitions) {
 }
 
 }  // namespace
+
+// --input-precision's host conversion against values worked out by hand from the formats (IEEE binary16: 5 exponent
+// bits, bias 15, 10 fraction bits; bfloat16: FP32's top 16 bits), rounding to nearest even at every boundary kind.
+TEST(InputPrecision, HostConversionRoundsToNearestEven) {
+  EXPECT_EQ(fp16_bits(1.0f), 0x3c00);
+  EXPECT_EQ(fp16_bits(-2.0f), 0xc000);
+  EXPECT_EQ(fp16_bits(0.0f), 0x0000);
+  EXPECT_EQ(fp16_bits(-0.0f), 0x8000);
+  EXPECT_EQ(fp16_bits(65504.0f), 0x7bff);                  // the largest finite
+  EXPECT_EQ(fp16_bits(65519.0f), 0x7bff);                  // below the midpoint 65520: down
+  EXPECT_EQ(fp16_bits(65520.0f), 0x7c00);                  // the midpoint, 65504's fraction odd: up, to inf
+  EXPECT_EQ(fp16_bits(1.0f / 3.0f), 0x3555);               // 0.333251953125
+  EXPECT_EQ(fp16_bits(0.1f), 0x2e66);
+  EXPECT_EQ(fp16_bits(1.0f + 1.0f / 2048), 0x3c00);        // a tie: to the even 1.0
+  EXPECT_EQ(fp16_bits(1.0f + 3.0f / 2048), 0x3c02);        // a tie: to the even 1 + 2/1024
+  EXPECT_EQ(fp16_bits(std::ldexp(1.0f, -14)), 0x0400);     // the smallest normal
+  EXPECT_EQ(fp16_bits(std::ldexp(1.0f, -24)), 0x0001);     // the smallest subnormal
+  EXPECT_EQ(fp16_bits(std::ldexp(1.0f, -25)), 0x0000);     // half of it: a tie, to even 0
+  EXPECT_EQ(fp16_bits(std::ldexp(3.0f, -25)), 0x0002);     // 1.5 steps: a tie, to even 2
+  EXPECT_EQ(fp16_bits(std::ldexp(1023.75f, -24)), 0x0400);  // rounds up across into the normals
+  EXPECT_EQ(fp16_bits(INFINITY), 0x7c00);
+  EXPECT_EQ(fp16_bits(NAN) & 0x7e00, 0x7e00);
+  EXPECT_EQ(bf16_bits(1.0f), 0x3f80);
+  EXPECT_EQ(bf16_bits(1.0f / 3.0f), 0x3eab);               // 0x3eaaaaab: up
+  EXPECT_EQ(bf16_bits(-3.0e38f), 0xff62);                  // FP32's range: 0xff61b1e6 rounds up
+  EXPECT_EQ(bf16_bits(1.0f + 1.0f / 256), 0x3f80);         // a tie: to even
+  EXPECT_EQ(bf16_bits(1.0f + 3.0f / 256), 0x3f82);
+  EXPECT_EQ(bf16_bits(NAN) & 0x7fc0, 0x7fc0);
+  const std::vector<float> ok = {1.0f, -65504.0f, 0.5f};
+  EXPECT_EQ(convert_input(ok.data(), ok.size(), InputPrecision::fp16), (std::vector<uint16_t>{0x3c00, 0xfbff, 0x3800}));
+  EXPECT_EQ(convert_input(ok.data(), ok.size(), InputPrecision::bf16), (std::vector<uint16_t>{0x3f80, 0xc780, 0x3f00}));
+  EXPECT_TRUE(to_input_precision(ok.data(), ok.size(), InputPrecision::fp32).empty());
+  const std::vector<float> big = {1.0f, 70000.0f};
+  test::expect_error_at([&] { convert_input(big.data(), big.size(), InputPrecision::fp16); }, "--input-precision",
+                        "fp16: input value 70000.000000 (value 1 of the batch) exceeds 65504");
+  EXPECT_EQ(convert_input(big.data(), big.size(), InputPrecision::bf16)[1], 0x4789);  // 70000 = 0x4788b800: up
+}
+
+// --input-precision u8: whole numbers 0..255 become their bytes; anything else is refused with the value and its
+// index, not rounded or clamped. The sizes a host buffer needs, and the results' label.
+TEST(InputPrecision, EightBitCarriesWholeNumbersAndRefusesTheRest) {
+  const std::vector<float> px = {0.0f, 255.0f, 17.0f, 128.0f, 1.0f};
+  EXPECT_EQ(to_input_precision(px.data(), px.size(), InputPrecision::u8), (std::vector<uint8_t>{0, 255, 17, 128, 1}));
+  const std::vector<uint8_t> h = to_input_precision(px.data(), 2, InputPrecision::fp16);  // 2 bytes per value, little-endian words
+  EXPECT_EQ(h, (std::vector<uint8_t>{0x00, 0x00, 0xf8, 0x5b}));           // 255 = 0x5bf8
+  for (float bad : {255.5f, -1.0f, 256.0f, 0.25f, NAN, INFINITY}) {
+    const std::vector<float> v = {3.0f, bad};
+    test::expect_error_at([&] { to_input_precision(v.data(), v.size(), InputPrecision::u8); }, "--input-precision",
+                          "(value 1 of the batch) is not a whole number in 0..255");
+  }
+  EXPECT_EQ(input_value_bytes(InputPrecision::fp32), 4u);
+  EXPECT_EQ(input_value_bytes(InputPrecision::bf16), 2u);
+  EXPECT_EQ(input_value_bytes(InputPrecision::u8), 1u);
+  test::expect_error_at([] { parse_enum<InputPrecision>("int8", "--input-precision"); }, "--input-precision", "unknown input precision 'int8'");
+  EXPECT_EQ(input_buffer_floats(5, InputPrecision::u8), 2u);  // 5 bytes in 8
+  EXPECT_EQ(input_buffer_floats(8, InputPrecision::u8), 2u);
+  EXPECT_EQ(input_buffer_floats(3, InputPrecision::fp16), 2u);
+  EXPECT_EQ(input_buffer_floats(3, InputPrecision::fp32), 3u);
+  EXPECT_EQ(transfers_label(Transfers::overlapped, true, InputPrecision::u8), "overlapped+graph+in-u8");
+  EXPECT_EQ(transfers_label(Transfers::resident, false, InputPrecision::fp32), "resident");
+}

@@ -91,24 +91,23 @@ def main():
         check("roofline fp32: 66.9 TFLOP/s FP32 (FFMA), 3352 GB/s" in svg and "roofline fp16: 1070.5 TFLOP/s FP16 (dense tensor cores)" in svg,
               "the roofline draws the FP32 and FP16 ceilings")
 
-        # A fully connected version forced (--fc-variant 13) is in the label: two sweeps apart in it alone are told apart.
-        forced = os.path.join(tmp, "forced.csv")
+        # Two sweeps apart in one identity column alone are told apart in the labels: the fp16 fixture against a copy of
+        # it with `old` replaced by `new`, both in one report; its headings.
         with open(pcsvs[1]) as f:
             text = f.read()
         check(",cuda,auto,auto,fp16," in text, "the fp16 fixture's identity columns")
-        with open(forced, "w") as f:
-            f.write(text.replace(",cuda,auto,auto,fp16,", ",cuda,auto,13,fp16,"))
-        shutil.copy(pcsvs[1].replace(".csv", ".layers.csv"), forced.replace(".csv", ".layers.csv"))
-        fmd = make_report(batchscope, [pcsvs[1], forced], os.path.join(tmp, "forced-report"), ["total_time"])
+
+        def variant_report(name, old, new):
+            path = os.path.join(tmp, name + ".csv")
+            with open(path, "w") as f:
+                f.write(text.replace(old, new))
+            shutil.copy(pcsvs[1].replace(".csv", ".layers.csv"), path.replace(".csv", ".layers.csv"))
+            return make_report(batchscope, [pcsvs[1], path], os.path.join(tmp, name + "-report"), ["total_time"])
+
+        fmd = variant_report("forced", ",cuda,auto,auto,fp16,", ",cuda,auto,13,fp16,")  # --fc-variant 13
         check("## cuda auto fc v13 fp16, resident, pinned" in fmd and "## cuda auto fp16, resident, pinned" in fmd,
               "report.md headings name a forced fc version")
-
-        # A --weights int8 sweep (its weights column ends in "| int8 per output channel") is told apart from native.
-        w8 = os.path.join(tmp, "w8.csv")
-        with open(w8, "w") as f:
-            f.write(text.replace('seed 1",cuda,', 'seed 1 | int8 per output channel",cuda,'))
-        shutil.copy(pcsvs[1].replace(".csv", ".layers.csv"), w8.replace(".csv", ".layers.csv"))
-        wmd = make_report(batchscope, [pcsvs[1], w8], os.path.join(tmp, "w8-report"), ["total_time"])
+        wmd = variant_report("w8", 'seed 1",cuda,', 'seed 1 | int8 per output channel",cuda,')  # --weights int8
         check("## cuda auto fp16 int8 weights, resident, pinned" in wmd and "## cuda auto fp16, resident, pinned" in wmd,
               "report.md headings name int8 weights")
 

@@ -39,20 +39,15 @@ if [ "${FC:-0}" = 1 ]; then
   tar czf "$OUT/b1.tgz" b1
 fi
 if [ "${AB:-0}" = 1 ]; then
-  mkdir -p .device/base ab1
-  tar -C .device/base -xJf .device/base.tar.xz
-  for round in $(seq 1 "${ROUNDS:-2}"); do
-    order="base new"; [ $((round % 2)) = 0 ] && order="new base"
-    for who in $order; do
-      b=$bin; [ $who = base ] && b=.device/base
-      for p in ${AB_PRECISIONS:-fp16 bf16}; do
-        LD_LIBRARY_PATH=$PWD/$b/lib:$LD_LIBRARY_PATH "$b/batchscope" sweep --model data/models/alexnet --backend cuda --precision $p \
-          --fc-variant ${AB_FC:-14} --batches ${AB_BATCHES:-1,2,4} --reps 20 --warmup 3 --host-memory pinned --check-images 1 \
-          --check-backend cpu ${AB_ARGS:-} --out "ab1/$p-fc${AB_FC:-14}$who-r$round.csv" >"ab1/$p-fc${AB_FC:-14}$who-r$round.log" 2>&1 ||
-          echo "$who $p round $round: exit $?"
-      done
+  mkdir -p ab1
+  fc_point() {  # ROUND WHO
+    for p in ${AB_PRECISIONS:-fp16 bf16}; do
+      bs_of $2 sweep --model data/models/alexnet --backend cuda --precision $p --fc-variant ${AB_FC:-14} --batches ${AB_BATCHES:-1,2,4} \
+        --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu ${AB_ARGS:-} \
+        --out "ab1/$p-fc${AB_FC:-14}$2-r$1.csv" >"ab1/$p-fc${AB_FC:-14}$2-r$1.log" 2>&1 || echo "$2 $p round $1: exit $?"
     done
-  done
+  }
+  ab_rounds fc_point
   python3 experiments/batch1_summary.py ab1 >"$OUT/fc_ab.md"; cat "$OUT/fc_ab.md"
   tar czf "$OUT/ab1.tgz" ab1
 fi

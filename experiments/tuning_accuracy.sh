@@ -35,19 +35,15 @@ if [ "${RETUNE:-0}" = 1 ]; then
   grep -v "^tune: " ta/retune.log | tr '\r' '\n' | grep -v "^tune: \|^ *$" >"$OUT/retune.log"
 fi
 if [ "${WG_AB:-0}" = 1 ]; then  # conv v34-v36 (3xTF32 on wgmma) of these binaries against .device/base.tar.xz's
-  mkdir -p .device/base wgab
-  tar -C .device/base -xJf .device/base.tar.xz
-  for round in $(seq 1 "${ROUNDS:-2}"); do
-    order="base new"; [ $((round % 2)) = 0 ] && order="new base"
-    for who in $order; do
-      b=$bin; [ $who = base ] && b=.device/base
-      for v in 34 35 36; do
-        LD_LIBRARY_PATH=$PWD/$b/lib:$LD_LIBRARY_PATH "$b/batchscope" sweep --model data/models/alexnet --backend cuda --conv-variant $v \
-          --batches 128,1024 --reps 10 --warmup 3 --host-memory pinned --check-images 2 --check-backend cpu \
-          --out wgab/v$v-$who-r$round.csv >wgab/v$v-$who-r$round.log 2>&1 || echo "$who v$v round $round: exit $?"
-      done
+  mkdir -p wgab
+  wg_point() {  # ROUND WHO
+    for v in 34 35 36; do
+      bs_of $2 sweep --model data/models/alexnet --backend cuda --conv-variant $v --batches 128,1024 --reps 10 --warmup 3 \
+        --host-memory pinned --check-images 2 --check-backend cpu --out wgab/v$v-$2-r$1.csv >wgab/v$v-$2-r$1.log 2>&1 ||
+        echo "$2 v$v round $1: exit $?"
     done
-  done
+  }
+  ab_rounds wg_point
   /usr/bin/env python3 - wgab >"$OUT/wg_ab.md" <<'PY'
 import csv, glob, os, re, statistics, sys
 runs = {}
@@ -72,21 +68,16 @@ PY
   tar czf "$OUT/wgab.tgz" wgab
 fi
 if [ "${HEUR_AB:-0}" = 1 ]; then  # FP32 auto without a table: these binaries' heuristic against .device/base.tar.xz's
-  mkdir -p .device/base hab zoo/models
-  tar -C .device/base -xJf .device/base.tar.xz
+  mkdir -p hab zoo/models
   [ -f zoo/models/vgg16/model.json ] || "$bin/batchscope-weights" synthesize --model vgg16 --seed 1 --out zoo/models/vgg16 >/dev/null
-  for round in $(seq 1 "${ROUNDS:-2}"); do
-    order="base new"; [ $((round % 2)) = 0 ] && order="new base"
-    for who in $order; do
-      b=$bin; [ $who = base ] && b=.device/base
-      for net in alexnet vgg16; do
-        m=data/models/alexnet batches=16,128,1024; [ $net = vgg16 ] && m=zoo/models/vgg16 batches=64,256
-        LD_LIBRARY_PATH=$PWD/$b/lib:$LD_LIBRARY_PATH "$b/batchscope" sweep --model $m --backend cuda --batches $batches --reps 5 \
-          --warmup 2 --host-memory pinned --check-images 2 --check-backend cpu --out hab/$net-$who-r$round.csv \
-          >hab/$net-$who-r$round.log 2>&1 || echo "$who $net round $round: exit $?"
-      done
+  heur_point() {  # ROUND WHO
+    for net in alexnet vgg16; do
+      m=data/models/alexnet batches=16,128,1024; [ $net = vgg16 ] && m=zoo/models/vgg16 batches=64,256
+      bs_of $2 sweep --model $m --backend cuda --batches $batches --reps 5 --warmup 2 --host-memory pinned --check-images 2 \
+        --check-backend cpu --out hab/$net-$2-r$1.csv >hab/$net-$2-r$1.log 2>&1 || echo "$2 $net round $1: exit $?"
     done
-  done
+  }
+  ab_rounds heur_point
   /usr/bin/env python3 - hab >"$OUT/heur_ab.md" <<'PY'
 import csv, glob, os, re, statistics, sys
 K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]

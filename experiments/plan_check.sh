@@ -2,7 +2,7 @@
 # On the GPU machine: the plan/registry refactor (issue 31) against the binaries before it, in one call. Both packs
 # travel in .device/ (scripts/pack_device.sh; the earlier one as .device/base.tar.xz). Steps (switches):
 #   AB=1       AlexNet (synthetic weights) kernel time, every precision (and fp32 with the shipped tuning table), batch 1
-#              and 1024, resident, pinned; ECE 408 Op Times fp32 and fp16, 10,000 images: base and new alternating,
+#              and 1024 (AB_BATCHES), resident, pinned; ECE 408 Op Times fp32 and fp16, 10,000 images: base and new alternating,
 #              ROUNDS rounds (default 2; ECE 408 ECE_ROUNDS, default ROUNDS; AB_CONFIGS=none: ECE 408 only); table by
 #              experiments/ab_compare.py
 #   TESTS=1    the new GPU test suite (TEST_FILTER, TEST_TIMEOUT)
@@ -29,7 +29,7 @@ if [ "${AB:-0}" = 1 ]; then
   "$new/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null &&
     "$new/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null || echo "weights: FAILED"
   [ -x "$base/batchscope-weights" ] && "$base/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out weights/alexnet-base >/dev/null
-  common="--backend cuda --batches 1,1024 --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+  common="--backend cuda --batches ${AB_BATCHES:-1,1024} --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for cfg in ${AB_CONFIGS:-fp32 fp32-tuned tf32 tf32-tuned fp16 fp16-tuned bf16 bf16-tuned}; do
       [ "$cfg" = none ] && continue

@@ -345,7 +345,8 @@ TEST(GpuEngine, HalfPrecisionEndToEndWithinItsTolerance) {
         if (std::string(v) == "auto") {
           EXPECT_NE(gpu->describe(0).find("gemm-half"), std::string::npos) << gpu->describe(0);
           EXPECT_EQ(gpu->describe(1), "fused into conv1");
-          EXPECT_EQ(gpu->describe(2), "lrn kernel");
+          EXPECT_EQ(gpu->describe(2), "lrn+max_pool kernel");  // lrn_pool_half.cu
+          EXPECT_EQ(gpu->describe(3), "fused into norm1");
           // fc: v14 streams the weights up to 4 images, the GEMM engine beyond
           EXPECT_NE(gpu->describe(16).find(n <= 4 ? "stream-half" : "gemm-half"), std::string::npos) << n << ": " << gpu->describe(16);
         }

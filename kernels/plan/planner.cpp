@@ -266,7 +266,10 @@ void Planner::plan_cuda(Pass& p) const {
       for (const Impl* impl : reg.of(l.kind(), BackendKind::cuda)) {  // the fused LRN + pooling kernel first, where it runs
         if (!impl->runs_in(opts_.precision)) continue;
         if (impl->fuses_pool) {
-          if (i + 1 >= layers.size() || layers[i + 1].kind() != LayerKind::pool || !impl->check(l).ok) continue;
+          if (i + 1 >= layers.size() || layers[i + 1].kind() != LayerKind::pool) continue;
+          Epilogue with_pool;
+          with_pool.pool = &std::get<PoolParams>(layers[i + 1].op);
+          if (!impl->check(l, with_pool).ok) continue;
           st.absorbs = 1;
         }
         st.impl = impl;

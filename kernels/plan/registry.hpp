@@ -29,6 +29,7 @@ struct Epilogue {
   bool has_act = false;
   Act act = Act::relu;
   bool pool2x2 = false;  // max pool kernel 2 stride 2, no padding
+  const PoolParams* pool = nullptr;  // LRN (Impl::fuses_pool): the pooling after it, which the kernel would absorb
 };
 
 // How an activation tensor is stored: FP32 (N, C, H, W), or 16-bit (N, H, W, C rounded up to even) with fp16/bf16.

@@ -172,7 +172,13 @@ class CudaBackend : public GpuPipelineBackend {
     } else if (auto* p = std::get_if<PoolParams>(&l.op)) {
       h::pool_half(in, n, l.in, *p, l.out, out, bf16_, stream_);
     } else if (auto* r = std::get_if<LrnParams>(&l.op)) {
-      h::lrn_half(in, n, l.in, *r, out, bf16_, ovf, stream_);
+      if (st.absorbs) {  // the pooling after it
+        const Layer& pool = model_->layers[i + 1];
+        h::lrn_pool_half(in, n, l.in, *r, std::get<PoolParams>(pool.op), pool.out, out, bf16_, ovf, stream_);
+        cur = pool.out;
+      } else {
+        h::lrn_half(in, n, l.in, *r, out, bf16_, ovf, stream_);
+      }
     } else if (std::holds_alternative<FlattenParams>(l.op)) {
       result = src;
     } else if (auto* f = std::get_if<FcParams>(&l.op)) {

@@ -104,4 +104,16 @@ void pool_half(const uint16_t* in, int n, Shape is, const PoolParams& p, Shape o
 void lrn_half(const uint16_t* in, int n, Shape s, const LrnParams& p, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);
 void softmax_half(const uint16_t* in, int n, Shape s, uint16_t* out, bool bf16, cudaStream_t st);
 
+// LRN and the pooling after it in one kernel (lrn_pool_half.cu; the same values as lrn_half then pool_half, to the bit).
+Support lrn_pool_half_supports(const LrnParams& lp, Shape lrn_shape, const PoolParams& pp);
+struct LrnPoolHalfGrid {
+  int cw = 0, strip = 0;  // channel pairs per chunk, output rows per strip
+  int grid[3] = {};       // chunks, strips, images
+};
+// The launch's shape for `sms` multiprocessors: whole pixels and strips of 4 rows where that fills the GPU twice over,
+// else strips of one row and chunks down to 4 words.
+LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape lrn_shape, const PoolParams& pp, Shape os, int sms);
+void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, const PoolParams& pp, Shape os, uint16_t* out, bool bf16,
+                   int* ovf, cudaStream_t st);
+
 }  // namespace bs::cuda::half

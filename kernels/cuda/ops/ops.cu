@@ -7,6 +7,7 @@
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_core.cuh"
+#include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/ops/block_reduce.cuh"
 #include "kernels/cuda/ops/ops.hpp"
 #include "kernels/cuda/impl_hooks.hpp"
@@ -254,6 +255,15 @@ void register_fc_basic(Registry& r) {
     return lrn_pool_fusable(l.in) ? Support{} : Support{false, "the LRN's plane does not fit the kernel's shared memory"};
   };
   r.add(std::move(lp));
+  Impl lh = cuda_impl(LayerKind::lrn, 0, "lrn+pool half kernel",
+                      "LRN and the pooling after it in one kernel on the 16-bit NHWC path, the LRN rows in shared memory", nullptr);
+  lh.precisions = {Precision::fp16, Precision::bf16};
+  lh.fuses_pool = true;
+  lh.supports = [](const Layer& l, const Epilogue& e) {
+    if (!e.pool) return Support{false, "fuses the pooling after it only"};
+    return half::lrn_pool_half_supports(std::get<LrnParams>(l.op), l.in, *e.pool);
+  };
+  r.add(std::move(lh));
 }
 
 int sm_count() {

@@ -1,0 +1,160 @@
+// LRN with the pooling after it in one kernel on the 16-bit NHWC path (lrn_pool_half.cu): the same 16-bit words as
+// the unfused pair (lrn_half then pool_half) to the bit, over the launch shapes it picks (whole pixels in strips of
+// rows at large batch; one-row strips and narrow channel chunks at batch 1), window sizes 1-17, odd channel counts
+// (the pad channel), max and average pooling with padding and ceil mode; and the backend's plan taking it, within
+// the precision's tolerance of cpu-ref. Without a GPU each test skips.
+#include <gtest/gtest.h>
+
+#include <cuda_runtime.h>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "gpu_util.hpp"
+#include "kernels/cuda/buffer.hpp"
+#include "kernels/cuda/half/half_ops.hpp"
+#include "test_util.hpp"
+
+using namespace bs;
+using bs::test::gpu_missing;
+namespace h = bs::cuda::half;
+
+namespace {
+
+Layer lrn(int size, float k = 2.0f) {
+  LrnParams l;
+  l.size = size; l.alpha = 1e-2f * size; l.beta = 0.75f; l.k = k;  // large alpha: the window sum matters
+  return {"norm", l, {}, {}};
+}
+Layer pool(PoolKind kind, int k, int s, int p = 0, bool ceil = false) {
+  PoolParams pp;
+  pp.kind = kind; pp.kh = pp.kw = k; pp.sh = pp.sw = s; pp.ph = pp.pw = p; pp.ceil_mode = ceil;
+  return {"pool", pp, {}, {}};
+}
+Model lrn_pool_model(Shape in, Layer norm, Layer pl) {
+  Model m;
+  m.name = "lrn-pool";
+  m.input = in;
+  m.layers = {std::move(norm), std::move(pl)};
+  infer_shapes(m, m.name);
+  return m;
+}
+
+// The 16-bit words of the model's output, fused or as the unfused pair, from the same 16-bit input.
+std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, int n, bool bf16, bool fused) {
+  const Shape s = m.layers[0].in, os = m.layers[1].out;
+  const int cs = h::stored_channels(s.c);
+  const size_t in_words = static_cast<size_t>(n) * s.h * s.w * cs, out_words = static_cast<size_t>(n) * os.h * os.w * cs;
+  DeviceBuffer<float> x;
+  x.upload(in.data(), in.size());
+  DeviceBuffer<uint16_t> x16(in_words), mid(in_words), y(out_words);
+  DeviceBuffer<int> ovf(1);
+  CUDA_CHECK(cudaMemset(ovf.get(), 0, sizeof(int)));
+  CUDA_CHECK(cudaMemset(y.get(), 0xff, out_words * sizeof(uint16_t)));  // every word must be written
+  h::to_half_nhwc(x.get(), n, s, x16.get(), bf16, ovf.get(), nullptr);
+  const LrnParams& lp = std::get<LrnParams>(m.layers[0].op);
+  const PoolParams& pp = std::get<PoolParams>(m.layers[1].op);
+  if (fused) {
+    h::lrn_pool_half(x16.get(), n, s, lp, pp, os, y.get(), bf16, ovf.get(), nullptr);
+  } else {
+    h::lrn_half(x16.get(), n, s, lp, mid.get(), bf16, ovf.get(), nullptr);
+    h::pool_half(mid.get(), n, s, pp, os, y.get(), bf16, nullptr);
+  }
+  std::vector<uint16_t> out(out_words);
+  CUDA_CHECK(cudaMemcpy(out.data(), y.get(), out_words * sizeof(uint16_t), cudaMemcpyDeviceToHost));
+  int flag = 0;
+  CUDA_CHECK(cudaMemcpy(&flag, ovf.get(), sizeof(int), cudaMemcpyDeviceToHost));
+  EXPECT_EQ(flag, 0) << "fp16 overflow raised on values of about 1";
+  return out;
+}
+
+}  // namespace
+
+TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
+  SKIP_WITHOUT_GPU();
+  struct Case { Shape in; Layer norm, pl; int n; };
+  const std::vector<Case> cases = {
+      {{96, 55, 55}, lrn(5), pool(PoolKind::max, 3, 2), 1},    // AlexNet's norm1 + pool1 at batch 1: one-row strips, chunks of 4 words
+      {{96, 55, 55}, lrn(5), pool(PoolKind::max, 3, 2), 40},   // ... at a batch that fills the GPU: whole pixels, strips of 4 rows
+      {{256, 27, 27}, lrn(5), pool(PoolKind::max, 3, 2), 3},   // norm2 + pool2
+      {{7, 13, 11}, lrn(3), pool(PoolKind::avg, 3, 2, 1, true), 5},  // odd channels: the pad channel; average with padding, ceil mode
+      {{33, 9, 17}, lrn(9), pool(PoolKind::max, 2, 2, 0, true), 4},
+      {{20, 12, 12}, lrn(17, 0.5f), pool(PoolKind::avg, 2, 3), 2},    // the widest window; stride beyond the window (rows skipped)
+      {{12, 10, 10}, lrn(1), pool(PoolKind::max, 3, 1, 1), 2},       // a window of one channel; stride 1 (every row in 3 windows)
+      {{64, 30, 30}, lrn(7), pool(PoolKind::max, 5, 2, 2), 70},
+  };
+  for (const Case& c : cases) {
+    uint32_t seed;
+    std::mt19937 rng = test::fresh_rng(&seed);
+    const Model m = lrn_pool_model(c.in, c.norm, c.pl);
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.n, rng);
+    for (float& v : in) v *= 4.0f;
+    for (bool bf16 : {false, true}) {
+      const std::vector<uint16_t> fused = run_words(m, in, c.n, bf16, true), unfused = run_words(m, in, c.n, bf16, false);
+      ASSERT_EQ(fused.size(), unfused.size());
+      size_t differ = 0, first = fused.size();
+      for (size_t i = 0; i < fused.size(); ++i)
+        if (fused[i] != unfused[i] && differ++ == 0) first = i;
+      EXPECT_EQ(differ, 0u) << "LRN " << std::get<LrnParams>(c.norm.op).size << " on " << c.in.c << "x" << c.in.h << "x" << c.in.w
+                            << " batch " << c.n << (bf16 ? " bf16" : " fp16") << ": first at word " << first << " seed " << seed;
+    }
+  }
+}
+
+// The launch shape, worked out by hand for 132 multiprocessors (the H100 SXM).
+TEST(GpuLrnPoolHalf, LaunchShapeCoversTheGpuAtEveryBatch) {
+  SKIP_WITHOUT_GPU();
+  const PoolParams pp = std::get<PoolParams>(pool(PoolKind::max, 3, 2).op);
+  // norm1 at batch 1: 27 rows of one chunk are 27 blocks (< 264); one-row strips, then chunks of 24, 12, 6, 4 words
+  h::LrnPoolHalfGrid g = h::lrn_pool_half_grid(1, {96, 55, 55}, pp, {96, 27, 27}, 132);
+  EXPECT_EQ(g.strip, 1);
+  EXPECT_EQ(g.cw, 4);
+  EXPECT_EQ(g.grid[0], 12);
+  EXPECT_EQ(g.grid[1], 27);
+  // batch 40: 7 strips of 4 rows x 40 images = 280 blocks of whole pixels (48 words; a ring of 3 x 55 x 48 words = 31.7 KB)
+  g = h::lrn_pool_half_grid(40, {96, 55, 55}, pp, {96, 27, 27}, 132);
+  EXPECT_EQ(g.strip, 4);
+  EXPECT_EQ(g.cw, 48);
+  EXPECT_EQ(g.grid[1] * g.grid[2], 280);
+  // norm2 at batch 1024: 128 words a pixel (a ring of 3 x 27 x 128 words = 41.5 KB, within 48 KB)
+  g = h::lrn_pool_half_grid(1024, {256, 27, 27}, pp, {256, 13, 13}, 132);
+  EXPECT_EQ(g.cw, 128);
+  EXPECT_EQ(g.grid[0], 1);
+  EXPECT_EQ(g.grid[1], 4);
+  // a plane too wide for whole pixels: 3 rows x 200 pixels x 48 words = 115 KB, halved to 24 words (57.6 KB), 12 (28.8 KB)
+  g = h::lrn_pool_half_grid(1024, {96, 200, 200}, pp, {96, 99, 99}, 132);
+  EXPECT_EQ(g.cw, 12);
+}
+
+// The cuda backend plans the fused kernel for LRN then pooling in fp16 and bf16, within the precision's tolerance of
+// cpu-ref; an LRN with no pooling after it, or a window beyond 17 channels, runs the LRN kernel alone.
+TEST(GpuLrnPoolHalf, BackendPlansItAndMatchesCpuRef) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  struct Case { Model m; std::string describe0; };
+  Model alone;
+  alone.name = "lrn-alone";
+  alone.input = {10, 9, 9};
+  alone.layers = {lrn(5), {"relu", ActParams{Act::relu}, {}, {}}};
+  infer_shapes(alone, alone.name);
+  const std::vector<Case> cases = {
+      {lrn_pool_model({96, 27, 27}, lrn(5), pool(PoolKind::max, 3, 2)), "lrn+max_pool kernel"},
+      {lrn_pool_model({9, 14, 15}, lrn(3), pool(PoolKind::avg, 3, 2, 1, true)), "lrn+avg_pool kernel"},
+      {lrn_pool_model({24, 8, 8}, lrn(19), pool(PoolKind::max, 2, 2)), "lrn kernel"},
+      {alone, "lrn kernel"},
+  };
+  for (const Case& c : cases)
+    for (int n : {1, 6})
+      for (const char* p : {"fp16", "bf16"}) {
+        std::vector<float> in = test::random_vector(static_cast<size_t>(c.m.input.size()) * n, rng);
+        auto gpu = test::open_backend(c.m, "cuda", test::guarded_options("", "", p));
+        EXPECT_EQ(gpu->describe(0), c.describe0) << c.m.layers[0].in.c << " " << p;
+        if (c.describe0 != "lrn kernel") {
+          EXPECT_EQ(gpu->describe(1), "fused into norm");
+        }
+        const double err = test::rel_l2(test::guarded_forward(*gpu, c.m, in, n).out, test::cpu_ref_output(c.m, in, n));
+        EXPECT_LE(err, precision_tolerance(parse_enum<Precision>(p, "--precision"))) << c.describe0 << " " << p << " batch " << n << " seed " << seed;
+      }
+}

@@ -26,8 +26,9 @@ if [ "${AB:-0}" = 1 ]; then
   step "AlexNet weights"
   mkdir -p weights ab
   # The same weights, each binary's own import (the base reads no model.json field it does not know).
-  "$new/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null &&
-    "$new/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null || echo "weights: FAILED"
+  wt=$new; [ -x "$wt/batchscope-weights" ] || wt=$base  # one pack may leave it out (the device tool's 64 MiB)
+  "$wt/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null &&
+    "$wt/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null || echo "weights: FAILED"
   [ -x "$base/batchscope-weights" ] && "$base/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out weights/alexnet-base >/dev/null
   common="--backend cuda --batches ${AB_BATCHES:-1,1024} --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
   for round in $(seq 1 "${ROUNDS:-2}"); do

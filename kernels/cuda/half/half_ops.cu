@@ -169,7 +169,7 @@ __global__ void lrn_kernel(const uint16_t* __restrict__ in, long long total, int
         const float v = to_float<BF16>(at[j]);
         sum = fmaf(v, v, sum);
       }
-      r[h] = to_float<BF16>(at[ch]) * exp2f(-p.beta * log2f(p.k + scale * sum));
+      r[h] = to_float<BF16>(at[ch]) * lrn_factor(p, scale, sum);
       check_range<BF16>(r[h], ovf);
     }
     reinterpret_cast<uint32_t*>(out)[i] = pack2<BF16>(r[0], r[1]);

@@ -48,6 +48,14 @@ __device__ __forceinline__ uint16_t store_value(float v, int* ovf) {
   return from_float<BF16>(v);
 }
 
+// LRN's factor (k + alpha / size * sum of squares)^-beta, scale = alpha / size, as both 16-bit LRN kernels compute it
+// (lrn_pool_half.cu gives lrn_kernel's values to the bit). The logarithm is lg2.approx: absolute error about 2^-21.4, a
+// relative error of the factor near 2e-7 against fp16's 2^-11 rounding (the accurate log2f cost lrn_kernel a third of
+// its instructions).
+__device__ __forceinline__ float lrn_factor(const LrnParams& p, float scale, float sum) {
+  return exp2f(-p.beta * __log2f(p.k + scale * sum));
+}
+
 // Two values as one 32-bit word, the first in the low half (the lower address, and the smaller k of an MMA pair).
 template <bool BF16>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {

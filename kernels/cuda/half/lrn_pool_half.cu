@@ -37,15 +37,17 @@ __device__ __forceinline__ void unpack2(uint32_t u, float& lo, float& hi) {
   hi = to_float<BF16>(static_cast<uint16_t>(u >> 16));
 }
 
-// HW: words read on each side of a pair, ceil(size / 2 / 2) (its window's channels lie within them).
-template <bool BF16, int HW>
+// HALF: the LRN window's channels on each side (size / 2); HW = ceil(HALF / 2) words on each side of a pair hold them.
+template <bool BF16, int HALF>
 __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t* __restrict__ in, int n, Shape s, int cs2, LrnParams lp,
                                                                  PoolParams pp, Shape os, int cw, int strip, uint32_t* __restrict__ out,
                                                                  int* ovf) {
+  constexpr int HW = (HALF + 1) / 2, V = 2 * (2 * HW + 1);
   extern __shared__ uint32_t ring[];  // [kh][W][cw]: LRN row y in slot y % kh
   const int w0 = blockIdx.x * cw, nw = min(cs2, w0 + cw) - w0;
   const int oy0 = blockIdx.y * strip, oy1 = min(os.h, oy0 + strip);
-  const int half = lp.size / 2, row_tasks = s.w * nw, R = pp.kh;
+  const int R = pp.kh;
+  const int dx = kThreads / nw, dw = kThreads - dx * nw;  // a thread's step over (pixel, word) of a row
   const float scale = lp.alpha / lp.size;
   for (int b = blockIdx.z; b < n; b += gridDim.z) {
     const uint32_t* img = in + static_cast<long long>(b) * s.h * s.w * cs2;
@@ -53,35 +55,35 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
     int have = 0;  // LRN rows below it are done (those still needed are in the ring)
     for (int oy = oy0; oy < oy1; ++oy) {
       const int ylo = max(0, oy * pp.sh - pp.ph), yhi = min(s.h, oy * pp.sh - pp.ph + pp.kh);
-      const int from = max(have, ylo);
-      for (int t = threadIdx.x; t < (yhi - from) * row_tasks; t += kThreads) {
-        const int r = t / row_tasks, rem = t - r * row_tasks, x = rem / nw, wd = rem - x * nw, y = from + r;
+      // rows [max(have, ylo), yhi): this thread's tasks (y, x, wd), advanced by kThreads without a division
+      int y = max(have, ylo), x = threadIdx.x / nw, wd = threadIdx.x - x * nw;
+      while (x >= s.w) { x -= s.w; ++y; }
+      for (; y < yhi;) {
         const uint32_t* px = img + (static_cast<long long>(y) * s.w + x) * cs2;
         const int word = w0 + wd;
-        float v[2 * (2 * HW + 1)];  // channels 2 (word - HW) ... 2 (word + HW) + 1
+        float v[V];  // channels 2 (word - HW) ... 2 (word + HW) + 1; zero outside the C real channels (adding 0 x 0 to the
+                     // window sum leaves it as lrn_kernel's, which skips them)
 #pragma unroll
         for (int k = -HW; k <= HW; ++k) {
           const int at = word + k;
           unpack2<BF16>(at >= 0 && at < cs2 ? __ldg(px + at) : 0u, v[2 * (k + HW)], v[2 * (k + HW) + 1]);
+          if (2 * at + 1 >= s.c) v[2 * (k + HW) + 1] = 0.0f;  // the pad channel (holds zero already, but be sure)
+          if (2 * at >= s.c) v[2 * (k + HW)] = 0.0f;
         }
         float res[2];
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
-          const int ch = 2 * word + h;
-          if (ch >= s.c) {  // the pad channel
-            res[h] = 0.0f;
-            continue;
-          }
           float sum = 0.0f;
 #pragma unroll
-          for (int i = 0; i < 2 * (2 * HW + 1); ++i) {  // channel j = 2 (word - HW) + i, in increasing order
-            const int j = 2 * (word - HW) + i;
-            if (j >= 0 && j < s.c && j >= ch - half && j <= ch + half) sum = fmaf(v[i], v[i], sum);
-          }
-          res[h] = v[2 * HW + h] * exp2f(-lp.beta * log2f(lp.k + scale * sum));
+          for (int i = 2 * HW + h - HALF; i <= 2 * HW + h + HALF; ++i) sum = fmaf(v[i], v[i], sum);
+          res[h] = 2 * word + h < s.c ? v[2 * HW + h] * lrn_factor(lp, scale, sum) : 0.0f;
           check_range<BF16>(res[h], ovf);
         }
         ring[((y % R) * s.w + x) * cw + wd] = pack2<BF16>(res[0], res[1]);
+        wd += dw;
+        x += dx;
+        if (wd >= nw) { wd -= nw; ++x; }
+        while (x >= s.w) { x -= s.w; ++y; }
       }
       have = max(have, yhi);
       __syncthreads();  // the row's LRN rows are in the ring
@@ -107,18 +109,16 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
 }
 
 int halo_words(const LrnParams& lp) { return (lp.size / 2 + 1) / 2; }
+constexpr int kMaxHalf = 2 * kMaxHaloWords;
 size_t ring_bytes(const PoolParams& pp, Shape s, int cw) { return sizeof(uint32_t) * pp.kh * s.w * cw; }
 
-template <bool BF16>
-void launch(int hw, dim3 grid, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2, const LrnParams& lp,
+template <bool BF16, int HALF = 0>
+void launch(int half, dim3 grid, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2, const LrnParams& lp,
             const PoolParams& pp, Shape os, int cw, int strip, uint32_t* out, int* ovf) {
-  switch (hw) {
-    case 0: lrn_pool_half_kernel<BF16, 0><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf); break;
-    case 1: lrn_pool_half_kernel<BF16, 1><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf); break;
-    case 2: lrn_pool_half_kernel<BF16, 2><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf); break;
-    case 3: lrn_pool_half_kernel<BF16, 3><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf); break;
-    default: lrn_pool_half_kernel<BF16, 4><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf); break;
+  if constexpr (HALF < kMaxHalf) {
+    if (half != HALF) return launch<BF16, HALF + 1>(half, grid, smem, st, in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
   }
+  lrn_pool_half_kernel<BF16, HALF><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
 }
 
 }  // namespace
@@ -158,8 +158,8 @@ void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, cons
   const size_t smem = ring_bytes(pp, s, g.cw);
   const auto* src = reinterpret_cast<const uint32_t*>(in);
   auto* dst = reinterpret_cast<uint32_t*>(out);
-  if (bf16) launch<true>(halo_words(lp), grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
-  else launch<false>(halo_words(lp), grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
+  if (bf16) launch<true>(lp.size / 2, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
+  else launch<false>(lp.size / 2, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
   CUDA_CHECK_LAUNCH();
 }
 

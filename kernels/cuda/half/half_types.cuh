@@ -57,9 +57,16 @@ __device__ __forceinline__ float lrn_factor(const LrnParams& p, float scale, flo
 }
 
 // Two values as one 32-bit word, the first in the low half (the lower address, and the smaller k of an MMA pair).
+// One packing conversion (F2FP), rounding as from_float.
 template <bool BF16>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {
-  return static_cast<uint32_t>(from_float<BF16>(lo)) | (static_cast<uint32_t>(from_float<BF16>(hi)) << 16);
+  if constexpr (BF16) {
+    const __nv_bfloat162 v = __floats2bfloat162_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  } else {
+    const __half2 v = __floats2half2_rn(lo, hi);
+    return *reinterpret_cast<const uint32_t*>(&v);
+  }
 }
 
 }  // namespace bs::cuda::half

@@ -33,8 +33,42 @@ constexpr int kStripRows = 4;              // output rows per strip where the ba
 
 template <bool BF16>
 __device__ __forceinline__ void unpack2(uint32_t u, float& lo, float& hi) {
-  lo = to_float<BF16>(static_cast<uint16_t>(u & 0xffffu));
-  hi = to_float<BF16>(static_cast<uint16_t>(u >> 16));
+  if constexpr (BF16) {
+    lo = __uint_as_float(u << 16);
+    hi = __uint_as_float(u & 0xffff0000u);
+  } else {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&u));
+    lo = f.x;
+    hi = f.y;
+  }
+}
+
+// Pools output row oy's words from the ring (slot_lo: the slot of the window's first row, ylo), MAX or average.
+template <bool BF16, bool MAX>
+__device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_lo, Shape s, const PoolParams& pp, Shape os, int oy, int nw,
+                                         int cw, int cs2, uint32_t* orow) {
+  const int dx = kThreads / nw, dw = kThreads - dx * nw;
+  int ox = threadIdx.x / nw, wd = threadIdx.x - ox * nw;
+  for (; ox < os.w;) {
+    const PoolWindow win = pp.window(s.h, s.w, oy, ox);
+    float a0 = MAX ? -FLT_MAX : 0.0f, a1 = a0;
+    int slot = slot_lo;
+    for (int y = win.y0; y < win.y1; ++y) {
+      const uint32_t* r = ring + slot * s.w * cw + wd;
+      for (int x = win.x0; x < win.x1; ++x) {
+        float f0, f1;
+        unpack2<BF16>(r[x * cw], f0, f1);
+        a0 = MAX ? fmaxf(a0, f0) : a0 + f0;
+        a1 = MAX ? fmaxf(a1, f1) : a1 + f1;
+      }
+      if (++slot == R) slot = 0;
+    }
+    if (!MAX) { a0 /= win.count; a1 /= win.count; }
+    orow[static_cast<long long>(ox) * cs2 + wd] = pack2<BF16>(a0, a1);
+    wd += dw;
+    ox += dx;
+    if (wd >= nw) { wd -= nw; ++ox; }
+  }
 }
 
 // HALF: the LRN window's channels on each side (size / 2); HW = ceil(HALF / 2) words on each side of a pair hold them.
@@ -58,6 +92,7 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
       // rows [max(have, ylo), yhi): this thread's tasks (y, x, wd), advanced by kThreads without a division
       int y = max(have, ylo), x = threadIdx.x / nw, wd = threadIdx.x - x * nw;
       while (x >= s.w) { x -= s.w; ++y; }
+      int slot = y % R;
       for (; y < yhi;) {
         const uint32_t* px = img + (static_cast<long long>(y) * s.w + x) * cs2;
         const int word = w0 + wd;
@@ -79,30 +114,21 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
           res[h] = 2 * word + h < s.c ? v[2 * HW + h] * lrn_factor(lp, scale, sum) : 0.0f;
           check_range<BF16>(res[h], ovf);
         }
-        ring[((y % R) * s.w + x) * cw + wd] = pack2<BF16>(res[0], res[1]);
+        ring[(slot * s.w + x) * cw + wd] = pack2<BF16>(res[0], res[1]);
         wd += dw;
         x += dx;
         if (wd >= nw) { wd -= nw; ++x; }
-        while (x >= s.w) { x -= s.w; ++y; }
+        while (x >= s.w) {
+          x -= s.w;
+          ++y;
+          if (++slot == R) slot = 0;
+        }
       }
       have = max(have, yhi);
       __syncthreads();  // the row's LRN rows are in the ring
       uint32_t* orow = dst + static_cast<long long>(oy) * os.w * cs2 + w0;
-      const bool is_max = pp.kind == PoolKind::max;
-      for (int t = threadIdx.x; t < os.w * nw; t += kThreads) {
-        const int ox = t / nw, wd = t - ox * nw;
-        const PoolWindow win = pp.window(s.h, s.w, oy, ox);
-        float a0 = is_max ? -FLT_MAX : 0.0f, a1 = a0;
-        for (int y = win.y0; y < win.y1; ++y)
-          for (int x = win.x0; x < win.x1; ++x) {
-            float f0, f1;
-            unpack2<BF16>(ring[((y % R) * s.w + x) * cw + wd], f0, f1);
-            a0 = is_max ? fmaxf(a0, f0) : a0 + f0;
-            a1 = is_max ? fmaxf(a1, f1) : a1 + f1;
-          }
-        if (!is_max) { a0 /= win.count; a1 /= win.count; }
-        orow[static_cast<long long>(ox) * cs2 + wd] = pack2<BF16>(a0, a1);
-      }
+      if (pp.kind == PoolKind::max) pool_row<BF16, true>(ring, R, ylo % R, s, pp, os, oy, nw, cw, cs2, orow);
+      else pool_row<BF16, false>(ring, R, ylo % R, s, pp, os, oy, nw, cw, cs2, orow);
       __syncthreads();  // before the next row's LRN rows overwrite the ring
     }
   }

@@ -81,8 +81,11 @@ TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
       {{7, 13, 11}, lrn(3), pool(PoolKind::avg, 3, 2, 1, true), 5},  // odd channels: the pad channel; average with padding, ceil mode
       {{33, 9, 17}, lrn(9), pool(PoolKind::max, 2, 2, 0, true), 4},
       {{20, 12, 12}, lrn(17, 0.5f), pool(PoolKind::avg, 2, 3), 2},    // the widest window; stride beyond the window (rows skipped)
+      {{24, 12, 12}, lrn(17, 0.5f), pool(PoolKind::max, 2, 3), 3},    // ... in 8-channel tasks (halos of 4 words)
       {{12, 10, 10}, lrn(1), pool(PoolKind::max, 3, 1, 1), 2},       // a window of one channel; stride 1 (every row in 3 windows)
       {{64, 30, 30}, lrn(7), pool(PoolKind::max, 5, 2, 2), 70},
+      {{40, 21, 21}, lrn(5), pool(PoolKind::avg, 3, 2), 1},     // 8-channel tasks in chunks of 4 words: halos across chunks
+      {{30, 11, 11}, lrn(5), pool(PoolKind::max, 3, 2), 2},     // 15 words a pixel: 1-word tasks
   };
   for (const Case& c : cases) {
     uint32_t seed;
@@ -106,7 +109,8 @@ TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
 TEST(GpuLrnPoolHalf, LaunchShapeCoversTheGpuAtEveryBatch) {
   SKIP_WITHOUT_GPU();
   const PoolParams pp = std::get<PoolParams>(pool(PoolKind::max, 3, 2).op);
-  // norm1 at batch 1: 27 rows of one chunk are 27 blocks (< 264); one-row strips, then chunks of 24, 12, 6, 4 words
+  // norm1 at batch 1: 27 rows of one chunk are 27 blocks (< 264); one-row strips, then chunks of 24, 12, 8, 4 words (whole
+  // 4-word tasks)
   h::LrnPoolHalfGrid g = h::lrn_pool_half_grid(1, {96, 55, 55}, pp, {96, 27, 27}, 132);
   EXPECT_EQ(g.strip, 1);
   EXPECT_EQ(g.cw, 4);
@@ -125,6 +129,10 @@ TEST(GpuLrnPoolHalf, LaunchShapeCoversTheGpuAtEveryBatch) {
   // a plane too wide for whole pixels: 3 rows x 200 pixels x 48 words = 115 KB, halved to 24 words (57.6 KB), 12 (28.8 KB)
   g = h::lrn_pool_half_grid(1024, {96, 200, 200}, pp, {96, 99, 99}, 132);
   EXPECT_EQ(g.cw, 12);
+  // 2 x 9 channels: words of 1-channel pairs (no 4-word tasks); 3 rows x 3000 pixels x 5 words = 180 KB, halved to 3 words
+  // (108 KB), 2 (72 KB), 1 (36 KB)
+  g = h::lrn_pool_half_grid(4, {9, 5, 3000}, pp, {9, 2, 1499}, 132);
+  EXPECT_EQ(g.cw, 1);
 }
 
 // The cuda backend plans the fused kernel for LRN then pooling in fp16 and bf16, within the precision's tolerance of

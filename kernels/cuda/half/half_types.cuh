@@ -49,11 +49,15 @@ __device__ __forceinline__ uint16_t store_value(float v, int* ovf) {
 }
 
 // LRN's factor (k + alpha / size * sum of squares)^-beta, scale = alpha / size, as both 16-bit LRN kernels compute it
-// (lrn_pool_half.cu gives lrn_kernel's values to the bit). The logarithm is lg2.approx: absolute error about 2^-21.4, a
-// relative error of the factor near 2e-7 against fp16's 2^-11 rounding (the accurate log2f cost lrn_kernel a third of
-// its instructions).
+// (lrn_pool_half.cu gives lrn_kernel's values to the bit). lg2.approx and ex2.approx, flushing subnormals: the logarithm's
+// absolute error is about 2^-21.4, a relative error of the factor near 2e-7 against fp16's 2^-11 rounding (the accurate
+// log2f cost lrn_kernel a third of its instructions). A factor below 2^-126 becomes 0: an fp16 product would round to 0
+// anyway, a bf16 one is 0 where it would have been a subnormal.
 __device__ __forceinline__ float lrn_factor(const LrnParams& p, float scale, float sum) {
-  return exp2f(-p.beta * __log2f(p.k + scale * sum));
+  float l, f;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(l) : "f"(p.k + scale * sum));
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(f) : "f"(-p.beta * l));
+  return f;
 }
 
 // Two values as one 32-bit word, the first in the low half (the lower address, and the smaller k of an MMA pair).

@@ -43,45 +43,101 @@ __device__ __forceinline__ void unpack2(uint32_t u, float& lo, float& hi) {
   }
 }
 
-// Pools output row oy's words from the ring (slot_lo: the slot of the window's first row, ylo), MAX or average.
-template <bool BF16, bool MAX>
-__device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_lo, Shape s, const PoolParams& pp, Shape os, int oy, int nw,
-                                         int cw, int cs2, uint32_t* orow) {
-  const int dx = kThreads / nw, dw = kThreads - dx * nw;
-  int ox = threadIdx.x / nw, wd = threadIdx.x - ox * nw;
-  for (; ox < os.w;) {
-    const PoolWindow win = pp.window(s.h, s.w, oy, ox);
-    float a0 = MAX ? -FLT_MAX : 0.0f, a1 = a0;
-    int slot = slot_lo;
-    for (int y = win.y0; y < win.y1; ++y) {
-      const uint32_t* r = ring + slot * s.w * cw + wd;
-      for (int x = win.x0; x < win.x1; ++x) {
-        float f0, f1;
-        unpack2<BF16>(r[x * cw], f0, f1);
-        a0 = MAX ? fmaxf(a0, f0) : a0 + f0;
-        a1 = MAX ? fmaxf(a1, f1) : a1 + f1;
-      }
-      if (++slot == R) slot = 0;
-    }
-    if (!MAX) { a0 /= win.count; a1 /= win.count; }
-    orow[static_cast<long long>(ox) * cs2 + wd] = pack2<BF16>(a0, a1);
-    wd += dw;
-    ox += dx;
-    if (wd >= nw) { wd -= nw; ++ox; }
+// VEC words (2 VEC channels) at p, in one load where VEC is 4 (p 16-byte aligned).
+template <int VEC>
+__device__ __forceinline__ void load_words(const uint32_t* p, uint32_t (&u)[VEC], bool shared) {
+  if constexpr (VEC == 4) {
+    const uint4 q = shared ? *reinterpret_cast<const uint4*>(p) : __ldg(reinterpret_cast<const uint4*>(p));
+    u[0] = q.x; u[1] = q.y; u[2] = q.z; u[3] = q.w;
+  } else {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) u[i] = shared ? p[i] : __ldg(p + i);
+  }
+}
+template <int VEC>
+__device__ __forceinline__ void store_words(uint32_t* p, const uint32_t (&u)[VEC]) {
+  if constexpr (VEC == 4) {
+    *reinterpret_cast<uint4*>(p) = make_uint4(u[0], u[1], u[2], u[3]);
+  } else {
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) p[i] = u[i];
   }
 }
 
-// HALF: the LRN window's channels on each side (size / 2); HW = ceil(HALF / 2) words on each side of a pair hold them.
-template <bool BF16, int HALF>
+// The larger of two words' halves, each (exact: no rounding, as fmaxf on the widened values then rounding back).
+template <bool BF16>
+__device__ __forceinline__ uint32_t max2(uint32_t a, uint32_t b) {
+  if constexpr (BF16) {
+    const __nv_bfloat162 r = __hmax2(*reinterpret_cast<const __nv_bfloat162*>(&a), *reinterpret_cast<const __nv_bfloat162*>(&b));
+    return *reinterpret_cast<const uint32_t*>(&r);
+  } else {
+    const __half2 r = __hmax2(*reinterpret_cast<const __half2*>(&a), *reinterpret_cast<const __half2*>(&b));
+    return *reinterpret_cast<const uint32_t*>(&r);
+  }
+}
+
+// Pools output row oy's words from the ring (slot_lo: the slot of the window's first row, ylo), MAX or average, VEC
+// words a task.
+template <bool BF16, bool MAX, int VEC>
+__device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_lo, Shape s, const PoolParams& pp, Shape os, int oy, int nv,
+                                         int cw, int cs2, uint32_t* orow) {
+  const int dx = kThreads / nv, dv = kThreads - dx * nv;
+  int ox = threadIdx.x / nv, vd = threadIdx.x - ox * nv;
+  for (; ox < os.w;) {
+    const PoolWindow win = pp.window(s.h, s.w, oy, ox);
+    uint32_t res[VEC];
+    int slot = slot_lo;
+    if constexpr (MAX) {  // windows are never empty: the first value starts the maximum
+      load_words<VEC>(ring + (slot * s.w + win.x0) * cw + VEC * vd, res, true);
+      for (int y = win.y0; y < win.y1; ++y) {
+        const uint32_t* r = ring + slot * s.w * cw + VEC * vd;
+        for (int x = win.x0; x < win.x1; ++x) {
+          uint32_t u[VEC];
+          load_words<VEC>(r + x * cw, u, true);
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) res[i] = max2<BF16>(res[i], u[i]);
+        }
+        if (++slot == R) slot = 0;
+      }
+    } else {
+      float a[2 * VEC] = {};
+      for (int y = win.y0; y < win.y1; ++y) {
+        const uint32_t* r = ring + slot * s.w * cw + VEC * vd;
+        for (int x = win.x0; x < win.x1; ++x) {
+          uint32_t u[VEC];
+          load_words<VEC>(r + x * cw, u, true);
+#pragma unroll
+          for (int i = 0; i < VEC; ++i) {
+            float f0, f1;
+            unpack2<BF16>(u[i], f0, f1);
+            a[2 * i] += f0;
+            a[2 * i + 1] += f1;
+          }
+        }
+        if (++slot == R) slot = 0;
+      }
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) res[i] = pack2<BF16>(a[2 * i] / win.count, a[2 * i + 1] / win.count);
+    }
+    store_words<VEC>(orow + static_cast<long long>(ox) * cs2 + VEC * vd, res);
+    vd += dv;
+    ox += dx;
+    if (vd >= nv) { vd -= nv; ++ox; }
+  }
+}
+
+// HALF: the LRN window's channels on each side (size / 2); HW = ceil(HALF / 2) words on each side of a task's VEC words
+// hold them. VEC: 4 where the channel stride and the chunk are multiples of 8 channels (16-byte loads and stores), else 1.
+template <bool BF16, int HALF, int VEC>
 __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t* __restrict__ in, int n, Shape s, int cs2, LrnParams lp,
                                                                  PoolParams pp, Shape os, int cw, int strip, uint32_t* __restrict__ out,
                                                                  int* ovf) {
-  constexpr int HW = (HALF + 1) / 2, V = 2 * (2 * HW + 1);
+  constexpr int HW = (HALF + 1) / 2, NV = 2 * (VEC + 2 * HW);
   extern __shared__ uint32_t ring[];  // [kh][W][cw]: LRN row y in slot y % kh
-  const int w0 = blockIdx.x * cw, nw = min(cs2, w0 + cw) - w0;
+  const int w0 = blockIdx.x * cw, nv = (min(cs2, w0 + cw) - w0) / VEC;
   const int oy0 = blockIdx.y * strip, oy1 = min(os.h, oy0 + strip);
   const int R = pp.kh;
-  const int dx = kThreads / nw, dw = kThreads - dx * nw;  // a thread's step over (pixel, word) of a row
+  const int dx = kThreads / nv, dv = kThreads - dx * nv;  // a thread's step over (pixel, task) of a row
   const float scale = lp.alpha / lp.size;
   for (int b = blockIdx.z; b < n; b += gridDim.z) {
     const uint32_t* img = in + static_cast<long long>(b) * s.h * s.w * cs2;
@@ -89,35 +145,49 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
     int have = 0;  // LRN rows below it are done (those still needed are in the ring)
     for (int oy = oy0; oy < oy1; ++oy) {
       const int ylo = max(0, oy * pp.sh - pp.ph), yhi = min(s.h, oy * pp.sh - pp.ph + pp.kh);
-      // rows [max(have, ylo), yhi): this thread's tasks (y, x, wd), advanced by kThreads without a division
-      int y = max(have, ylo), x = threadIdx.x / nw, wd = threadIdx.x - x * nw;
+      // rows [max(have, ylo), yhi): this thread's tasks (y, x, vd), advanced by kThreads without a division
+      int y = max(have, ylo), x = threadIdx.x / nv, vd = threadIdx.x - x * nv;
       while (x >= s.w) { x -= s.w; ++y; }
       int slot = y % R;
       for (; y < yhi;) {
-        const uint32_t* px = img + (static_cast<long long>(y) * s.w + x) * cs2;
-        const int word = w0 + wd;
-        float v[V];  // channels 2 (word - HW) ... 2 (word + HW) + 1; zero outside the C real channels (adding 0 x 0 to the
-                     // window sum leaves it as lrn_kernel's, which skips them)
+        const int word = w0 + VEC * vd;
+        const uint32_t* p = img + (static_cast<long long>(y) * s.w + x) * cs2 + word;
+        // v: channels 2 (word - HW) ... 2 (word + VEC + HW) - 1, zero outside the C real channels (adding 0 x 0 to a
+        // window sum leaves it as lrn_kernel's, which skips them)
+        float v[NV];
+        uint32_t u[VEC];
+        load_words<VEC>(p, u, false);
 #pragma unroll
-        for (int k = -HW; k <= HW; ++k) {
-          const int at = word + k;
-          unpack2<BF16>(at >= 0 && at < cs2 ? __ldg(px + at) : 0u, v[2 * (k + HW)], v[2 * (k + HW) + 1]);
-          if (2 * at + 1 >= s.c) v[2 * (k + HW) + 1] = 0.0f;  // the pad channel (holds zero already, but be sure)
-          if (2 * at >= s.c) v[2 * (k + HW)] = 0.0f;
+        for (int i = 0; i < VEC; ++i) unpack2<BF16>(u[i], v[2 * (HW + i)], v[2 * (HW + i) + 1]);
+#pragma unroll
+        for (int k = 1; k <= HW; ++k) {
+          unpack2<BF16>(word - k >= 0 ? __ldg(p - k) : 0u, v[2 * (HW - k)], v[2 * (HW - k) + 1]);
+          unpack2<BF16>(word + VEC - 1 + k < cs2 ? __ldg(p + VEC - 1 + k) : 0u, v[2 * (HW + VEC - 1 + k)], v[2 * (HW + VEC - 1 + k) + 1]);
         }
-        float res[2];
+        if (2 * (word + VEC + HW) > s.c) {  // the task's window reaches the pad channel or past the pixel
 #pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          float sum = 0.0f;
-#pragma unroll
-          for (int i = 2 * HW + h - HALF; i <= 2 * HW + h + HALF; ++i) sum = fmaf(v[i], v[i], sum);
-          res[h] = 2 * word + h < s.c ? v[2 * HW + h] * lrn_factor(lp, scale, sum) : 0.0f;
-          check_range<BF16>(res[h], ovf);
+          for (int i = 0; i < NV; ++i)
+            if (2 * (word - HW) + i >= s.c) v[i] = 0.0f;
         }
-        ring[(slot * s.w + x) * cw + wd] = pack2<BF16>(res[0], res[1]);
-        wd += dw;
+        uint32_t res[VEC];
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) {
+          float r[2];
+#pragma unroll
+          for (int h = 0; h < 2; ++h) {
+            const int at = 2 * (HW + i) + h;  // this channel's place in v
+            float sum = 0.0f;
+#pragma unroll
+            for (int j = at - HALF; j <= at + HALF; ++j) sum = fmaf(v[j], v[j], sum);
+            r[h] = 2 * (word + i) + h < s.c ? v[at] * lrn_factor(lp, scale, sum) : 0.0f;
+            check_range<BF16>(r[h], ovf);
+          }
+          res[i] = pack2<BF16>(r[0], r[1]);
+        }
+        store_words<VEC>(ring + (slot * s.w + x) * cw + VEC * vd, res);
+        vd += dv;
         x += dx;
-        if (wd >= nw) { wd -= nw; ++x; }
+        if (vd >= nv) { vd -= nv; ++x; }
         while (x >= s.w) {
           x -= s.w;
           ++y;
@@ -127,8 +197,8 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
       have = max(have, yhi);
       __syncthreads();  // the row's LRN rows are in the ring
       uint32_t* orow = dst + static_cast<long long>(oy) * os.w * cs2 + w0;
-      if (pp.kind == PoolKind::max) pool_row<BF16, true>(ring, R, ylo % R, s, pp, os, oy, nw, cw, cs2, orow);
-      else pool_row<BF16, false>(ring, R, ylo % R, s, pp, os, oy, nw, cw, cs2, orow);
+      if (pp.kind == PoolKind::max) pool_row<BF16, true, VEC>(ring, R, ylo % R, s, pp, os, oy, nv, cw, cs2, orow);
+      else pool_row<BF16, false, VEC>(ring, R, ylo % R, s, pp, os, oy, nv, cw, cs2, orow);
       __syncthreads();  // before the next row's LRN rows overwrite the ring
     }
   }
@@ -139,12 +209,13 @@ constexpr int kMaxHalf = 2 * kMaxHaloWords;
 size_t ring_bytes(const PoolParams& pp, Shape s, int cw) { return sizeof(uint32_t) * pp.kh * s.w * cw; }
 
 template <bool BF16, int HALF = 0>
-void launch(int half, dim3 grid, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2, const LrnParams& lp,
+void launch(int half, bool vec4, dim3 grid, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2, const LrnParams& lp,
             const PoolParams& pp, Shape os, int cw, int strip, uint32_t* out, int* ovf) {
   if constexpr (HALF < kMaxHalf) {
-    if (half != HALF) return launch<BF16, HALF + 1>(half, grid, smem, st, in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+    if (half != HALF) return launch<BF16, HALF + 1>(half, vec4, grid, smem, st, in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
   }
-  lrn_pool_half_kernel<BF16, HALF><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+  if (vec4) lrn_pool_half_kernel<BF16, HALF, 4><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+  else lrn_pool_half_kernel<BF16, HALF, 1><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
 }
 
 }  // namespace
@@ -162,14 +233,20 @@ Support lrn_pool_half_supports(const LrnParams& lp, Shape s, const PoolParams& p
 LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape os, int sms) {
   const int cs2 = stored_channels(s.c) / 2;
   LrnPoolHalfGrid g;
+  // halving keeps whole 4-word (8-channel) tasks where the channel stride has them
+  const int unit = cs2 % 4 == 0 ? 4 : 1;
+  const auto halve = [&](int cw) {
+    const int h = (cw + 1) / 2;
+    return cw > unit ? (h + unit - 1) / unit * unit : h;
+  };
   g.cw = cs2;
-  while (ring_bytes(pp, s, g.cw) > kRingBytes) g.cw = (g.cw + 1) / 2;
+  while (ring_bytes(pp, s, g.cw) > kRingBytes && g.cw > 1) g.cw = halve(g.cw);
   g.strip = std::min(os.h, kStripRows);
   const long long images = std::min(n, 65535);
   auto blocks = [&] { return images * ((cs2 + g.cw - 1) / g.cw) * ((os.h + g.strip - 1) / g.strip); };
   const long long want = 2LL * sms;
   if (blocks() < want) g.strip = 1;  // small batches: more blocks before narrower chunks
-  while (blocks() < want && g.cw > 4) g.cw = std::max(4, (g.cw + 1) / 2);
+  while (blocks() < want && g.cw > 4) g.cw = std::max(4, halve(g.cw));
   g.grid[0] = (cs2 + g.cw - 1) / g.cw;
   g.grid[1] = (os.h + g.strip - 1) / g.strip;
   g.grid[2] = static_cast<int>(images);
@@ -184,8 +261,9 @@ void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, cons
   const size_t smem = ring_bytes(pp, s, g.cw);
   const auto* src = reinterpret_cast<const uint32_t*>(in);
   auto* dst = reinterpret_cast<uint32_t*>(out);
-  if (bf16) launch<true>(lp.size / 2, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
-  else launch<false>(lp.size / 2, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
+  const bool vec4 = cs2 % 4 == 0 && g.cw % 4 == 0;
+  if (bf16) launch<true>(lp.size / 2, vec4, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
+  else launch<false>(lp.size / 2, vec4, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
   CUDA_CHECK_LAUNCH();
 }
 

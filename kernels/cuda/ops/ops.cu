@@ -249,7 +249,7 @@ void register_fc_basic(Registry& r) {
   one(LayerKind::flatten, "no-op", "NCHW is already flat; on the 16-bit path the next layer reads the NHWC order");
   Impl lp = cuda_impl(LayerKind::lrn, 0, "lrn+pool kernel", "LRN and the pooling after it in one kernel, the LRN's plane in shared memory (FP32)",
                       nullptr);
-  lp.precisions = {Precision::fp32, Precision::tf32};  // the FP32 NCHW path (fp16 / bf16 run LRN and pooling as two kernels)
+  lp.precisions = {Precision::fp32, Precision::tf32};  // the FP32 NCHW path (fp16 / bf16: the half kernel below)
   lp.fuses_pool = true;
   lp.supports = [](const Layer& l, const Epilogue&) {
     return lrn_pool_fusable(l.in) ? Support{} : Support{false, "the LRN's plane does not fit the kernel's shared memory"};

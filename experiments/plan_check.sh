@@ -5,6 +5,9 @@
 #              and 1024 (AB_BATCHES), resident, pinned; ECE 408 Op Times fp32 and fp16, 10,000 images: base and new alternating,
 #              ROUNDS rounds (default 2; ECE 408 ECE_ROUNDS, default ROUNDS; AB_CONFIGS=none: ECE 408 only); table by
 #              experiments/ab_compare.py
+#              AB_CONFIGS: those names, and NAME-w8 for --weights int8; AB_LAYERS: also these layers' summed times
+#   PEERS=1    the cudnn backend of the new binaries (PEER_PRECISIONS, default fp16 bf16) and PyTorch fp16 channels-last
+#              at AB_BATCHES (experiments/pytorch_alexnet.py), with AB=1 (which makes the model): peers.tgz
 #   TESTS=1    the new GPU test suite (TEST_FILTER, TEST_TIMEOUT)
 #   MEMCHECK=1 compute-sanitizer memcheck --leak-check full over the suite, shard MC_SHARD of MC_SHARDS (gtest sharding)
 #   RACE=1     compute-sanitizer racecheck over the shared-memory kernels (gpu_check.sh's list)
@@ -34,8 +37,9 @@ if [ "${AB:-0}" = 1 ]; then
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for cfg in ${AB_CONFIGS:-fp32 fp32-tuned tf32 tf32-tuned fp16 fp16-tuned bf16 bf16-tuned}; do
       [ "$cfg" = none ] && continue
-      p=${cfg%-tuned}; extra=""
-      [ "$cfg" != "$p" ] && extra="--tuning experiments/tuning/h100-alexnet.json"
+      p=${cfg%-tuned}; p=${p%-w8}; extra=""
+      [[ $cfg == *-tuned ]] && extra="--tuning experiments/tuning/h100-alexnet.json"
+      [[ $cfg == *-w8 ]] && extra="$extra --weights int8"
       for who in base new; do
         [ $((round % 2)) = 0 ] && who=$([ $who = base ] && echo new || echo base)  # alternate the order between rounds
         bin=${!who}
@@ -56,8 +60,22 @@ if [ "${AB:-0}" = 1 ]; then
       done
     done
   done
-  python3 experiments/ab_compare.py ab | tee "$OUT/ab.md"
+  python3 experiments/ab_compare.py ab ${AB_LAYERS:-} | tee "$OUT/ab.md"
   tar czf "$OUT/ab.tgz" ab
+fi
+
+if [ "${PEERS:-0}" = 1 ]; then
+  step "peers: the cudnn backend of the new binaries and PyTorch (fp16 channels-last), same call"
+  mkdir -p peers
+  for p in ${PEER_PRECISIONS:-fp16 bf16}; do
+    timeout 300 "$new/batchscope" sweep --model data/models/alexnet --backend cudnn --precision $p --batches ${AB_BATCHES:-1,1024} \
+      --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out peers/cudnn-$p.csv \
+      >peers/cudnn-$p.log 2>&1 || echo "cudnn $p: exit $?"
+  done
+  python3 experiments/pytorch_alexnet.py --batches ${AB_BATCHES:-1,1024} --modes fp16-cl --reps ${REPS:-10} --warmup 3 \
+    --json peers/pytorch.json >peers/pytorch.txt 2>&1 || echo "pytorch: exit $?"
+  cat peers/pytorch.txt
+  tar czf "$OUT/peers.tgz" peers
 fi
 
 if [ "${TESTS:-0}" = 1 ]; then

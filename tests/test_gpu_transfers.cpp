@@ -115,6 +115,15 @@ std::vector<Model> one_and_three_channel_models(std::mt19937& rng) {
   std::vector<Model> models;
   models.push_back(load_model(test::data_file("models/ece408")));
   models.push_back(test::conv_chain("c3", {3, 20, 22}, 8, true, Act::relu, true, rng));
+  Model s2d;  // a strided first layer over 3 channels: fp16 and bf16 auto take v38, which reads the input itself
+  s2d.name = "s2d";
+  s2d.input = {3, 27, 25};
+  ConvParams c = test::conv_params(8, 7, 4, 1, 1, true);
+  c.weight = test::random_vector(static_cast<size_t>(8) * 3 * 49, rng);
+  c.bias = test::random_vector(8, rng);
+  s2d.layers = {{"conv", c, {}, {}}, {"relu", ActParams{Act::relu}, {}, {}}};
+  infer_shapes(s2d, s2d.name);
+  models.push_back(std::move(s2d));
   return models;
 }
 
@@ -145,7 +154,8 @@ void expect_converted_input_matches(const Model& m, const std::string& backend, 
 
 // --input-precision fp16 / bf16: the host's 16-bit copy (rounded to nearest even, as the device's conversion rounds)
 // must give the cuda backend exactly the outputs of the FP32 input converted on the device, on every path that reads
-// it: v22's conv1 staging 16-bit NCHW itself, the layout kernel before v20 (with a pad channel for 3 channels), the
+// it: v22's conv1 and v38 (space-to-depth) staging 16-bit NCHW themselves, the layout kernel before v20 (with a pad
+// channel for 3 channels), the
 // overlapped chunks (byte offsets into the host buffer) and a replayed graph, pinned and pageable. cudnn: within the
 // precision's tolerance of cpu-ref (its algorithm search may pick differently in two instances).
 TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
@@ -160,7 +170,7 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
     for (const char* precision : {"fp16", "bf16"})
       for (const Case& c : cases)
         for (bool pinned : {true, false}) {
-          if (m.input.c == 3 && std::string(c.conv) == "auto") continue;  // v22 is ECE 408's
+          if (m.name == "c3" && std::string(c.conv) == "auto") continue;  // v22 is ECE 408's
           BackendOptions o;
           o.conv_variant = test::conv_version(c.conv);
           o.precision = parse_enum<Precision>(precision, "--precision");

@@ -1,0 +1,220 @@
+// Convolution version v38 (half_ops.hpp): s2d-half, a strided convolution over few channels (AlexNet's conv1: 3 + 1
+// stored channels, 11x11 stride 4) rewritten as a stride-1 convolution over a space-to-depth tensor, which the GEMM
+// engine (v20, or v21 where v20's tiles would not fill the GPU twice) gathers 16 bytes at a time.
+//
+// Why: v19-v21 gather a pixel's channels in runs of up to 16 bytes; with 4 stored channels a run is 8 bytes, and conv1
+// ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165. Stride S groups the input into S x S blocks:
+// output (oy, ox) reads padded rows oy S + ky, that is block row oy + ky / S at offset ky % S. So with
+//   T[n][Y][X][(r, q, c)] = x[n][c][Y S + r - ph][X S + q - pw]   (0 outside the image and in the pad channel)
+//   W'[m][(r, q, c)][KY][KX] = w[m][c][KY S + r][KX S + q]         (0 past the kernel)
+// the layer is a convolution of T with W' of ceil(KH / S) x ceil(KW / S) taps, stride 1, no padding, over
+// S x S x Cs channels: for conv1 3 x 3 taps over 64 channels, K = 576 against 484 (1.19x the products, in whole
+// 16-byte runs). The repack is one pass over the input that writes T (conv1 at batch 1024: 426 MB); as the first
+// layer it reads the FP32 (or --input-precision's 16-bit) NCHW input itself, in place of the conversion pass every
+// other version needs.
+#include <algorithm>
+#include <climits>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/half/half_types.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
+#include "kernels/cuda/ops/ops.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda::half {
+namespace {
+
+constexpr int kMaxStride = 4;
+
+struct S2d {  // a kernel argument: plain values only
+  int s, cs, c, kh, kw, ph, pw;  // stride, the input's stored and real channels, the kernel, top and left padding
+  int c2, kh2, kw2, h2, w2, m;   // T's channels S S Cs, the new kernel, T's rows and columns, the filters
+};
+
+S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
+  S2d g;
+  g.s = c.sh;
+  g.cs = stored_channels(in.c);
+  g.c = in.c;
+  g.kh = c.kh;
+  g.kw = c.kw;
+  g.ph = c.ph;
+  g.pw = c.pw;
+  g.c2 = g.s * g.s * g.cs;
+  g.kh2 = (c.kh + g.s - 1) / g.s;
+  g.kw2 = (c.kw + g.s - 1) / g.s;
+  g.h2 = out.h + g.kh2 - 1;
+  g.w2 = out.w + g.kw2 - 1;
+  g.m = c.filters;
+  return g;
+}
+S2d s2d_of(const Layer& l) { return s2d_of(std::get<ConvParams>(l.op), l.in, l.out); }
+
+// The stride-1 layer the engine runs (no weights of its own: the prepared ones are W').
+Layer inner_layer(const S2d& g, Shape out) {
+  ConvParams p;
+  p.filters = g.m;
+  p.kh = g.kh2;
+  p.kw = g.kw2;
+  return {"", p, {g.c2, g.h2, g.w2}, out};
+}
+
+// The engine's version for the inner layer: v21 where v20's 128-pixel tiles would give fewer than two waves.
+int inner_version(const S2d& g, Shape out, int n) {
+  const long long pixels = static_cast<long long>(n) * out.h * out.w;
+  const long long blocks = (pixels + 127) / 128 * ((g.m + 63) / 64);
+  return blocks < 2LL * sm_count() ? 21 : 20;
+}
+
+long long t_words(const S2d& g, int n) { return static_cast<long long>(n) * g.h2 * g.w2 * g.c2 / 2; }
+
+enum Src { kF32, kH16, kNhwc };
+
+// One thread per (image, block row Y, offset r, column x of the padded row): the Cs channels of input pixel
+// (Y S + r - ph, x - pw) to T[n][Y][x / S][(r, x % S, c)]. Consecutive threads take consecutive input pixels of a row,
+// so that every plane's reads are coalesced; each writes Cs / 2 words.
+template <bool BF16, int SRC>
+__global__ void s2d_kernel(const void* __restrict__ in, int n, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
+  const int row = g.w2 * g.s;  // padded input columns T covers
+  const long long total = static_cast<long long>(n) * g.h2 * g.s * row;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int xp = static_cast<int>(i % row);
+    const long long rest = i / row;
+    const int r = static_cast<int>(rest % g.s), yb = static_cast<int>((rest / g.s) % g.h2), img = static_cast<int>(rest / (static_cast<long long>(g.s) * g.h2));
+    const int y = yb * g.s + r - g.ph, x = xp - g.pw;
+    const bool inside = static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
+    uint32_t* dst = t + ((static_cast<long long>(img) * g.h2 + yb) * g.w2 + xp / g.s) * (g.c2 / 2) + (r * g.s + xp % g.s) * (g.cs / 2);
+    for (int c = 0; c < g.cs; c += 2) {
+      uint32_t word = 0;
+      if (inside) {
+        if constexpr (SRC == kNhwc) {
+          word = static_cast<const uint32_t*>(in)[((static_cast<long long>(img) * is.h + y) * is.w + x) * (g.cs / 2) + c / 2];
+        } else {
+          const long long plane = static_cast<long long>(is.h) * is.w, at = (static_cast<long long>(img) * g.c + c) * plane + static_cast<long long>(y) * is.w + x;
+          if constexpr (SRC == kF32) {
+            const float* f = static_cast<const float*>(in);
+            const float v0 = f[at], v1 = c + 1 < g.c ? f[at + plane] : 0.0f;
+            check_range<BF16>(v0, ovf);
+            check_range<BF16>(v1, ovf);
+            word = pack2<BF16>(v0, v1);
+          } else {
+            const uint16_t* h = static_cast<const uint16_t*>(in);
+            word = static_cast<uint32_t>(h[at]) | (c + 1 < g.c ? static_cast<uint32_t>(h[at + plane]) << 16 : 0u);
+          }
+        }
+      }
+      dst[c / 2] = word;
+    }
+  }
+}
+
+// W' (M, S S Cs, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
+__global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
+  const long long total = static_cast<long long>(m) * g.c2 * g.kh2 * g.kw2;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const int kx2 = static_cast<int>(i % g.kw2), ky2 = static_cast<int>((i / g.kw2) % g.kh2);
+    const int cc = static_cast<int>((i / (static_cast<long long>(g.kw2) * g.kh2)) % g.c2);
+    const long long f = i / (static_cast<long long>(g.kw2) * g.kh2 * g.c2);
+    const int c = cc % g.cs, q = (cc / g.cs) % g.s, r = cc / (g.cs * g.s);
+    const int ky = ky2 * g.s + r, kx = kx2 * g.s + q;
+    dst[i] = c < g.c && ky < g.kh && kx < g.kw ? w[((f * g.c + c) * g.kh + ky) * g.kw + kx] : 0.0f;
+  }
+}
+
+unsigned grid_for(long long work) { return static_cast<unsigned>(std::max<long long>(1, std::min<long long>((work + 255) / 256, 65535LL * 16))); }
+
+size_t weight_floats(const S2d& g) { return static_cast<size_t>(g.m) * g.c2 * g.kh2 * g.kw2; }
+
+Support s2d_half_supports(const Layer& l, bool pool) {
+  if (pool) return {false, "v38 fuses the activation that follows, not pooling"};
+  const ConvParams& c = std::get<ConvParams>(l.op);
+  if (c.groups != 1) return {false, "v38 runs ungrouped convolutions only"};
+  if (c.sh != c.sw || c.sh < 2 || c.sh > kMaxStride)
+    return {false, "v38 rewrites strides of 2 to " + std::to_string(kMaxStride) + ", the same along both axes"};
+  const int c2 = c.sh * c.sh * stored_channels(l.in.c);
+  if (c2 % 8 != 0 || stored_channels(l.in.c) >= 8)
+    return {false, "v38 is for inputs of fewer than 8 channels that make whole 8-channel runs after the rewrite (stride^2 x " +
+                       std::to_string(stored_channels(l.in.c)) + " stored channels = " + std::to_string(c2) + ")"};
+  if (c.kh < c.sh || c.kw < c.sw) return {false, "v38 needs a kernel at least as large as its stride"};
+  const S2d g = s2d_of(l);
+  if (static_cast<long long>(g.h2) * g.s > INT_MAX / 4 || static_cast<long long>(g.w2) * g.s * g.c2 > INT_MAX / 4)
+    return {false, "v38: the rewritten image is too large"};
+  return conv_half_supports(20, inner_layer(g, l.out), false);
+}
+
+bool s2d_half_reads_model_input(const Layer&) { return true; }
+
+size_t s2d_half_prepared_floats(const Layer& l) {
+  const S2d g = s2d_of(l);
+  return conv_half_prepared_floats(inner_layer(g, l.out)) + weight_floats(g);
+}
+
+size_t s2d_half_workspace_floats(const Layer& l, int n, bool bf16) {
+  const S2d g = s2d_of(l);
+  const Layer inner = inner_layer(g, l.out);
+  return static_cast<size_t>(t_words(g, n)) + std::max(conv_half_workspace_floats(20, inner, n, bf16), conv_half_workspace_floats(21, inner, n, bf16));
+}
+
+void s2d_half_prepare(int, const float* w, const Layer& l, bool bf16, float* prepared, cudaStream_t s) {
+  const S2d g = s2d_of(l);
+  const Layer inner = inner_layer(g, l.out);
+  float* wt = prepared + conv_half_prepared_floats(inner);  // W' in FP32, then the engine's layout of it at the start
+  s2d_weights_kernel<<<grid_for(static_cast<long long>(weight_floats(g))), 256, 0, s>>>(w, g.m, g, wt);
+  CUDA_CHECK_LAUNCH();
+  conv_half_prepare(20, wt, inner, bf16, prepared, s);
+}
+
+void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("conv v38", "weights were not prepared");
+  const S2d g = s2d_of(*a.p, a.is, a.os);
+  const Layer inner = inner_layer(g, a.os);
+  auto* t = reinterpret_cast<uint32_t*>(a.workspace);
+  const long long work = static_cast<long long>(a.n) * g.h2 * g.s * g.w2 * g.s;
+  const void* src = a.in_f32 ? static_cast<const void*>(a.in_f32) : a.in_nchw16 ? static_cast<const void*>(a.in_nchw16) : a.in;
+  const int kind = a.in_f32 ? kF32 : a.in_nchw16 ? kH16 : kNhwc;
+  auto launch = [&]<bool BF16>() {
+    if (kind == kF32) s2d_kernel<BF16, kF32><<<grid_for(work), 256, 0, s>>>(src, a.n, a.is, g, t, a.ovf);
+    else if (kind == kH16) s2d_kernel<BF16, kH16><<<grid_for(work), 256, 0, s>>>(src, a.n, a.is, g, t, a.ovf);
+    else s2d_kernel<BF16, kNhwc><<<grid_for(work), 256, 0, s>>>(src, a.n, a.is, g, t, a.ovf);
+  };
+  if (a.bf16) launch.template operator()<true>();
+  else launch.template operator()<false>();
+  CUDA_CHECK_LAUNCH();
+  HalfConvArgs b = a;
+  b.in = reinterpret_cast<const uint16_t*>(t);
+  b.in_f32 = nullptr;
+  b.in_nchw16 = nullptr;
+  b.is = inner.in;
+  b.p = &std::get<ConvParams>(inner.op);
+  b.workspace = a.workspace + t_words(g, a.n);
+  b.workspace_floats = a.workspace_floats - static_cast<size_t>(t_words(g, a.n));
+  conv_half_forward(inner_version(g, a.os, a.n), b, s);
+}
+
+}  // namespace
+}  // namespace bs::cuda::half
+
+namespace bs::cuda {
+
+void register_conv_s2d_half(Registry& r) {
+  static const ImplHooks hooks{.half_conv_prepare = half::s2d_half_prepare,
+                               .half_conv_forward = half::s2d_half_forward,
+                               .half_reads_model_input = [](int, const Layer& l) { return half::s2d_half_reads_model_input(l); }};
+  Impl i = cuda_impl(LayerKind::conv, 38, "s2d-half",
+                     "a strided convolution over fewer than 8 channels (AlexNet's conv1) as a stride-1 convolution over a "
+                     "space-to-depth copy of its input (S x S pixels as channels), run by the GEMM engine (v20/v21) in "
+                     "16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
+                     &hooks);
+  i.shapes = "stride 2-4 (equal), fewer than 8 input channels, stride^2 x channels a multiple of 8, no groups";
+  i.math = "fp16/bf16";
+  i.precisions = {Precision::fp16, Precision::bf16};
+  i.fuses_act = true;
+  i.prep_layout = 38;
+  i.supports = [](const Layer& l, const Epilogue& e) { return half::s2d_half_supports(l, e.pool2x2); };
+  i.workspace_floats = [](const Layer& l, Shape, int n, Precision p) { return half::s2d_half_workspace_floats(l, n, p == Precision::bf16); };
+  i.prepared_floats = [](const Layer& l, Shape, Precision) { return half::s2d_half_prepared_floats(l); };
+  r.add(std::move(i));
+}
+
+}  // namespace bs::cuda

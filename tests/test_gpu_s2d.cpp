@@ -1,0 +1,80 @@
+// Conv v38 s2d-half (conv_s2d_half.cu): a strided convolution over fewer than 8 channels run as a stride-1 convolution
+// over a space-to-depth copy of its input. The op-case table runs it as a first layer (reading the FP32 input itself);
+// here: after another layer (reading the 16-bit NHWC tensor), with padding and strides 2 and 4, against cpu-ref; auto
+// taking it; and --input-precision's 16-bit input (test_gpu_transfers.cpp) . Without a GPU each test skips.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu_util.hpp"
+#include "test_util.hpp"
+
+using namespace bs;
+using bs::test::gpu_missing;
+
+namespace {
+
+Layer conv(const std::string& name, int filters, int k, int s, int p, std::mt19937& rng, int in_c) {
+  ConvParams c = test::conv_params(filters, k, s, p, 1, true);
+  c.weight = test::random_vector(static_cast<size_t>(filters) * in_c * k * k, rng);
+  const float scale = std::sqrt(3.0f / static_cast<float>(in_c * k * k));
+  for (float& w : c.weight) w *= scale;
+  c.bias = test::random_vector(static_cast<size_t>(filters), rng);
+  return {name, c, {}, {}};
+}
+Layer relu(const std::string& name) { return {name, ActParams{Act::relu}, {}, {}}; }
+
+Model model(const std::string& name, Shape in, std::vector<Layer> layers) {
+  Model m;
+  m.name = name;
+  m.input = in;
+  m.layers = std::move(layers);
+  infer_shapes(m, name);
+  return m;
+}
+
+}  // namespace
+
+TEST(GpuS2d, FirstAndLaterLayersMatchCpuRefAndAutoTakesIt) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  struct Case { Model m; size_t s2d_layer; };
+  const std::vector<Case> cases = {
+      // AlexNet's conv1 shape, smaller: 11x11 stride 4 over 3 channels (3 + 1 stored: 64 after the rewrite), padded
+      {model("first", {3, 45, 43}, {conv("c1", 24, 11, 4, 2, rng, 3), relu("r1")}), 0},
+      // after a stride-1 layer of 6 channels: stride 2 over 6 (24 after the rewrite), a 5x5 kernel (3x3 taps of 2x2)
+      {model("later", {3, 23, 21}, {conv("c1", 6, 3, 1, 1, rng, 3), relu("r1"), conv("c2", 16, 5, 2, 1, rng, 6), relu("r2")}), 2},
+      // 2 channels at stride 4 (32 after the rewrite), a kernel not a multiple of the stride, no activation after it
+      {model("two", {2, 30, 30}, {conv("c1", 8, 6, 4, 0, rng, 2)}), 0},
+  };
+  for (const Case& c : cases)
+    for (int n : {1, 5})
+      for (const char* p : {"fp16", "bf16"}) {
+        std::vector<float> in = test::random_vector(static_cast<size_t>(c.m.input.size()) * n, rng);
+        auto gpu = test::open_backend(c.m, "cuda", test::guarded_options("", "", p));
+        EXPECT_NE(gpu->describe(c.s2d_layer).find("v38 s2d-half"), std::string::npos) << c.m.name << ": " << gpu->describe(c.s2d_layer);
+        const double err = test::rel_l2(test::guarded_forward(*gpu, c.m, in, n).out, test::cpu_ref_output(c.m, in, n));
+        EXPECT_LE(err, precision_tolerance(parse_enum<Precision>(p, "--precision"))) << c.m.name << " " << p << " batch " << n << " seed " << seed;
+        EXPECT_GT(err, 1e-5) << c.m.name << " " << p << ": a 16-bit run that agrees to FP32 rounding did not round";
+      }
+}
+
+// v38 refuses what it cannot rewrite, each with its reason: groups, a stride of 1, 8 or more channels, unequal strides.
+TEST(GpuS2d, RefusesWhatItCannotRewrite) {
+  SKIP_WITHOUT_GPU();
+  const Impl& v38 = registry().version(LayerKind::conv, 38, "--conv-variant");
+  std::mt19937 rng(1);
+  const Model grouped = model("g", {4, 20, 20}, {{"c", test::conv_params(8, 5, 2, 0, 2, false), {}, {}}});
+  const Model stride1 = model("s1", {3, 20, 20}, {conv("c", 8, 3, 1, 0, rng, 3)});
+  const Model wide = model("w", {8, 20, 20}, {conv("c", 8, 5, 2, 0, rng, 8)});
+  ConvParams uneven = test::conv_params(8, 5, 2, 0, 1, false);
+  uneven.sw = 3;
+  const Model unequal = model("u", {3, 20, 20}, {{"c", uneven, {}, {}}});
+  for (const Model* m : {&grouped, &stride1, &wide, &unequal}) {
+    const Support s = v38.check(m->layers[0]);
+    EXPECT_FALSE(s.ok) << m->name;
+    EXPECT_NE(s.reason.find("v38"), std::string::npos) << s.reason;
+  }
+}

@@ -42,12 +42,14 @@ TEST(GpuS2d, FirstAndLaterLayersMatchCpuRefAndAutoTakesIt) {
   std::mt19937 rng = test::fresh_rng(&seed);
   struct Case { Model m; size_t s2d_layer; };
   const std::vector<Case> cases = {
-      // AlexNet's conv1 shape, smaller: 11x11 stride 4 over 3 channels (3 + 1 stored: 64 after the rewrite), padded
+      // AlexNet's conv1 shape, smaller: 11x11 stride 4 over 3 channels (48 after the rewrite, no pad channel), padded
       {model("first", {3, 45, 43}, {conv("c1", 24, 11, 4, 2, rng, 3), relu("r1")}), 0},
       // after a stride-1 layer of 6 channels: stride 2 over 6 (24 after the rewrite), a 5x5 kernel (3x3 taps of 2x2)
       {model("later", {3, 23, 21}, {conv("c1", 6, 3, 1, 1, rng, 3), relu("r1"), conv("c2", 16, 5, 2, 1, rng, 6), relu("r2")}), 2},
       // 2 channels at stride 4 (32 after the rewrite), a kernel not a multiple of the stride, no activation after it
       {model("two", {2, 30, 30}, {conv("c1", 8, 6, 4, 0, rng, 2)}), 0},
+      // 3 channels at stride 2: 12 is not a multiple of 8, so the rewrite keeps the pad channel (16)
+      {model("pad", {3, 20, 21}, {conv("c1", 10, 4, 2, 1, rng, 3), relu("r1")}), 0},
   };
   for (const Case& c : cases)
     for (int n : {1, 5})

@@ -5,13 +5,14 @@
 // Why: v19-v21 gather a pixel's channels in runs of up to 16 bytes; with 4 stored channels a run is 8 bytes, and conv1
 // ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165. Stride S groups the input into S x S blocks:
 // output (oy, ox) reads padded rows oy S + ky, that is block row oy + ky / S at offset ky % S. So with
-//   T[n][Y][X][(r, q, c)] = x[n][c][Y S + r - ph][X S + q - pw]   (0 outside the image and in the pad channel)
+//   T[n][Y][X][(r, q, c)] = x[n][c][Y S + r - ph][X S + q - pw]   (0 outside the image)
 //   W'[m][(r, q, c)][KY][KX] = w[m][c][KY S + r][KX S + q]         (0 past the kernel)
-// the layer is a convolution of T with W' of ceil(KH / S) x ceil(KW / S) taps, stride 1, no padding, over
-// S x S x Cs channels: for conv1 3 x 3 taps over 64 channels, K = 576 against 484 (1.19x the products, in whole
-// 16-byte runs). The repack is one pass over the input that writes T (conv1 at batch 1024: 426 MB); as the first
-// layer it reads the FP32 (or --input-precision's 16-bit) NCHW input itself, in place of the conversion pass every
-// other version needs.
+// the layer is a convolution of T with W' of ceil(KH / S) x ceil(KW / S) taps, stride 1, no padding, over S x S x Ct
+// channels, Ct the real channel count C where S S C is a multiple of 8 (else the stored count, with its pad channel).
+// For conv1: 3 x 3 taps over 48 channels, K = 432, where the engine's own K is 11 x 11 x 4 = 484; the first form kept
+// the pad channel (K = 576) and gained 5 % (experiments/precision-half.md). The repack is one pass over the input that
+// writes T (conv1 at batch 1024: 320 MB); as the first layer it reads the FP32 (or --input-precision's 16-bit) NCHW
+// input itself, in place of the conversion pass every other version needs.
 #include <algorithm>
 #include <climits>
 
@@ -29,6 +30,7 @@ constexpr int kMaxStride = 4;
 
 struct S2d {  // a kernel argument: plain values only
   int s, cs, c, kh, kw, ph, pw;  // stride, the input's stored and real channels, the kernel, top and left padding
+  int ct;                        // channels per pixel in T: C where S S C is a multiple of 8 (no pad channel), else Cs
   int c2, kh2, kw2, h2, w2, m;   // T's channels S S Cs, the new kernel, T's rows and columns, the filters
 };
 
@@ -41,7 +43,8 @@ S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
   g.kw = c.kw;
   g.ph = c.ph;
   g.pw = c.pw;
-  g.c2 = g.s * g.s * g.cs;
+  g.ct = g.s * g.s * g.c % 8 == 0 ? g.c : g.cs;
+  g.c2 = g.s * g.s * g.ct;
   g.kh2 = (c.kh + g.s - 1) / g.s;
   g.kw2 = (c.kw + g.s - 1) / g.s;
   g.h2 = out.h + g.kh2 - 1;
@@ -71,52 +74,51 @@ long long t_words(const S2d& g, int n) { return static_cast<long long>(n) * g.h2
 
 enum Src { kF32, kH16, kNhwc };
 
-// One thread per (image, block row Y, offset r, column x of the padded row): the Cs channels of input pixel
-// (Y S + r - ph, x - pw) to T[n][Y][x / S][(r, x % S, c)]. Consecutive threads take consecutive input pixels of a row,
-// so that every plane's reads are coalesced; each writes Cs / 2 words.
+// One thread per word of T (two of its channels j, j + 1; j = (r S + q) Ct + c): consecutive threads write consecutive
+// words, and read the few pixels of one S x S block (through L1).
 template <bool BF16, int SRC>
 __global__ void s2d_kernel(const void* __restrict__ in, int n, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
-  const int row = g.w2 * g.s;  // padded input columns T covers
-  const long long total = static_cast<long long>(n) * g.h2 * g.s * row;
+  const int words = g.c2 / 2;
+  const long long total = static_cast<long long>(n) * g.h2 * g.w2 * words;
+  const long long plane = static_cast<long long>(is.h) * is.w;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int xp = static_cast<int>(i % row);
-    const long long rest = i / row;
-    const int r = static_cast<int>(rest % g.s), yb = static_cast<int>((rest / g.s) % g.h2), img = static_cast<int>(rest / (static_cast<long long>(g.s) * g.h2));
-    const int y = yb * g.s + r - g.ph, x = xp - g.pw;
-    const bool inside = static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
-    uint32_t* dst = t + ((static_cast<long long>(img) * g.h2 + yb) * g.w2 + xp / g.s) * (g.c2 / 2) + (r * g.s + xp % g.s) * (g.cs / 2);
-    for (int c = 0; c < g.cs; c += 2) {
-      uint32_t word = 0;
-      if (inside) {
-        if constexpr (SRC == kNhwc) {
-          word = static_cast<const uint32_t*>(in)[((static_cast<long long>(img) * is.h + y) * is.w + x) * (g.cs / 2) + c / 2];
-        } else {
-          const long long plane = static_cast<long long>(is.h) * is.w, at = (static_cast<long long>(img) * g.c + c) * plane + static_cast<long long>(y) * is.w + x;
-          if constexpr (SRC == kF32) {
-            const float* f = static_cast<const float*>(in);
-            const float v0 = f[at], v1 = c + 1 < g.c ? f[at + plane] : 0.0f;
-            check_range<BF16>(v0, ovf);
-            check_range<BF16>(v1, ovf);
-            word = pack2<BF16>(v0, v1);
-          } else {
-            const uint16_t* h = static_cast<const uint16_t*>(in);
-            word = static_cast<uint32_t>(h[at]) | (c + 1 < g.c ? static_cast<uint32_t>(h[at + plane]) << 16 : 0u);
-          }
-        }
+    const int wd = static_cast<int>(i % words);
+    const long long blk = i / words;
+    const int xb = static_cast<int>(blk % g.w2), yb = static_cast<int>((blk / g.w2) % g.h2);
+    const long long img = blk / (static_cast<long long>(g.w2) * g.h2);
+    float v[2];
+    uint16_t raw[2];
+#pragma unroll
+    for (int h = 0; h < 2; ++h) {
+      const int j = 2 * wd + h, pix = j / g.ct, c = j - pix * g.ct;
+      const int y = yb * g.s + pix / g.s - g.ph, x = xb * g.s + pix % g.s - g.pw;
+      const bool ok = c < g.c && static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
+      v[h] = 0.0f;
+      raw[h] = 0;
+      if (ok) {
+        if constexpr (SRC == kNhwc) raw[h] = static_cast<const uint16_t*>(in)[((img * is.h + y) * is.w + x) * g.cs + c];
+        else if constexpr (SRC == kH16) raw[h] = static_cast<const uint16_t*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
+        else v[h] = static_cast<const float*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
       }
-      dst[c / 2] = word;
+    }
+    if constexpr (SRC == kF32) {
+      check_range<BF16>(v[0], ovf);
+      check_range<BF16>(v[1], ovf);
+      t[i] = pack2<BF16>(v[0], v[1]);
+    } else {
+      t[i] = static_cast<uint32_t>(raw[0]) | static_cast<uint32_t>(raw[1]) << 16;
     }
   }
 }
 
-// W' (M, S S Cs, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
+// W' (M, S S Ct, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
 __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
   const long long total = static_cast<long long>(m) * g.c2 * g.kh2 * g.kw2;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const int kx2 = static_cast<int>(i % g.kw2), ky2 = static_cast<int>((i / g.kw2) % g.kh2);
     const int cc = static_cast<int>((i / (static_cast<long long>(g.kw2) * g.kh2)) % g.c2);
     const long long f = i / (static_cast<long long>(g.kw2) * g.kh2 * g.c2);
-    const int c = cc % g.cs, q = (cc / g.cs) % g.s, r = cc / (g.cs * g.s);
+    const int c = cc % g.ct, q = (cc / g.ct) % g.s, r = cc / (g.ct * g.s);
     const int ky = ky2 * g.s + r, kx = kx2 * g.s + q;
     dst[i] = c < g.c && ky < g.kh && kx < g.kw ? w[((f * g.c + c) * g.kh + ky) * g.kw + kx] : 0.0f;
   }
@@ -132,10 +134,10 @@ Support s2d_half_supports(const Layer& l, bool pool) {
   if (c.groups != 1) return {false, "v38 runs ungrouped convolutions only"};
   if (c.sh != c.sw || c.sh < 2 || c.sh > kMaxStride)
     return {false, "v38 rewrites strides of 2 to " + std::to_string(kMaxStride) + ", the same along both axes"};
-  const int c2 = c.sh * c.sh * stored_channels(l.in.c);
+  const int c2 = s2d_of(l).c2;
   if (c2 % 8 != 0 || stored_channels(l.in.c) >= 8)
     return {false, "v38 is for inputs of fewer than 8 channels that make whole 8-channel runs after the rewrite (stride^2 x " +
-                       std::to_string(stored_channels(l.in.c)) + " stored channels = " + std::to_string(c2) + ")"};
+                       std::to_string(l.in.c) + " channels: " + std::to_string(c2) + ")"};
   if (c.kh < c.sh || c.kw < c.sw) return {false, "v38 needs a kernel at least as large as its stride"};
   const S2d g = s2d_of(l);
   if (static_cast<long long>(g.h2) * g.s > INT_MAX / 4 || static_cast<long long>(g.w2) * g.s * g.c2 > INT_MAX / 4)
@@ -170,7 +172,7 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   const S2d g = s2d_of(*a.p, a.is, a.os);
   const Layer inner = inner_layer(g, a.os);
   auto* t = reinterpret_cast<uint32_t*>(a.workspace);
-  const long long work = static_cast<long long>(a.n) * g.h2 * g.s * g.w2 * g.s;
+  const long long work = t_words(g, a.n);
   const void* src = a.in_f32 ? static_cast<const void*>(a.in_f32) : a.in_nchw16 ? static_cast<const void*>(a.in_nchw16) : a.in;
   const int kind = a.in_f32 ? kF32 : a.in_nchw16 ? kH16 : kNhwc;
   auto launch = [&]<bool BF16>() {

@@ -74,24 +74,32 @@ long long t_words(const S2d& g, int n) { return static_cast<long long>(n) * g.h2
 
 enum Src { kF32, kH16, kNhwc };
 
-// One thread per word of T (two of its channels j, j + 1; j = (r S + q) Ct + c): consecutive threads write consecutive
-// words, and read the few pixels of one S x S block (through L1).
+constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pixel: S S Ct / 2, Ct < 8
+
+// One block per (image, block row Y), threads over (block column X, word of T): consecutive threads write consecutive
+// words and read the few pixels of one S x S block (through L1). Where each of a word's two channels j = (r S + q) Ct + c
+// comes from, (r, q, c), is tabulated once per block, so that a thread's work is one division and its loads.
 template <bool BF16, int SRC>
-__global__ void s2d_kernel(const void* __restrict__ in, int n, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
+__global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
+  __shared__ int2 from[kMaxWords][2];  // {r << 16 | q, c} of each half of each word
   const int words = g.c2 / 2;
-  const long long total = static_cast<long long>(n) * g.h2 * g.w2 * words;
+  for (int j = threadIdx.x; j < 2 * words; j += blockDim.x) {
+    const int pix = j / g.ct;
+    from[j / 2][j % 2] = make_int2((pix / g.s) << 16 | (pix % g.s), j - pix * g.ct);
+  }
+  __syncthreads();
+  const int yb = blockIdx.x % g.h2;
+  const long long img = blockIdx.x / g.h2;
   const long long plane = static_cast<long long>(is.h) * is.w;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total; i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int wd = static_cast<int>(i % words);
-    const long long blk = i / words;
-    const int xb = static_cast<int>(blk % g.w2), yb = static_cast<int>((blk / g.w2) % g.h2);
-    const long long img = blk / (static_cast<long long>(g.w2) * g.h2);
+  uint32_t* row = t + (img * g.h2 + yb) * g.w2 * words;
+  for (int i = threadIdx.x; i < g.w2 * words; i += blockDim.x) {
+    const int xb = i / words, wd = i - xb * words;
     float v[2];
     uint16_t raw[2];
 #pragma unroll
     for (int h = 0; h < 2; ++h) {
-      const int j = 2 * wd + h, pix = j / g.ct, c = j - pix * g.ct;
-      const int y = yb * g.s + pix / g.s - g.ph, x = xb * g.s + pix % g.s - g.pw;
+      const int2 f = from[wd][h];
+      const int y = yb * g.s + (f.x >> 16) - g.ph, x = xb * g.s + (f.x & 0xffff) - g.pw, c = f.y;
       const bool ok = c < g.c && static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
       v[h] = 0.0f;
       raw[h] = 0;
@@ -104,9 +112,9 @@ __global__ void s2d_kernel(const void* __restrict__ in, int n, Shape is, S2d g, 
     if constexpr (SRC == kF32) {
       check_range<BF16>(v[0], ovf);
       check_range<BF16>(v[1], ovf);
-      t[i] = pack2<BF16>(v[0], v[1]);
+      row[i] = pack2<BF16>(v[0], v[1]);
     } else {
-      t[i] = static_cast<uint32_t>(raw[0]) | static_cast<uint32_t>(raw[1]) << 16;
+      row[i] = static_cast<uint32_t>(raw[0]) | static_cast<uint32_t>(raw[1]) << 16;
     }
   }
 }
@@ -172,13 +180,14 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   const S2d g = s2d_of(*a.p, a.is, a.os);
   const Layer inner = inner_layer(g, a.os);
   auto* t = reinterpret_cast<uint32_t*>(a.workspace);
-  const long long work = t_words(g, a.n);
+  const long long blocks = static_cast<long long>(a.n) * g.h2;  // (image, block row)
+  if (blocks > INT_MAX) fail("conv v38", "batch " + std::to_string(a.n) + " gives more than 2^31 block rows; use a smaller batch");
   const void* src = a.in_f32 ? static_cast<const void*>(a.in_f32) : a.in_nchw16 ? static_cast<const void*>(a.in_nchw16) : a.in;
   const int kind = a.in_f32 ? kF32 : a.in_nchw16 ? kH16 : kNhwc;
   auto launch = [&]<bool BF16>() {
-    if (kind == kF32) s2d_kernel<BF16, kF32><<<grid_for(work), 256, 0, s>>>(src, a.n, a.is, g, t, a.ovf);
-    else if (kind == kH16) s2d_kernel<BF16, kH16><<<grid_for(work), 256, 0, s>>>(src, a.n, a.is, g, t, a.ovf);
-    else s2d_kernel<BF16, kNhwc><<<grid_for(work), 256, 0, s>>>(src, a.n, a.is, g, t, a.ovf);
+    if (kind == kF32) s2d_kernel<BF16, kF32><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
+    else if (kind == kH16) s2d_kernel<BF16, kH16><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
+    else s2d_kernel<BF16, kNhwc><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
   };
   if (a.bf16) launch.template operator()<true>();
   else launch.template operator()<false>();

@@ -58,13 +58,15 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       v = n <= 4 ? 14 : n <= 256 ? 13 : 12;  // v14 streams the weights once per pass; from 8 images v13 is faster (H100)
     } else if (runs(LayerKind::conv, 22, l)) {
       v = 22;  // ECE 408's shapes
-    } else if (runs(LayerKind::conv, 38, l)) {
-      v = 38;  // strided over fewer than 8 channels (AlexNet's conv1): the space-to-depth rewrite gathers 16 bytes
     } else {
       const ConvParams& c = std::get<ConvParams>(l.op);
       const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
       const long long blocks = (pixels + 127) / 128 * ((c.filters / c.groups + 63) / 64) * c.groups;
       v = blocks < 2LL * sms ? 21 : 20;
+      // Strided over fewer than 8 channels (AlexNet's conv1): v38's space-to-depth rewrite gathers 16 bytes at a time.
+      // Measured (H100) 0.81x v20's time at batch 1024, 0.89x at 16, but 1.17x at batch 1 (v21's small grid): the
+      // rewrite's extra pass costs more than it saves there.
+      if (v == 20 && runs(LayerKind::conv, 38, l)) v = 38;
       if (!runs(LayerKind::conv, v, l)) v = 37;  // odd channel counts per group (depthwise): the direct kernel
     }
   } else if (p == Precision::tf32) {
@@ -97,9 +99,9 @@ std::string heuristic_text(LayerKind op) {
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13; with --precision "
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU; else "
            "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
-           "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); v38 (space-to-depth) for a stride of 2-4 over fewer than "
-           "8 channels (AlexNet's conv1); else v21 when v20's tiles would give fewer blocks "
-           "than two waves of the GPU, else v20; v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
+           "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); else v21 when v20's tiles would give fewer blocks "
+           "than two waves of the GPU, else v20, or v38 (space-to-depth) in its place for a stride of 2-4 over fewer than 8 "
+           "channels (AlexNet's conv1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
          "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, v13 up to 256, else v12; with --weights int8, "
          "v15 (8-bit rows streamed) up to " + std::to_string(kInt8StreamImages) + " images in every precision, then as above";

@@ -85,37 +85,36 @@ __device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_l
   int ox = threadIdx.x / nv, vd = threadIdx.x - ox * nv;
   for (; ox < os.w;) {
     const PoolWindow win = pp.window(s.h, s.w, oy, ox);
-    uint32_t res[VEC];
-    int slot = slot_lo;
-    if constexpr (MAX) {  // windows are never empty: the first value starts the maximum
-      load_words<VEC>(ring + (slot * s.w + win.x0) * cw + VEC * vd, res, true);
+    const auto each = [&](auto&& f) {  // f(words) for every position of the window, rows from the ring
+      int slot = slot_lo;
       for (int y = win.y0; y < win.y1; ++y) {
         const uint32_t* r = ring + slot * s.w * cw + VEC * vd;
         for (int x = win.x0; x < win.x1; ++x) {
           uint32_t u[VEC];
           load_words<VEC>(r + x * cw, u, true);
-#pragma unroll
-          for (int i = 0; i < VEC; ++i) res[i] = max2<BF16>(res[i], u[i]);
+          f(u);
         }
         if (++slot == R) slot = 0;
       }
+    };
+    uint32_t res[VEC];
+    if constexpr (MAX) {  // windows are never empty: the first value starts the maximum
+      load_words<VEC>(ring + (slot_lo * s.w + win.x0) * cw + VEC * vd, res, true);
+      each([&](const uint32_t(&u)[VEC]) {
+#pragma unroll
+        for (int i = 0; i < VEC; ++i) res[i] = max2<BF16>(res[i], u[i]);
+      });
     } else {
       float a[2 * VEC] = {};
-      for (int y = win.y0; y < win.y1; ++y) {
-        const uint32_t* r = ring + slot * s.w * cw + VEC * vd;
-        for (int x = win.x0; x < win.x1; ++x) {
-          uint32_t u[VEC];
-          load_words<VEC>(r + x * cw, u, true);
+      each([&](const uint32_t(&u)[VEC]) {
 #pragma unroll
-          for (int i = 0; i < VEC; ++i) {
-            float f0, f1;
-            unpack2<BF16>(u[i], f0, f1);
-            a[2 * i] += f0;
-            a[2 * i + 1] += f1;
-          }
+        for (int i = 0; i < VEC; ++i) {
+          float f0, f1;
+          unpack2<BF16>(u[i], f0, f1);
+          a[2 * i] += f0;
+          a[2 * i + 1] += f1;
         }
-        if (++slot == R) slot = 0;
-      }
+      });
 #pragma unroll
       for (int i = 0; i < VEC; ++i) res[i] = pack2<BF16>(a[2 * i] / win.count, a[2 * i + 1] / win.count);
     }

@@ -244,17 +244,12 @@ void run(const HalfConvArgs& a, cudaStream_t s) {
   }
 }
 
-// v39: 128 pixels x 96 filters (v20's warps, 48 filters each), for layers of 96 filters (AlexNet's conv1, as v38
-// rewrites it), where v20's tiles of 64 leave a quarter of the second tile empty.
-using TileM96_Half = gemm::Tile<128, 96, 32, 4, 2, 4, 2, true>;
-
 template <bool BF16, int VEC, class F>
 void with_config_t(int version, F&& f) {
   switch (version) {
     case 19: return f.template operator()<gemm::TileL_Half, gemm::MmaHalfMath<gemm::TileL_Half, BF16>, BF16, VEC>();
     case 20: return f.template operator()<gemm::TileM_Half, gemm::MmaHalfMath<gemm::TileM_Half, BF16>, BF16, VEC>();
     case 21: return f.template operator()<gemm::TileS_Half, gemm::MmaHalfMath<gemm::TileS_Half, BF16>, BF16, VEC>();
-    case 39: return f.template operator()<TileM96_Half, gemm::MmaHalfMath<TileM96_Half, BF16>, BF16, VEC>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a half-precision GEMM-engine version");
   }
 }
@@ -347,8 +342,6 @@ void register_conv_half(Registry& r) {
                        "split-K, bias + activation fused", "any (groups: an even channel count per group)");
   add(20, "gemm-half-128x64", "v19 with 128 pixels x 64 filters per block (two blocks per SM)", "any (as v19)");
   add(21, "gemm-half-64", "v19 with 64x64 tiles: more blocks for small layers and batches", "any (as v19)");
-  add(39, "gemm-half-128x96", "v19 with 128 pixels x 96 filters per block: no empty filter columns where a group has 96 "
-                              "filters (AlexNet's conv1, which v38 runs on it)", "any (as v19)");
 }
 
 }  // namespace bs::cuda

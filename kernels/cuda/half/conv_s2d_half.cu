@@ -1,6 +1,6 @@
 // Convolution version v38 (half_ops.hpp): s2d-half, a strided convolution over few channels (AlexNet's conv1: 3 + 1
 // stored channels, 11x11 stride 4) rewritten as a stride-1 convolution over a space-to-depth tensor, which the GEMM
-// engine (v39 for 96 filters, v20, or v21 where v20's tiles would not fill the GPU twice) gathers 16 bytes at a time.
+// engine (v20, or v21 where v20's tiles would not fill the GPU twice) gathers 16 bytes at a time.
 //
 // Why: v19-v21 gather a pixel's channels in runs of up to 16 bytes; with 4 stored channels a run is 8 bytes, and conv1
 // ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165. Stride S groups the input into S x S blocks:
@@ -63,13 +63,11 @@ Layer inner_layer(const S2d& g, Shape out) {
   return {"", p, {g.c2, g.h2, g.w2}, out};
 }
 
-// The engine's version for the inner layer: v21 where v20's 128-pixel tiles would give fewer than two waves, else v39
-// (128 x 96) where the filters come in 96s (conv1), else v20.
+// The engine's version for the inner layer: v21 where v20's 128-pixel tiles would give fewer than two waves.
 int inner_version(const S2d& g, Shape out, int n) {
   const long long pixels = static_cast<long long>(n) * out.h * out.w;
   const long long blocks = (pixels + 127) / 128 * ((g.m + 63) / 64);
-  if (blocks < 2LL * sm_count()) return 21;
-  return g.m % 96 == 0 ? 39 : 20;
+  return blocks < 2LL * sm_count() ? 21 : 20;
 }
 
 long long t_words(const S2d& g, int n) { return static_cast<long long>(n) * g.h2 * g.w2 * g.c2 / 2; }
@@ -165,8 +163,7 @@ size_t s2d_half_prepared_floats(const Layer& l) {
 size_t s2d_half_workspace_floats(const Layer& l, int n, bool bf16) {
   const S2d g = s2d_of(l);
   const Layer inner = inner_layer(g, l.out);
-  return static_cast<size_t>(t_words(g, n)) + std::max({conv_half_workspace_floats(20, inner, n, bf16), conv_half_workspace_floats(21, inner, n, bf16),
-                                                        conv_half_workspace_floats(39, inner, n, bf16)});
+  return static_cast<size_t>(t_words(g, n)) + std::max(conv_half_workspace_floats(20, inner, n, bf16), conv_half_workspace_floats(21, inner, n, bf16));
 }
 
 void s2d_half_prepare(int, const float* w, const Layer& l, bool bf16, float* prepared, cudaStream_t s) {
@@ -217,7 +214,7 @@ void register_conv_s2d_half(Registry& r) {
                                .half_reads_model_input = [](int, const Layer& l) { return half::s2d_half_reads_model_input(l); }};
   Impl i = cuda_impl(LayerKind::conv, 38, "s2d-half",
                      "a strided convolution over fewer than 8 channels (AlexNet's conv1) as a stride-1 convolution over a "
-                     "space-to-depth copy of its input (S x S pixels as channels), run by the GEMM engine (v39, v20 or v21) in "
+                     "space-to-depth copy of its input (S x S pixels as channels), run by the GEMM engine (v20/v21) in "
                      "16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
                      &hooks);
   i.shapes = "stride 2-4 (equal), fewer than 8 input channels, stride^2 x channels a multiple of 8, no groups";

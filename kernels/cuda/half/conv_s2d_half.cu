@@ -21,6 +21,7 @@
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "kernels/cuda/ops/ops.hpp"
+#include "kernels/plan/plan.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda::half {
@@ -31,7 +32,7 @@ constexpr int kMaxStride = 4;
 struct S2d {  // a kernel argument: plain values only
   int s, cs, c, kh, kw, ph, pw;  // stride, the input's stored and real channels, the kernel, top and left padding
   int ct;                        // channels per pixel in T: C where S S C is a multiple of 8 (no pad channel), else Cs
-  int c2, kh2, kw2, h2, w2, m;   // T's channels S S Cs, the new kernel, T's rows and columns, the filters
+  int c2, kh2, kw2, h2, w2, m;   // T's channels S S Ct, the new kernel, T's rows and columns, the filters
 };
 
 S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
@@ -63,12 +64,8 @@ Layer inner_layer(const S2d& g, Shape out) {
   return {"", p, {g.c2, g.h2, g.w2}, out};
 }
 
-// The engine's version for the inner layer: v21 where v20's 128-pixel tiles would give fewer than two waves.
-int inner_version(const S2d& g, Shape out, int n) {
-  const long long pixels = static_cast<long long>(n) * out.h * out.w;
-  const long long blocks = (pixels + 127) / 128 * ((g.m + 63) / 64);
-  return blocks < 2LL * sm_count() ? 21 : 20;
-}
+// The engine's version for the inner layer: auto's (v21 where v20's tiles would give fewer than two waves, else v20).
+int inner_version(const Layer& inner, int n) { return heuristic_version(inner, n, Precision::fp16, sm_count())->number; }
 
 long long t_words(const S2d& g, int n) { return static_cast<long long>(n) * g.h2 * g.w2 * g.c2 / 2; }
 
@@ -132,8 +129,6 @@ __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, fl
   }
 }
 
-unsigned grid_for(long long work) { return static_cast<unsigned>(std::max<long long>(1, std::min<long long>((work + 255) / 256, 65535LL * 16))); }
-
 size_t weight_floats(const S2d& g) { return static_cast<size_t>(g.m) * g.c2 * g.kh2 * g.kw2; }
 
 Support s2d_half_supports(const Layer& l, bool pool) {
@@ -142,18 +137,15 @@ Support s2d_half_supports(const Layer& l, bool pool) {
   if (c.groups != 1) return {false, "v38 runs ungrouped convolutions only"};
   if (c.sh != c.sw || c.sh < 2 || c.sh > kMaxStride)
     return {false, "v38 rewrites strides of 2 to " + std::to_string(kMaxStride) + ", the same along both axes"};
-  const int c2 = s2d_of(l).c2;
-  if (c2 % 8 != 0 || stored_channels(l.in.c) >= 8)
-    return {false, "v38 is for inputs of fewer than 8 channels that make whole 8-channel runs after the rewrite (stride^2 x " +
-                       std::to_string(l.in.c) + " channels: " + std::to_string(c2) + ")"};
-  if (c.kh < c.sh || c.kw < c.sw) return {false, "v38 needs a kernel at least as large as its stride"};
   const S2d g = s2d_of(l);
+  if (g.c2 % 8 != 0 || stored_channels(l.in.c) >= 8)
+    return {false, "v38 is for inputs of fewer than 8 channels that make whole 8-channel runs after the rewrite (stride^2 x " +
+                       std::to_string(l.in.c) + " channels: " + std::to_string(g.c2) + ")"};
+  if (c.kh < c.sh || c.kw < c.sw) return {false, "v38 needs a kernel at least as large as its stride"};
   if (static_cast<long long>(g.h2) * g.s > INT_MAX / 4 || static_cast<long long>(g.w2) * g.s * g.c2 > INT_MAX / 4)
     return {false, "v38: the rewritten image is too large"};
   return conv_half_supports(20, inner_layer(g, l.out), false);
 }
-
-bool s2d_half_reads_model_input(const Layer&) { return true; }
 
 size_t s2d_half_prepared_floats(const Layer& l) {
   const S2d g = s2d_of(l);
@@ -200,7 +192,7 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   b.p = &std::get<ConvParams>(inner.op);
   b.workspace = a.workspace + t_words(g, a.n);
   b.workspace_floats = a.workspace_floats - static_cast<size_t>(t_words(g, a.n));
-  conv_half_forward(inner_version(g, a.os, a.n), b, s);
+  conv_half_forward(inner_version(inner, a.n), b, s);
 }
 
 }  // namespace
@@ -211,7 +203,7 @@ namespace bs::cuda {
 void register_conv_s2d_half(Registry& r) {
   static const ImplHooks hooks{.half_conv_prepare = half::s2d_half_prepare,
                                .half_conv_forward = half::s2d_half_forward,
-                               .half_reads_model_input = [](int, const Layer& l) { return half::s2d_half_reads_model_input(l); }};
+                               .half_reads_model_input = [](int, const Layer&) { return true; }};  // as the first layer, always
   Impl i = cuda_impl(LayerKind::conv, 38, "s2d-half",
                      "a strided convolution over fewer than 8 channels (AlexNet's conv1) as a stride-1 convolution over a "
                      "space-to-depth copy of its input (S x S pixels as channels), run by the GEMM engine (v20/v21) in "

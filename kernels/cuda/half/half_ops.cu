@@ -13,10 +13,6 @@
 namespace bs::cuda::half {
 namespace {
 
-unsigned grid_for(long long work, int threads = 256) {
-  return static_cast<unsigned>(std::max<long long>(1, std::min<long long>((work + threads - 1) / threads, 65535LL * 16)));
-}
-
 #define GRID_STRIDE(i, total)                                                                                        \
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < (total); \
        i += static_cast<long long>(gridDim.x) * blockDim.x)

@@ -8,6 +8,7 @@
 #include <cuda_fp16.h>
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstdint>
 
 #include "kernels/model/model.hpp"
@@ -61,6 +62,24 @@ __device__ __forceinline__ float lrn_factor(const LrnParams& p, float scale, flo
 }
 
 // Two values as one 32-bit word, the first in the low half (the lower address, and the smaller k of an MMA pair).
+// A word's two values (the first from the low half), exactly.
+template <bool BF16>
+__device__ __forceinline__ void unpack2(uint32_t u, float& lo, float& hi) {
+  if constexpr (BF16) {
+    lo = __uint_as_float(u << 16);
+    hi = __uint_as_float(u & 0xffff0000u);
+  } else {
+    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&u));
+    lo = f.x;
+    hi = f.y;
+  }
+}
+
+// Blocks for a grid-stride loop over `work` items (at least one, at most 16 x 65535).
+inline unsigned grid_for(long long work, int threads = 256) {
+  return static_cast<unsigned>(std::clamp<long long>((work + threads - 1) / threads, 1, 65535LL * 16));
+}
+
 // One packing conversion (F2FP), rounding as from_float.
 template <bool BF16>
 __device__ __forceinline__ uint32_t pack2(float lo, float hi) {

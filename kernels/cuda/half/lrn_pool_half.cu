@@ -9,9 +9,9 @@
 // at a barrier, pools the row from the ring into the output, and meets them again before the ring is overwritten. With
 // AlexNet's 3x3 windows of stride 2 each LRN row is computed once within a strip; a strip's first row repeats the one
 // before it (strips of 4 output rows: 9 LRN rows for 8).
-// LRN: a thread computes one channel pair of one pixel from the 2 HW + 1 words around it (read through L1, the
-// neighbouring threads' words), in the order and with the functions of lrn_kernel (half_ops.cu), so that the result
-// is the unfused pair's to the bit. Pooling reads the ring as pool_kernel reads the LRN's output.
+// LRN: a thread computes VEC words of one pixel (4 words, 8 channels, where the channel stride allows; else 1) from
+// them and the HW words on each side (read through L1: the neighbouring threads' words), in the order and with the
+// functions of lrn_kernel (half_ops.cu), so that the result is the unfused pair's to the bit. Pooling reads the ring as pool_kernel reads the LRN's output.
 // Grid: x channel chunks, y strips, z images. At large batch a chunk is every channel of the pixel (a strip's rows
 // are one contiguous range of the tensor); at small batch strips shrink to one row and chunks to a few words, so that
 // the grid still covers the GPU (batch 1, norm1: 12 chunks x 27 rows).
@@ -30,18 +30,6 @@ constexpr int kThreads = 256;
 constexpr int kMaxHaloWords = 4;           // LRN windows up to 17 channels
 constexpr size_t kRingBytes = 48 * 1024;   // the ring's largest size (no opt-in: several blocks per SM)
 constexpr int kStripRows = 4;              // output rows per strip where the batch fills the GPU anyway
-
-template <bool BF16>
-__device__ __forceinline__ void unpack2(uint32_t u, float& lo, float& hi) {
-  if constexpr (BF16) {
-    lo = __uint_as_float(u << 16);
-    hi = __uint_as_float(u & 0xffff0000u);
-  } else {
-    const float2 f = __half22float2(*reinterpret_cast<const __half2*>(&u));
-    lo = f.x;
-    hi = f.y;
-  }
-}
 
 // VEC words (2 VEC channels) at p, in one load where VEC is 4 (p 16-byte aligned).
 template <int VEC>

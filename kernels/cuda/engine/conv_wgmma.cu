@@ -42,6 +42,7 @@
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
+#include "kernels/cuda/engine/wgmma_conv_loads.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
@@ -51,34 +52,20 @@ namespace {
 using gemm::kPadK;
 using gemm::pad_to;
 
-// B's per-thread state: each thread copies chunk c = tid % 8 of rows tid / 8 + (THREADS / 8) i, so that its
-// shared-memory offset is one value plus constants and its global one advances by a constant per stage.
-struct WeightRows {
-  const float* p;     // the thread's first row and chunk at k tile 0
-  long long stride;   // THREADS / 8 rows
-  uint32_t ok, so;    // which of its rows are filters of the group; its first chunk in a stage
-};
-template <class T>
-__host__ __device__ constexpr int weight_rows() { return (T::BN * 8 + T::THREADS - 1) / T::THREADS; }
-
 struct RowsState {
   long long pix[2];  // offset of (img, group's first channel, iy0, ix0) of the thread's two rows
   int iy0[2], ix0[2];
 };
 
-// What both problems share: the geometry, the prepared weights and k table, and the epilogue (C's rows are pixels,
-// its columns filters).
-struct WgConvCommon {
-  const float* in;
-  const int2* ktab;
-  int h, w, ow, p, sh, sw, ph, pw;
-  const float* wt;  // prepared weights (G, Mg, Kpad)
-  int k_pad;
-  int mg, ncols, m_total, groups, k_tiles, splits, act;
+// What both problems share: the geometry, the prepared weights and k table, B's loader (wgmma_conv_loads.cuh), and
+// the epilogue (C's rows are pixels, its columns filters). The NHWC problem of v26-v36 is this with the shared A
+// loader over 16-byte chunks of 4 channels of an NHWC copy of the input (made by a transpose pass into the workspace,
+// channels padded to a multiple of 4 with zeros when there is one group); the NCHW problem of v23-v25 replaces it.
+struct WgConvCommon : wg::NhwcConvLoads {
+  int m_total, act;
   const float* bias;
   float* out;   // (N, M, OH, OW)
   float* part;  // split-K partial sums (splits, G, Mg, ncols)
-  long long lo_w = 0;  // 3xTF32: where the lo weights start, from the hi ones
 
   __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
     if (m >= ncols || n >= mg) return;
@@ -90,33 +77,8 @@ struct WgConvCommon {
     if (bias) v += bias[nn];
     out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
   }
-
-  template <class T>
-  __device__ __forceinline__ WeightRows b_state(int group, int n0, int tid) const {
-    WeightRows st;
-    const int r = tid / 8;
-    st.p = wt + (static_cast<long long>(group) * mg + n0 + r) * k_pad + 4 * (tid % 8);
-    st.stride = static_cast<long long>(T::THREADS / 8) * k_pad;
-    st.ok = 0;
-#pragma unroll
-    for (int i = 0; i < weight_rows<T>(); ++i)
-      st.ok |= (r + (T::THREADS / 8) * i < mg - n0 && r + (T::THREADS / 8) * i < T::BN ? 1u : 0u) << i;
-    st.so = wg::sw_chunk(r, tid % 8);
-    return st;
-  }
-  template <class T>
-  __device__ __forceinline__ void load_b(const WeightRows& st, uint32_t dst, int kt, int tid) const {
-    const float* src = st.p + kt * T::BK;
-#pragma unroll
-    for (int i = 0; i < weight_rows<T>(); ++i) {
-      if (T::BN * 8 % T::THREADS != 0 && tid / 8 + (T::THREADS / 8) * i >= T::BN) break;  // the last pass's idle rows
-      const bool ok = (st.ok >> i) & 1u;
-      wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
-      if constexpr (T::PARTS == 2)  // the lo weights follow the hi weights
-        wg::cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride + lo_w : wt, ok);
-    }
-  }
 };
+using WgConvNhwcProblem = WgConvCommon;
 
 struct WgConvProblem : WgConvCommon {
   long long chw, group_chw;  // A: the input (N, C, H, W)
@@ -153,67 +115,6 @@ struct WgConvProblem : WgConvCommon {
         const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
         wg::cp_async4(dst + wg::sw_word(r + 64 * hh, 4 * j + kq), ok ? in + st.pix[hh] + e.x : in, ok);
       }
-    }
-  }
-};
-
-// The NHWC problem of v26-v36: A's rows gathered as 16-byte chunks of 4 channels from an NHWC copy of the input
-// (made by a transpose pass into the workspace, channels padded to a multiple of 4 with zeros when there is one
-// group). Per stage each thread copies chunk column c = tid % 8 of rows tid / 8 + (THREADS / 8) i, as for B: one
-// k-table read serves all its rows, and the eight lanes of a row fill its 128 bytes.
-template <class T>
-__host__ __device__ constexpr int nhwc_rows() { return T::BM * 8 / T::THREADS; }
-
-template <int R>
-struct NhwcRows {
-  long long pix[R];  // offset of (img, iy0, ix0, group's first channel) of the thread's R rows
-  int iy0[R], ix0[R];
-  uint32_t so;       // the first row's chunk in a stage; row i's is 16 THREADS i bytes further (same swizzle phase)
-  int2 e;            // the k-table entry of the next stage to load (read one stage ahead)
-  int next_kt;
-};
-
-// in: (N, H, W, Cs), Cs = C rounded up to 4 (one group) or C; ktab: per 4-channel chunk of k, {offset from the
-// window's origin, ky << 16 | kx}.
-struct WgConvNhwcProblem : WgConvCommon {
-  int cs, cg;
-  long long hwc;    // H * W * Cs
-  long long lo_in;  // 3xTF32: where the lo part of the input copy starts, from the hi part
-
-  template <class T>
-  __device__ __forceinline__ NhwcRows<nhwc_rows<T>()> a_state(int group, int m0, int tid) const {
-    NhwcRows<nhwc_rows<T>()> st;
-#pragma unroll
-    for (int i = 0; i < nhwc_rows<T>(); ++i) {
-      const int n = m0 + tid / 8 + (T::THREADS / 8) * i;
-      if (n < ncols) {
-        const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
-        st.iy0[i] = oy * sh - ph;
-        st.ix0[i] = ox * sw - pw;
-        st.pix[i] = img * hwc + (static_cast<long long>(st.iy0[i]) * w + st.ix0[i]) * cs + group * cg;
-      } else {
-        st.iy0[i] = INT_MIN / 2;
-        st.ix0[i] = 0;
-        st.pix[i] = 0;
-      }
-    }
-    st.so = wg::sw_chunk(tid / 8, tid % 8);
-    st.next_kt = -1;
-    return st;
-  }
-  template <class T>
-  __device__ __forceinline__ void load_a(NhwcRows<nhwc_rows<T>()>& st, uint32_t dst, int kt, int tid) const {
-    const int2 e = st.next_kt == kt ? st.e : __ldg(ktab + kt * (T::BK / 4) + tid % 8);
-    if (kt + 1 < k_tiles) st.e = __ldg(ktab + (kt + 1) * (T::BK / 4) + tid % 8);  // for the next call
-    st.next_kt = kt + 1;
-    const float* src = in + e.x;
-#pragma unroll
-    for (int i = 0; i < nhwc_rows<T>(); ++i) {
-      const int iy = st.iy0[i] + (e.y >> 16), ix = st.ix0[i] + (e.y & 0xffff);
-      const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
-      wg::cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] : in, ok);
-      if constexpr (T::PARTS == 2)  // the lo copy of the input follows the hi copy
-        wg::cp_async16(dst + T::A_BYTES + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] + lo_in : in, ok);
     }
   }
 };
@@ -266,21 +167,6 @@ __global__ void prep_nhwc_weights_kernel(const float* __restrict__ src, long lon
     } else {
       dst[i] = round_tf32(v);
     }
-  }
-}
-
-// The NHWC problem's k table: one entry per 4 channels of k.
-// Dilation: the tap's offsets y = ky * dh, x = kx * dw.
-__global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, NhwcK ko, int kw, int dh, int dw, int w, int cs) {
-  const int j = blockIdx.x * blockDim.x + threadIdx.x;
-  if (j >= chunks) return;
-  const int kk = 4 * j;
-  if (kk < k) {
-    int tap = 0;
-    const int c = ko.channel(kk, tap), ky = tap / kw, y = ky * dh, x = (tap - ky * kw) * dw;
-    table[j] = make_int2((y * w + x) * cs + c, (y << 16) | x);
-  } else {
-    table[j] = make_int2(0, kNoRow << 16);
   }
 }
 
@@ -466,9 +352,7 @@ void wgmma_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t
     const NhwcK ko{g.cgs, c.kh * c.kw};
     prep_nhwc_weights_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.cg, ko, g.k, g.k_pad, g.parts == 2, prepared);
     CUDA_CHECK_LAUNCH();
-    const int chunks = g.k_pad / 4;
-    nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, g.k, ko, c.kw, c.dh, c.dw, a.is.w, g.cs);
-    CUDA_CHECK_LAUNCH();
+    build_nhwc_k_table(table, g.k_pad / 4, g.k, g.cgs, c.kw, c.dh, c.dw, a.is.w, g.cs, s);
   } else {
     pad_round_tf32_kernel<<<blocks, 256, 0, s>>>(a.w, rows, g.k, g.k_pad, prepared);
     CUDA_CHECK_LAUNCH();

@@ -35,6 +35,19 @@ __global__ void k_table_kernel(int2* table, int k_count, int k_pad, int kh, int 
   }
 }
 
+// One entry per chunk of 4 k (words) of the NHWC order k = (ky, kx, c) over cgs words per tap.
+__global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, int cgs, int kw, int dh, int dw, int w, int cs) {
+  const int j = blockIdx.x * blockDim.x + threadIdx.x;
+  if (j >= chunks) return;
+  const int kk = 4 * j;
+  if (kk < k) {
+    const int tap = kk / cgs, c = kk - tap * cgs, ky = tap / kw, y = ky * dh, x = (tap - ky * kw) * dw;
+    table[j] = make_int2((y * w + x) * cs + c, (y << 16) | x);
+  } else {
+    table[j] = make_int2(0, kNoRow << 16);
+  }
+}
+
 }  // namespace
 
 void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s) {
@@ -45,6 +58,11 @@ void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, 
 
 void build_k_table(int2* table, int k, int k_pad, int kh, int kw, int dh, int dw, int h, int w, cudaStream_t s) {
   k_table_kernel<<<(k_pad + 255) / 256, 256, 0, s>>>(table, k, k_pad, kh, kw, dh, dw, h, w);
+  CUDA_CHECK_LAUNCH();
+}
+
+void build_nhwc_k_table(int2* table, int chunks, int k, int cgs, int kw, int dh, int dw, int w, int cs, cudaStream_t s) {
+  nhwc_k_table_kernel<<<(chunks + 255) / 256, 256, 0, s>>>(table, chunks, k, cgs, kw, dh, dw, w, cs);
   CUDA_CHECK_LAUNCH();
 }
 

@@ -18,4 +18,9 @@ void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, 
 void build_k_table(int2* table, int k, int k_pad, int kh, int kw, int dh, int dw, int h, int w, cudaStream_t s);
 constexpr int kNoRow = 0x7fff;  // the padding entries' ky
 
+// The same for the NHWC order k = (ky, kx, c) over cgs words per tap (wgmma_conv_loads.cuh), one entry per chunk of 4
+// words (cgs a multiple of 4): {(y * W + x) * cs + c, y << 16 | x}, cs the words per input pixel; chunks past k hold
+// kNoRow.
+void build_nhwc_k_table(int2* table, int chunks, int k, int cgs, int kw, int dh, int dw, int w, int cs, cudaStream_t s);
+
 }  // namespace bs::cuda

@@ -3,7 +3,8 @@
 // that reads both operands straight from shared memory: no fragment loads through registers, and 64 x N x 8 per
 // instruction instead of mma.sync's 16 x 8 x 8 per warp. Precision: one TF32 product (--precision tf32), or three
 // (3xTF32, FP32 accuracy: WgTile's PARTS); the tensor cores read an operand's top 19 bits, so a value not already a
-// TF32 is truncated (conv_wgmma.cu says what that costs).
+// TF32 is truncated (conv_wgmma.cu says what that costs); or one FP16 / BF16 product (WgTile's TYPE, --precision fp16
+// or bf16: conv_wgmma_half.cu), exact in FP32 as on mma.sync.
 //
 // Layout: TF32 wgmma reads only K-major operands (k contiguous). A stage holds A as BM rows and B as BN rows of
 // BK = 32 values (128 bytes), in the 128-byte swizzle: the 16-byte chunk c of row r sits at chunk c ^ (r % 8), so
@@ -38,10 +39,16 @@ namespace bs::cuda::wg {
 // PARTS = 2: 3xTF32 (FP32 accuracy). Every operand comes as two TF32 parts, hi (x rounded to the nearest TF32) and
 // lo = x - hi, each a tile of its own (A hi, A lo, B hi, B lo per stage), and each product is taken as
 // a_lo b_hi + a_hi b_lo + a_hi b_hi, the small terms first (gemm_math.cuh says why that keeps FP32 accuracy).
-template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2, int PARTS_ = 1>
+// TYPE: what a stage's 32-bit words hold, and so which wgmma reads them: one TF32 value (kTf32) or a pair of FP16 /
+// BF16 values, the lower k in the low half (kF16, kBf16; conv_wgmma_half.cu). A K-major row of 32 words is 32 TF32 or
+// 64 16-bit values; a k step of the instruction (8 TF32 or 16 16-bit) is 32 bytes of it either way, so the stages, the
+// swizzle and the descriptors are the same.
+enum WgType { kTf32 = 0, kF16 = 1, kBf16 = 2 };
+template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2, int PARTS_ = 1, int TYPE_ = kTf32>
 struct WgTile {
   static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, WG = WG_, THREADS = 128 * WG, MI = BM / (64 * WG);
-  static constexpr int PARTS = PARTS_;
+  static constexpr int PARTS = PARTS_, TYPE = TYPE_;
+  static_assert(TYPE == kTf32 || PARTS == 1, "3xTF32 parts are TF32");
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
   static_assert(BN % 32 == 0 && BN <= 192, "B tiles in whole swizzle atoms; wgmma_ops.cuh has N up to 192");
@@ -82,13 +89,20 @@ __device__ __forceinline__ void fence_operands(float (&d)[M][R]) {
 #pragma unroll
     for (int i = 0; i < R; ++i) asm volatile("" : "+f"(d[m][i])::"memory");
 }
+// One 32-byte k step of the tile's type.
+template <class T>
+__device__ __forceinline__ void mma(float (&d)[T::BN / 2], uint64_t a, uint64_t b, int accumulate = 1) {
+  if constexpr (T::TYPE == kTf32) WgmmaTf32<T::BN>::mma(d, a, b, accumulate);
+  else WgmmaHalf<T::BN, T::TYPE == kBf16>::mma(d, a, b, accumulate);
+}
 #endif
 
 // A Problem for this mainloop provides
 //   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state
 //   load_a<T>(state, stage_addr, kt, tid), load_b<T>(...)    one stage's cp.async copies into the swizzled tile at
 //                                                            the shared-memory address stage_addr
-//   store(group, split, m, n, v)                             the epilogue for one element of C
+//   store(group, split, m, n, v)                             the epilogue for one element of C, or
+//   store2(group, split, m, n, v0, v1)                       for two neighbouring columns n, n + 1 (n even) at once
 //   k_tiles, splits
 template <class T, class Problem>
 __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_constant__ Problem pr) {
@@ -159,11 +173,11 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
       for (int mi = 0; mi < T::MI; ++mi) {
         const uint64_t ahi = desc_sw128(a0 + mi * 64 * 128 + kk * 32), bhi = desc_sw128(b0 + kk * 32);
         if constexpr (T::PARTS == 2) {  // the lo tiles follow their hi tiles; the small terms first
-          WgmmaTf32<T::BN>::mma(part[mi], desc_sw128(a0 + T::A_BYTES + mi * 64 * 128 + kk * 32), bhi, kk > 0);
-          WgmmaTf32<T::BN>::mma(part[mi], ahi, desc_sw128(b0 + T::B_BYTES + kk * 32));
-          WgmmaTf32<T::BN>::mma(part[mi], ahi, bhi);
+          mma<T>(part[mi], desc_sw128(a0 + T::A_BYTES + mi * 64 * 128 + kk * 32), bhi, kk > 0);
+          mma<T>(part[mi], ahi, desc_sw128(b0 + T::B_BYTES + kk * 32));
+          mma<T>(part[mi], ahi, bhi);
         } else {
-          WgmmaTf32<T::BN>::mma(acc[mi], ahi, bhi);
+          mma<T>(acc[mi], ahi, bhi);
         }
       }
     wgmma_commit();
@@ -190,8 +204,12 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     for (int h = 0; h < 2; ++h)
 #pragma unroll
       for (int j = 0; j < T::BN / 8; ++j) {
-        pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[mi][4 * j + 2 * h]);
-        pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t + 1, acc[mi][4 * j + 2 * h + 1]);
+        if constexpr (requires { pr.store2(0, 0, 0, 0, 0.0f, 0.0f); }) {
+          pr.store2(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+        } else {
+          pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[mi][4 * j + 2 * h]);
+          pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t + 1, acc[mi][4 * j + 2 * h + 1]);
+        }
       }
   }
 #endif

@@ -18,6 +18,7 @@
 #include "kernels/cuda/engine/gemm_launch.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/half/conv_half_out.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "kernels/cuda/half/half_types.cuh"
@@ -57,19 +58,14 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
 // whole runs of a pixel's channels; with lanes along the pixels (the first version) every lane of a warp touched its
 // own 32-byte sector, and AlexNet's convolutions ran at 45-60 TFLOP/s.
 template <bool BF16, int VEC>
-struct ConvHalfProblem {
+struct ConvHalfProblem : HalfConvOut {
   static constexpr bool kPairs = true, kMOnX = true;
   const uint32_t* in;  // (N, H, W, Cs / 2) words
   const int2* ktab;    // per k pair: {word offset from the window's origin, ky << 16 | kx}
   const float* wt;     // (G, Kw_pad, N_pad) words
   int kw_pad, n_pad;
   int h, w, ow, p, sh, sw, ph, pw, cs2, group_words;  // cs2 = Cs / 2; group_words = Cg / 2
-  int mg, groups, m_total, ms, k_tiles, splits, act;
-  long long ncols;
-  const float* bias;
-  uint16_t* out;  // (N, OH, OW, Ms)
-  float* part;    // (splits, G, ncols, Mg)
-  int* ovf;
+  int k_tiles;
 
   // The block's pixels, found once: {word offset of (img, iy0, ix0, the group's first channel), iy0, ix0}.
   template <class T>
@@ -117,52 +113,9 @@ struct ConvHalfProblem {
   }
 
   __device__ __forceinline__ void store2(int group, int split, int m, int f, float v0, float v1) const {
-    if (m >= ncols || f >= mg) return;
-    const bool two = f + 1 < mg;
-    if (splits > 1) {
-      float* dst = part + ((static_cast<long long>(split) * groups + group) * ncols + m) * mg + f;
-      dst[0] = v0;
-      if (two) dst[1] = v1;
-      return;
-    }
-    const int ch = group * mg + f;
-    v0 = activate_or_keep(bias ? v0 + bias[ch] : v0, act);
-    uint16_t* o = out + static_cast<long long>(m) * ms + ch;
-    if (two) {
-      v1 = activate_or_keep(bias ? v1 + bias[ch + 1] : v1, act);
-      check_range<BF16>(v0, ovf);
-      check_range<BF16>(v1, ovf);
-      if ((ch & 1) == 0) {
-        *reinterpret_cast<uint32_t*>(o) = pack2<BF16>(v0, v1);
-        return;
-      }
-      o[1] = from_float<BF16>(v1);
-    }
-    o[0] = store_value<BF16>(v0, ovf);
-    if (ch + (two ? 1 : 0) == m_total - 1 && ms > m_total) o[two ? 2 : 1] = 0;  // the pad channel
+    store2_as<BF16>(group, split, m, f, v0, v1);
   }
 };
-
-// One thread per output value (pixel, channel): the partial sums of its (group, filter), bias, activation.
-template <bool BF16>
-__global__ void splitk_reduce(const float* __restrict__ part, int splits, int groups, long long ncols, int mg, int m_total, int ms,
-                              const float* __restrict__ bias, int act, uint16_t* __restrict__ out, int* ovf) {
-  const long long total = ncols * ms;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
-       i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long m = i / ms;
-    const int ch = static_cast<int>(i - m * ms);
-    if (ch >= m_total) {
-      out[i] = 0;
-      continue;
-    }
-    const int z = ch / mg, f = ch - z * mg;
-    float v = 0.0f;
-    for (int s = 0; s < splits; ++s) v += part[((static_cast<long long>(s) * groups + z) * ncols + m) * mg + f];
-    if (bias) v += bias[ch];
-    out[i] = store_value<BF16>(activate_or_keep(v, act), ovf);
-  }
-}
 
 // Weights (M, Cg, KH, KW) FP32 -> words (G, Kw_pad, N_pad): word (z, kw, f) = filter z * Mg + f at k = 2kw, 2kw + 1.
 template <bool BF16>
@@ -236,12 +189,7 @@ void run(const HalfConvArgs& a, cudaStream_t s) {
   if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
     fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
   gemm::launch_engine<T, Math>(pr, static_cast<int>(g.ncols), g.mg, g.groups, s);
-  if (pr.splits > 1) {
-    const long long total = g.ncols * g.ms;
-    const unsigned blocks = static_cast<unsigned>(std::min<long long>((total + 255) / 256, 8192));
-    splitk_reduce<BF16><<<blocks, 256, 0, s>>>(a.workspace, pr.splits, g.groups, g.ncols, g.mg, c.filters, g.ms, a.bias, a.act, a.out, a.ovf);
-    CUDA_CHECK_LAUNCH();
-  }
+  if (pr.splits > 1) splitk_finish<BF16>(pr, s);
 }
 
 template <bool BF16, int VEC, class F>

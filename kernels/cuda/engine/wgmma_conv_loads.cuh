@@ -1,0 +1,121 @@
+// The implicit-GEMM loaders of the wgmma convolutions (gemm_wgmma.cuh's Problem interface), shared by the TF32 versions
+// over an NHWC copy of the input (conv_wgmma.cu, v26-v36) and the 16-bit versions over the 16-bit path's own NHWC
+// activations (conv_wgmma_half.cu). Both operands K-major, 32-bit words: a word is one TF32 value, or a pair of 16-bit
+// values (two neighbouring channels); the loaders move 16-byte chunks and never look inside them.
+//   A  a row per output pixel: its window's words, gathered one 16-byte chunk (4 words) at a time from the NHWC
+//      input, zero-filled outside the image. k = (ky, kx, c) over cgs words per tap; ktab has one entry per chunk of
+//      k, {word offset from the window's origin, ky << 16 | kx} (build_nhwc_k_table, gemm_prep.hpp).
+//   B  the weights prepared once as (G, Mg, Kpad) words in A's k order; rows past Mg read as zeros.
+// Per stage each thread copies chunk column c = tid % 8 of rows tid / 8 + (THREADS / 8) i, of A and of B: one k-table
+// read serves all its A rows, and the eight lanes of a row fill its 128 bytes. The per-thread offsets stay fixed
+// across stages and the k table is read one stage ahead (experiments/precision-tf32.md: the loop was bound by issuing
+// the loaders' address arithmetic).
+#pragma once
+#include <cuda_runtime.h>
+
+#include <climits>
+#include <cstdint>
+
+#include "kernels/cuda/engine/gemm_wgmma.cuh"
+
+namespace bs::cuda::wg {
+
+struct WeightRows {
+  const float* p;     // the thread's first row and chunk at k tile 0
+  long long stride;   // THREADS / 8 rows
+  uint32_t ok, so;    // which of its rows are filters of the group; its first chunk in a stage
+};
+template <class T>
+__host__ __device__ constexpr int weight_rows() { return (T::BN * 8 + T::THREADS - 1) / T::THREADS; }
+
+template <class T>
+__host__ __device__ constexpr int nhwc_rows() { return T::BM * 8 / T::THREADS; }
+
+template <int R>
+struct NhwcRows {
+  long long pix[R];  // word offset of (img, iy0, ix0, group's first channel) of the thread's R rows
+  int iy0[R], ix0[R];
+  uint32_t so;       // the first row's chunk in a stage; row i's is 16 THREADS i bytes further (same swizzle phase)
+  int2 e;            // the k-table entry of the next stage to load (read one stage ahead)
+  int next_kt;
+};
+
+// The geometry, the operands and the loaders; a Problem adds its epilogue (store or store2).
+// in: (N, H, W, cs) words, the group's words starting at group * cg of a pixel.
+struct NhwcConvLoads {
+  const float* in;
+  const int2* ktab;
+  int h, w, ow, p, sh, sw, ph, pw;
+  const float* wt;  // prepared weights (G, Mg, Kpad) words
+  int k_pad;
+  int mg, ncols, groups, k_tiles, splits;
+  int cs, cg;
+  long long hwc;        // H * W * cs
+  long long lo_in = 0;  // 3xTF32: where the lo part of the input copy starts, from the hi part
+  long long lo_w = 0;   // 3xTF32: where the lo weights start, from the hi ones
+
+  template <class T>
+  __device__ __forceinline__ NhwcRows<nhwc_rows<T>()> a_state(int group, int m0, int tid) const {
+    NhwcRows<nhwc_rows<T>()> st;
+#pragma unroll
+    for (int i = 0; i < nhwc_rows<T>(); ++i) {
+      const int n = m0 + tid / 8 + (T::THREADS / 8) * i;
+      if (n < ncols) {
+        const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
+        st.iy0[i] = oy * sh - ph;
+        st.ix0[i] = ox * sw - pw;
+        st.pix[i] = img * hwc + (static_cast<long long>(st.iy0[i]) * w + st.ix0[i]) * cs + group * cg;
+      } else {  // past the last pixel: every k reads as outside the image
+        st.iy0[i] = INT_MIN / 2;
+        st.ix0[i] = 0;
+        st.pix[i] = 0;
+      }
+    }
+    st.so = sw_chunk(tid / 8, tid % 8);
+    st.next_kt = -1;
+    return st;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_a(NhwcRows<nhwc_rows<T>()>& st, uint32_t dst, int kt, int tid) const {
+    const int2 e = st.next_kt == kt ? st.e : __ldg(ktab + kt * (T::BK / 4) + tid % 8);
+    if (kt + 1 < k_tiles) st.e = __ldg(ktab + (kt + 1) * (T::BK / 4) + tid % 8);  // for the next call
+    st.next_kt = kt + 1;
+    const float* src = in + e.x;
+#pragma unroll
+    for (int i = 0; i < nhwc_rows<T>(); ++i) {
+      const int iy = st.iy0[i] + (e.y >> 16), ix = st.ix0[i] + (e.y & 0xffff);
+      const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
+      cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] : in, ok);
+      if constexpr (T::PARTS == 2)  // the lo copy of the input follows the hi copy
+        cp_async16(dst + T::A_BYTES + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] + lo_in : in, ok);
+    }
+  }
+
+  template <class T>
+  __device__ __forceinline__ WeightRows b_state(int group, int n0, int tid) const {
+    WeightRows st;
+    const int r = tid / 8;
+    st.p = wt + (static_cast<long long>(group) * mg + n0 + r) * k_pad + 4 * (tid % 8);
+    st.stride = static_cast<long long>(T::THREADS / 8) * k_pad;
+    st.ok = 0;
+#pragma unroll
+    for (int i = 0; i < weight_rows<T>(); ++i)
+      st.ok |= (r + (T::THREADS / 8) * i < mg - n0 && r + (T::THREADS / 8) * i < T::BN ? 1u : 0u) << i;
+    st.so = sw_chunk(r, tid % 8);
+    return st;
+  }
+  template <class T>
+  __device__ __forceinline__ void load_b(const WeightRows& st, uint32_t dst, int kt, int tid) const {
+    const float* src = st.p + kt * T::BK;
+#pragma unroll
+    for (int i = 0; i < weight_rows<T>(); ++i) {
+      if (T::BN * 8 % T::THREADS != 0 && tid / 8 + (T::THREADS / 8) * i >= T::BN) break;  // the last pass's idle rows
+      const bool ok = (st.ok >> i) & 1u;
+      cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
+      if constexpr (T::PARTS == 2)  // the lo weights follow the hi weights
+        cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride + lo_w : wt, ok);
+    }
+  }
+};
+
+}  // namespace bs::cuda::wg

@@ -1,0 +1,242 @@
+// Convolution versions v39-v43: the 16-bit path (--precision fp16 / bf16) on the engine's Hopper mainloop
+// (gemm_wgmma.cuh), wgmma m64nNk16 with FP32 accumulation. Built for sm_90a only (kernels/CMakeLists.txt); elsewhere
+// the versions report that they need it.
+//
+// The same GEMM as v19-v21 (conv_half.cu), per group z: C (pixels x Mg filters) = X_z (pixels x K) * W_z^T, K = KH x
+// KW x Cgs in the order (ky, kx, c), a word holding two neighbouring channels. The 16-bit activations are NHWC already,
+// so A is gathered by the TF32 NHWC versions' loaders (wgmma_conv_loads.cuh) with no transpose pass: one 16-byte
+// cp.async per 8 channels, which needs a multiple of 8 channels per group as stored (every AlexNet layer but conv1,
+// which v38's space-to-depth rewrite turns into 48 channels). B is the weights prepared once as K-major words
+// (G, Mg, Kw_pad); wgmma's 16-bit forms read 32 bytes of a K-major row per k step (16 values), as the TF32 form does
+// (8 values), so the stages, the 128-byte swizzle and the descriptors are the TF32 versions'. The epilogue is v19-v21's
+// (conv_half_out.cuh): bias, activation, channel pairs stored as words, split-K partial sums reduced after.
+//
+//   v39 wgmma-half        128 pixels x 128 filters on 2 warpgroups, 5 stages (32 KB each)
+//   v40 wgmma-half-192    128 x 192, 4 stages
+//   v41 wgmma-half-96     128 x 96, 5 stages
+//   v42 wgmma-half-4wg-96 256 x 96 on 4 warpgroups, 4 stages (the TF32 winner's shape, v33)
+//   v43 wgmma-half-3wg    192 x 128 on 3 warpgroups, 4 stages (v32's)
+// The floor and what each measured: experiments/precision-half.md, "16-bit convolutions on wgmma".
+#include <algorithm>
+#include <climits>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/gemm_launch.cuh"
+#include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/engine/gemm_wgmma.cuh"
+#include "kernels/cuda/engine/wgmma_conv_loads.cuh"
+#include "kernels/cuda/half/conv_half_out.cuh"
+#include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/impl_hooks.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda::half {
+namespace {
+
+using gemm::kPadK;
+using gemm::pad_to;
+
+// Channels (16-bit values) and words of one layer: cs_in stored per input pixel, cgs per group in k's order (Cs with
+// one group, so its pad channel is a k of weight zero), k = KH x KW x Cgs values = kw words.
+struct Geometry {
+  int groups, mg, cg, cs_in, cgs, ms, kw, kw_pad, p;
+  long long ncols;
+};
+Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
+  Geometry g;
+  g.groups = c.groups;
+  g.mg = c.filters / c.groups;
+  g.cg = is.c / c.groups;
+  g.cs_in = stored_channels(is.c);
+  g.cgs = c.groups == 1 ? g.cs_in : g.cg;
+  g.ms = stored_channels(c.filters);
+  g.kw = c.kh * c.kw * g.cgs / 2;
+  g.kw_pad = pad_to(g.kw, kPadK);
+  g.p = os.h * os.w;
+  g.ncols = static_cast<long long>(n) * g.p;
+  return g;
+}
+
+template <bool BF16>
+struct WgHalfProblem : wg::NhwcConvLoads {
+  HalfConvOut o;
+  __device__ __forceinline__ void store2(int group, int split, int m, int f, float v0, float v1) const {
+    o.store2_as<BF16>(group, split, m, f, v0, v1);
+  }
+};
+
+template <bool BF16>
+constexpr int kType = BF16 ? wg::kBf16 : wg::kF16;
+
+// Calls f.template operator()<Tile, BF16>() for a version's instantiation.
+template <bool BF16, class F>
+void with_tile(int version, F&& f) {
+  constexpr int t = kType<BF16>;
+  switch (version) {
+    case 39: return f.template operator()<wg::WgTile<128, 5, 128, 2, 1, t>, BF16>();
+    case 40: return f.template operator()<wg::WgTile<192, 4, 128, 2, 1, t>, BF16>();
+    case 41: return f.template operator()<wg::WgTile<96, 5, 128, 2, 1, t>, BF16>();
+    case 42: return f.template operator()<wg::WgTile<96, 4, 256, 4, 1, t>, BF16>();
+    case 43: return f.template operator()<wg::WgTile<128, 4, 192, 3, 1, t>, BF16>();
+    default: fail("--conv-variant", "version " + std::to_string(version) + " is not a 16-bit wgmma version");
+  }
+}
+template <class F>
+void with_config(int version, bool bf16, F&& f) {
+  if (bf16) with_tile<true>(version, f);
+  else with_tile<false>(version, f);
+}
+
+template <class T, bool BF16>
+int splits_for(const Geometry& g) {
+  const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
+  return gemm::choose_splits(blocks, g.kw_pad / T::BK, wg::wgmma_occupancy<T, WgHalfProblem<BF16>>());
+}
+
+// Weights (M, Cg, KH, KW) FP32 -> words (G, Mg, Kw_pad): word (r, kw) = filter r at k = 2 kw, 2 kw + 1 of (ky, kx, c)
+// over cgs channels; zero past Cg and past K.
+template <bool BF16>
+__global__ void prepare_kmajor(const float* __restrict__ w, long long rows, int cg, int cgs, int kh, int kwid, int kw_pad,
+                               uint32_t* __restrict__ dst) {
+  const long long total = rows * kw_pad;
+  const int k = kh * kwid * cgs;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
+       i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long r = i / kw_pad;
+    const int kw = static_cast<int>(i - r * kw_pad);
+    float v[2] = {0.0f, 0.0f};
+    for (int h = 0; h < 2; ++h) {
+      const int kk = 2 * kw + h;
+      if (kk >= k) continue;
+      const int tap = kk / cgs, c = kk - tap * cgs, ky = tap / kwid, kx = tap - ky * kwid;
+      if (c < cg) v[h] = w[((r * cg + c) * kh + ky) * kwid + kx];
+    }
+    dst[i] = pack2<BF16>(v[0], v[1]);
+  }
+}
+
+template <class T, bool BF16>
+void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
+  const ConvParams& c = *a.p;
+  WgHalfProblem<BF16> pr;
+  pr.in = reinterpret_cast<const float*>(a.in);  // words
+  pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.mg * g.kw_pad);
+  pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
+  pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
+  pr.wt = a.prepared;
+  pr.k_pad = g.kw_pad;
+  pr.mg = g.mg;
+  pr.ncols = static_cast<int>(g.ncols);
+  pr.groups = g.groups;
+  pr.k_tiles = g.kw_pad / T::BK;
+  pr.splits = splits_for<T, BF16>(g);
+  pr.cs = g.cs_in / 2;
+  pr.cg = g.cg / 2;
+  pr.hwc = static_cast<long long>(a.is.h) * a.is.w * pr.cs;
+  HalfConvOut& o = pr.o;
+  o.mg = g.mg;
+  o.groups = g.groups;
+  o.m_total = c.filters;
+  o.ms = g.ms;
+  o.splits = pr.splits;
+  o.act = a.act;
+  o.ncols = g.ncols;
+  o.bias = a.bias;
+  o.out = a.out;
+  o.part = a.workspace;
+  o.ovf = a.ovf;
+  if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
+    fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
+  wg::launch_wgmma<T>(pr, g.ncols, g.mg, g.groups, s);
+  if (pr.splits > 1) splitk_finish<BF16>(o, s);
+}
+
+bool device_can_run() {
+  static const bool ok = wg::wgmma_image_ok(wg::wgmma_kernel<wg::WgTile<128, 5, 128, 2, 1, wg::kF16>, WgHalfProblem<false>>);
+  return ok;
+}
+
+}  // namespace
+
+Support wgmma_half_supports(int version, const Layer& layer, bool pool) {
+  const std::string v = "v" + std::to_string(version);
+  if (pool) return {false, v + " fuses the activation that follows, not pooling"};
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  const Geometry g = geometry(layer.in, c, layer.out, 1);
+  if (g.cgs % 8 != 0)
+    return {false, v + " reads 8 channels (16 bytes) at a time: it needs a multiple of 8 channels " +
+                       (c.groups > 1 ? "per group (this layer has " + std::to_string(g.cg) + ")"
+                                     : "as stored, C rounded up to even (this layer has " + std::to_string(g.cgs) + ")")};
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
+    return {false, v + " indexes images and kernels below 16384 rows"};
+  if (static_cast<long long>(layer.in.h) * layer.in.w * g.cs_in >= INT_MAX) return {false, v + ": one image's input exceeds 2^31 values"};
+  if (!device_can_run()) return {false, v + " needs wgmma: a compute capability 9.0 GPU and a build for sm_90 (kernels/CMakeLists.txt adds sm_90a)"};
+  return {};
+}
+
+size_t wgmma_half_prepared_floats(const Layer& layer) {
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
+  return static_cast<size_t>(g.groups) * g.mg * g.kw_pad + static_cast<size_t>(g.kw_pad) / 2;  // words, then the k table
+}
+
+size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
+  size_t floats = 0;
+  with_config(version, bf16, [&]<class T, bool BF16>() {
+    const int splits = splits_for<T, BF16>(g);
+    floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
+  });
+  return floats;
+}
+
+void wgmma_half_prepare(int, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  const Geometry g = geometry(layer.in, c, layer.out, 1);
+  const long long rows = static_cast<long long>(g.groups) * g.mg;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((rows * g.kw_pad + 255) / 256, 8192));
+  auto* dst = reinterpret_cast<uint32_t*>(prepared);
+  if (bf16) prepare_kmajor<true><<<blocks, 256, 0, s>>>(w, rows, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, dst);
+  else prepare_kmajor<false><<<blocks, 256, 0, s>>>(w, rows, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, dst);
+  CUDA_CHECK_LAUNCH();
+  build_nhwc_k_table(reinterpret_cast<int2*>(prepared + rows * g.kw_pad), g.kw_pad / 4, g.kw, g.cgs / 2, c.kw, c.dh, c.dw, layer.in.w,
+                     g.cs_in / 2, s);
+}
+
+void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
+  const Geometry g = geometry(a.is, *a.p, a.os, a.n);
+  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the wgmma engine (images x OH x OW > 2^31)");
+  if (static_cast<long long>(a.n) * a.is.h * a.is.w * g.cs_in / 2 > INT_MAX)
+    fail("layer convolution", "batch too large for the 16-bit path's 32-bit offsets (input words > 2^31)");
+  with_config(version, a.bf16, [&]<class T, bool BF16>() { run<T, BF16>(a, g, s); });
+}
+
+}  // namespace bs::cuda::half
+
+namespace bs::cuda {
+
+void register_conv_wgmma_half(Registry& r) {
+  static const ImplHooks hooks{.half_conv_prepare = half::wgmma_half_prepare, .half_conv_forward = half::wgmma_half_forward};
+  auto add = [&](int v, const char* name, const char* summary) {
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
+    i.shapes = "a multiple of 8 channels per group as stored (compute capability 9.0, sm_90a build)";
+    i.math = "fp16/bf16";
+    i.precisions = {Precision::fp16, Precision::bf16};
+    i.fuses_act = true;
+    i.dilation = true;  // the k table holds each tap's dilated offsets
+    i.prep_layout = 39;  // K-major words (G, Mg, Kw_pad), then the NHWC k table
+    i.supports = [v](const Layer& l, const Epilogue& e) { return half::wgmma_half_supports(v, l, e.pool2x2); };
+    i.workspace_floats = [v](const Layer& l, Shape, int n, Precision p) { return half::wgmma_half_workspace_floats(v, l, n, p == Precision::bf16); };
+    i.prepared_floats = [](const Layer& l, Shape, Precision) { return half::wgmma_half_prepared_floats(l); };
+    r.add(std::move(i));
+  };
+  add(39, "wgmma-half", "the 16-bit path (--precision fp16 or bf16) on the engine's Hopper mainloop: wgmma m64nNk16 from "
+                        "128-byte-swizzled shared memory, FP32 accumulation, the NHWC activations gathered 8 channels per "
+                        "16-byte cp.async, 128 pixels x 128 filters x 64 k per block, 5 stages, split-K, bias + activation fused");
+  add(40, "wgmma-half-192", "v39 with 128 pixels x 192 filters, 4 stages");
+  add(41, "wgmma-half-96", "v39 with 128 pixels x 96 filters");
+  add(42, "wgmma-half-4wg-96", "v39 with 256 pixels x 96 filters on four warpgroups (512 threads), 4 stages");
+  add(43, "wgmma-half-3wg", "v39 with 192 pixels x 128 filters on three warpgroups, 4 stages");
+}
+
+}  // namespace bs::cuda

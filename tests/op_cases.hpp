@@ -162,8 +162,18 @@ inline std::vector<OpCase> op_cases(bool big) {
                           Conv{"engine conv m200 k5 s2 p2 g4", {48, 20, 21}, 3, 200, 5, 2, 2, 4, true},
                           Conv{"engine conv m96 k11 s4 odd", {3, 67, 61}, 2, 96, 11, 4, 0, 1, false},
                           Conv{"engine conv m384 k3 p1 n1 splitk", {256, 13, 13}, 1, 384, 3, 1, 1, 1, true},
-                          Conv{"engine conv m40 k1", {32, 9, 9}, 3, 40, 1, 1, 0, 1, true}})
+                          Conv{"engine conv m40 k1", {32, 9, 9}, 3, 40, 1, 1, 0, 1, true},
+                          // the 16-bit wgmma versions (8 channels per 16-byte copy): an odd input count (its pad
+                          // channel read as a k of weight zero) and an odd filter count (the output's pad channel),
+                          // strided; and 16 channels per group
+                          Conv{"engine conv m75 k3 s2 p1 c15", {15, 19, 17}, 3, 75, 3, 2, 1, 1, true},
+                          Conv{"engine conv m48 k3 p1 g2 c32", {32, 11, 12}, 2, 48, 3, 1, 1, 2, false}})
       cases.push_back({c.label, c.in, c.n, conv_params(c.m, c.k, c.s, c.p, c.g, c.bias)});
+    {  // dilated and asymmetrically padded over 16 channels (the wgmma versions' k table)
+      ConvParams c = conv_params(24, 3, 1, 2, 1, true);
+      c.dh = 2; c.dw = 3; c.pw = 1; c.pb = 3; c.pr = 4;
+      cases.push_back({conv_label({16, 13, 15}, 2, c), {16, 13, 15}, 2, c});
+    }
     auto pool = [](int k, int s) {
       PoolParams p;
       p.kh = p.kw = k; p.sh = p.sw = s;

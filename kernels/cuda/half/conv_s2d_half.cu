@@ -1,6 +1,7 @@
 // Convolution version v38 (half_ops.hpp): s2d-half, a strided convolution over few channels (AlexNet's conv1: 3 + 1
 // stored channels, 11x11 stride 4) rewritten as a stride-1 convolution over a space-to-depth tensor, which the GEMM
-// engine (v20, or v21 where v20's tiles would not fill the GPU twice) gathers 16 bytes at a time.
+// engine auto picks for it (v39-v43 on wgmma on Hopper; else v20, or v21 where v20's tiles would not fill the GPU
+// twice) gathers 16 bytes at a time.
 //
 // Why: v19-v21 gather a pixel's channels in runs of up to 16 bytes; with 4 stored channels a run is 8 bytes, and conv1
 // ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165. Stride S groups the input into S x S blocks:
@@ -64,8 +65,14 @@ Layer inner_layer(const S2d& g, Shape out) {
   return {"", p, {g.c2, g.h2, g.w2}, out};
 }
 
-// The engine's version for the inner layer: auto's (v21 where v20's tiles would give fewer than two waves, else v20).
+// The engine's version for the inner layer: auto's (v39-v43 on wgmma where the GPU has it, else v21 where v20's tiles
+// would give fewer than two waves, else v20).
 int inner_version(const Layer& inner, int n) { return heuristic_version(inner, n, Precision::fp16, sm_count())->number; }
+bool on_wgmma(int version) { return version >= 39 && version <= 43; }
+
+// The prepared weights: the engine's layout for v19-v21, then v39-v43's (K-major), then W' in FP32.
+size_t wgmma_offset(const Layer& inner) { return conv_half_prepared_floats(inner); }
+size_t w_offset(const Layer& inner) { return wgmma_offset(inner) + wgmma_half_prepared_floats(inner); }
 
 long long t_words(const S2d& g, int n) { return static_cast<long long>(n) * g.h2 * g.w2 * g.c2 / 2; }
 
@@ -149,22 +156,26 @@ Support s2d_half_supports(const Layer& l, bool pool) {
 
 size_t s2d_half_prepared_floats(const Layer& l) {
   const S2d g = s2d_of(l);
-  return conv_half_prepared_floats(inner_layer(g, l.out)) + weight_floats(g);
+  return w_offset(inner_layer(g, l.out)) + weight_floats(g);
 }
 
 size_t s2d_half_workspace_floats(const Layer& l, int n, bool bf16) {
   const S2d g = s2d_of(l);
   const Layer inner = inner_layer(g, l.out);
-  return static_cast<size_t>(t_words(g, n)) + std::max(conv_half_workspace_floats(20, inner, n, bf16), conv_half_workspace_floats(21, inner, n, bf16));
+  const int v = inner_version(inner, n);
+  const size_t engine = on_wgmma(v) ? wgmma_half_workspace_floats(v, inner, n, bf16)
+                                    : std::max(conv_half_workspace_floats(20, inner, n, bf16), conv_half_workspace_floats(21, inner, n, bf16));
+  return static_cast<size_t>(t_words(g, n)) + engine;
 }
 
 void s2d_half_prepare(int, const float* w, const Layer& l, bool bf16, float* prepared, cudaStream_t s) {
   const S2d g = s2d_of(l);
   const Layer inner = inner_layer(g, l.out);
-  float* wt = prepared + conv_half_prepared_floats(inner);  // W' in FP32, then the engine's layout of it at the start
+  float* wt = prepared + w_offset(inner);  // W' in FP32, then the engines' layouts of it
   s2d_weights_kernel<<<grid_for(static_cast<long long>(weight_floats(g))), 256, 0, s>>>(w, g.m, g, wt);
   CUDA_CHECK_LAUNCH();
   conv_half_prepare(20, wt, inner, bf16, prepared, s);
+  if (wgmma_half_supports(39, inner).ok) wgmma_half_prepare(39, wt, inner, bf16, prepared + wgmma_offset(inner), s);
 }
 
 void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
@@ -192,7 +203,13 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   b.p = &std::get<ConvParams>(inner.op);
   b.workspace = a.workspace + t_words(g, a.n);
   b.workspace_floats = a.workspace_floats - static_cast<size_t>(t_words(g, a.n));
-  conv_half_forward(inner_version(inner, a.n), b, s);
+  const int v = inner_version(inner, a.n);
+  if (on_wgmma(v)) {
+    b.prepared = a.prepared + wgmma_offset(inner);
+    wgmma_half_forward(v, b, s);
+  } else {
+    conv_half_forward(v, b, s);
+  }
 }
 
 }  // namespace
@@ -206,8 +223,8 @@ void register_conv_s2d_half(Registry& r) {
                                .half_reads_model_input = [](int, const Layer&) { return true; }};  // as the first layer, always
   Impl i = cuda_impl(LayerKind::conv, 38, "s2d-half",
                      "a strided convolution over fewer than 8 channels (AlexNet's conv1) as a stride-1 convolution over a "
-                     "space-to-depth copy of its input (S x S pixels as channels), run by the GEMM engine (v20/v21) in "
-                     "16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
+                     "space-to-depth copy of its input (S x S pixels as channels), run by auto's engine for it (v39-v43 "
+                     "on wgmma where the GPU has it, else v20/v21) in 16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
                      &hooks);
   i.shapes = "stride 2-4 (equal), fewer than 8 input channels, stride^2 x channels a multiple of 8, no groups";
   i.math = "fp16/bf16";

@@ -240,7 +240,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
   EXPECT_EQ(parse_conv_variant("direct-half"), 37);
   EXPECT_EQ(parse_conv_variant("s2d-half"), 38);
-  test::expect_error_at([] { parse_conv_variant("44"); }, "--conv-variant", "unknown variant '44' (choose auto or one of: 1 direct");
+  test::expect_error_at([] { parse_conv_variant("46"); }, "--conv-variant", "unknown variant '46' (choose auto or one of: 1 direct");
   test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "12 gemm-half, 13 gemm-half-64, 14 stream-half, 15 stream-int8)");
 }
 
@@ -276,8 +276,8 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
 
 TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43");
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45");
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13, v14");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.
@@ -361,7 +361,7 @@ TEST(Menus, DilatedConvolutionsRunOnTheGemmEnginesAndAutoPicksOne) {
     const Support s = i->check(l);
     if (i->dilation) {
       dilating.insert(i->number);
-      // no GPU here; v39-v43 read 8 channels at a time, this layer has 4
+      // no GPU here; v39-v45 read 8 channels at a time, this layer has 4
       EXPECT_TRUE(s.ok || s.reason.find("needs wgmma") != std::string::npos || s.reason.find("reads 8 channels (16 bytes) at a time") != std::string::npos)
           << i->label() << ": " << s.reason;
     } else {

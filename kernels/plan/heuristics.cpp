@@ -41,20 +41,25 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   if (mg % 64 == 0 && k <= 2048 && runs(LayerKind::conv, 36, l)) return 36;
   return 0;
 }
-// 16-bit on Hopper, where conv v39-v43 (wgmma) run (a multiple of 8 channels per group as stored): from the AlexNet
-// tuning runs on the H100 (experiments/precision-half.md, "16-bit convolutions on wgmma"), at batch 16 to 1024 each
-// layer's best was one of them, 0.67-0.85x v20/v21's time. 256 x 96 tiles on four warpgroups (v42) where a group's
-// filters are a multiple of 96 (conv3, conv4), else 192 x 128 on three (v43); 128-row tiles (v41, v39) where those
-// would not give the GPU one block per multiprocessor. 0: none of them.
+// 16-bit on Hopper, where conv v39-v45 (wgmma) run (a multiple of 8 channels per group as stored). From the AlexNet
+// tuning runs on the H100 (experiments/precision-half.md, "16-bit convolutions on wgmma"): at batch 16 to 1024 every
+// layer's best was one of them, 0.67-0.85x v20/v21's time; 256 x 96 tiles on four warpgroups (v42) where a group's
+// filters are a multiple of 96 (conv3, conv4), else 192 x 128 on three (v43); 128 x 96 tiles (v41) where those would
+// give fewer blocks than half the multiprocessors (conv3-conv5 at batch 16, every layer at 4). At batch 1 (v20's
+// 128 x 64 tiles under a quarter of the multiprocessors) none was clearly faster than v21, and some 1.3x slower.
+// K of at most 8 stages (conv1 rewritten by v38: 7): v44 (128 x 96, two blocks per multiprocessor). 0: none of them.
 int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (!runs(LayerKind::conv, 39, l)) return 0;
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups;
   const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
+  if ((pixels + 127) / 128 * ((mg + 63) / 64) * p.groups < sms / 4) return 0;
+  const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
+  if (k <= 8 * 64) return 44;
   const bool by96 = mg % 96 == 0;
   const long long big = (pixels + (by96 ? 255 : 191)) / (by96 ? 256 : 192) * ((mg + (by96 ? 95 : 127)) / (by96 ? 96 : 128)) * p.groups;
-  if (big >= sms) return by96 ? 42 : 43;
-  return by96 ? 41 : 39;
+  if (2 * big >= sms) return by96 ? 42 : 43;
+  return 41;
 }
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
@@ -116,8 +121,10 @@ std::string heuristic_text(LayerKind op) {
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU; else "
            "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); on Hopper, for a multiple of 8 channels per group "
-           "as stored, v42 (wgmma, 256 x 96) for a multiple of 96 filters per group, else v43 (192 x 128), or v41 / v39 "
-           "(128-row tiles) where those would give fewer blocks than the GPU has multiprocessors; else v21 when v20's tiles would give fewer blocks "
+           "as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
+           "128 x 96, two blocks per multiprocessor) for K up to 512, else v42 (256 x 96) for a multiple of 96 filters per "
+           "group, else v43 (192 x 128), or v41 (128 x 96) where those would give fewer blocks than half the multiprocessors; "
+           "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth) in its place for a stride of 2-4 over fewer than 8 "
            "channels (AlexNet's conv1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "

@@ -1,4 +1,4 @@
-// The output side of the 16-bit GEMM-engine convolutions (v19-v21 on mma.sync, conv_half.cu; v39-v43 on wgmma,
+// The output side of the 16-bit GEMM-engine convolutions (v19-v21 on mma.sync, conv_half.cu; v39-v45 on wgmma,
 // conv_wgmma_half.cu): C's rows are output pixels m, its columns a group's filters f. The epilogue adds bias, applies
 // the activation and stores channel pairs as 32-bit words of the NHWC output (N, OH, OW, Ms), the pad channel as zero;
 // with split-K the blocks write FP32 partial sums (splits, G, ncols, Mg) and splitk_finish stores the result.

@@ -59,7 +59,7 @@ size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool b
 void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 
-// v39-v43 (conv_wgmma_half.cu, sm_90a): the same layouts, weights prepared K-major.
+// v39-v45 (conv_wgmma_half.cu, sm_90a): the same layouts, weights prepared K-major.
 Support wgmma_half_supports(int version, const Layer& layer, bool pool = false);
 size_t wgmma_half_prepared_floats(const Layer& layer);
 size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool bf16);

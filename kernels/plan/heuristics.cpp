@@ -42,12 +42,15 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   return 0;
 }
 // 16-bit on Hopper, where conv v39-v45 (wgmma) run (a multiple of 8 channels per group as stored). From the AlexNet
-// tuning runs on the H100 (experiments/precision-half.md, "16-bit convolutions on wgmma"): at batch 16 to 1024 every
-// layer's best was one of them, 0.67-0.85x v20/v21's time; 256 x 96 tiles on four warpgroups (v42) where a group's
-// filters are a multiple of 96 (conv3, conv4), else 192 x 128 on three (v43); 128 x 96 tiles (v41) where those would
-// give fewer blocks than half the multiprocessors (conv3-conv5 at batch 16, every layer at 4). At batch 1 (v20's
-// 128 x 64 tiles under a quarter of the multiprocessors) none was clearly faster than v21, and some 1.3x slower.
-// K of at most 8 stages (conv1 rewritten by v38: 7): v44 (128 x 96, two blocks per multiprocessor). 0: none of them.
+// tuning runs on the H100 (experiments/precision-half.md, "16-bit convolutions on wgmma"), at batch 16 to 1024 every
+// layer's best was one of them, 0.6-0.85x v20/v21's time:
+//   batch 1 (v20's 128 x 64 tiles under a quarter of the multiprocessors): none clearly faster than v21, some 1.3x
+//     slower, so v21 stays;
+//   K up to 512 (conv1 rewritten by v38: 7 stages of 64): v44, 128 x 96 in two blocks per multiprocessor;
+//   128-row tiles under one block per multiprocessor (conv3-conv5 at batch 16): v41 (128 x 96);
+//   else by the filters per group: a multiple of 128 (conv2, conv3, conv5) v45 (128 x 128, two blocks per
+//     multiprocessor), of 96 (conv4) v42 (256 x 96 on four warpgroups), other counts v43 (192 x 128 on three).
+// 0: none of them.
 int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (!runs(LayerKind::conv, 39, l)) return 0;
   const ConvParams& p = std::get<ConvParams>(l.op);
@@ -56,10 +59,8 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   if ((pixels + 127) / 128 * ((mg + 63) / 64) * p.groups < sms / 4) return 0;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
   if (k <= 8 * 64) return 44;
-  const bool by96 = mg % 96 == 0;
-  const long long big = (pixels + (by96 ? 255 : 191)) / (by96 ? 256 : 192) * ((mg + (by96 ? 95 : 127)) / (by96 ? 96 : 128)) * p.groups;
-  if (2 * big >= sms) return by96 ? 42 : 43;
-  return 41;
+  if ((pixels + 127) / 128 * ((mg + 127) / 128) * p.groups < sms) return 41;
+  return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : 43;
 }
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
@@ -122,8 +123,9 @@ std::string heuristic_text(LayerKind op) {
            "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); on Hopper, for a multiple of 8 channels per group "
            "as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
-           "128 x 96, two blocks per multiprocessor) for K up to 512, else v42 (256 x 96) for a multiple of 96 filters per "
-           "group, else v43 (192 x 128), or v41 (128 x 96) where those would give fewer blocks than half the multiprocessors; "
+           "128 x 96, two blocks per multiprocessor) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "
+           "than the GPU has multiprocessors, else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
+           "per group, v42 (256 x 96) for a multiple of 96, v43 (192 x 128) for other counts; "
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth) in its place for a stride of 2-4 over fewer than 8 "
            "channels (AlexNet's conv1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";

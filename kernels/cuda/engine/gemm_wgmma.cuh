@@ -102,7 +102,8 @@ __device__ __forceinline__ void mma(float (&d)[T::BN / 2], uint64_t a, uint64_t 
 //   load_a<T>(state, stage_addr, kt, tid), load_b<T>(...)    one stage's cp.async copies into the swizzled tile at
 //                                                            the shared-memory address stage_addr
 //   store(group, split, m, n, v)                             the epilogue for one element of C, or
-//   store2(group, split, m, n, v0, v1)                       for two neighbouring columns n, n + 1 (n even) at once
+//   store_tile<T>(acc, group, split, r, c)                   the thread's whole accumulator: rows r + 64 mi + 8 h,
+//                                                            column pairs c + 8 j (acc[mi][4 j + 2 h], the next one)
 //   k_tiles, splits
 template <class T, class Problem>
 __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_constant__ Problem pr) {
@@ -197,20 +198,20 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   // D of m64nN: warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8; register 4 j + q is column
   // 8 j + 2 t + (q & 1) of the first (q < 2) or the second row.
   const int g = lane / 4, t = lane % 4;
+  if constexpr (requires { pr.template store_tile<T>(acc, 0, 0, 0, 0); }) {
+    pr.template store_tile<T>(acc, group, split, m0 + wgi * T::MI * 64 + (warp % 4) * 16 + g, n0 + 2 * t);
+  } else {
 #pragma unroll
-  for (int mi = 0; mi < T::MI; ++mi) {
-    const int r0 = m0 + (wgi * T::MI + mi) * 64 + (warp % 4) * 16 + g;
+    for (int mi = 0; mi < T::MI; ++mi) {
+      const int r0 = m0 + (wgi * T::MI + mi) * 64 + (warp % 4) * 16 + g;
 #pragma unroll
-    for (int h = 0; h < 2; ++h)
+      for (int h = 0; h < 2; ++h)
 #pragma unroll
-      for (int j = 0; j < T::BN / 8; ++j) {
-        if constexpr (requires { pr.store2(0, 0, 0, 0, 0.0f, 0.0f); }) {
-          pr.store2(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-        } else {
+        for (int j = 0; j < T::BN / 8; ++j) {
           pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t, acc[mi][4 * j + 2 * h]);
           pr.store(group, split, r0 + 8 * h, n0 + 8 * j + 2 * t + 1, acc[mi][4 * j + 2 * h + 1]);
         }
-      }
+    }
   }
 #endif
 }

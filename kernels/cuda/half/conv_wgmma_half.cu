@@ -60,11 +60,47 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
   return g;
 }
 
+// The epilogue over a thread's whole accumulator (gemm_wgmma.cuh's store_tile): where every row and column pair it holds
+// is inside the layer and there is no split-K, the bias of its column pairs is read once and each pair goes out as one
+// word with no further checks; elsewhere pair by pair through HalfConvOut. (With K as short as conv1's after v38, 7
+// stages, the per-pair path was a large part of the kernel's instructions.)
 template <bool BF16>
 struct WgHalfProblem : wg::NhwcConvLoads {
   HalfConvOut o;
-  __device__ __forceinline__ void store2(int group, int split, int m, int f, float v0, float v1) const {
-    o.store2_as<BF16>(group, split, m, f, v0, v1);
+  template <class T>
+  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
+    constexpr int J = T::BN / 8;
+    const int ch0 = group * o.mg + c;
+    if (o.splits > 1 || r + (T::MI - 1) * 64 + 8 >= o.ncols || c + T::BN - 7 >= o.mg || (ch0 & 1)) {
+#pragma unroll
+      for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+        for (int h = 0; h < 2; ++h)
+#pragma unroll
+          for (int j = 0; j < J; ++j) o.store2_as<BF16>(group, split, r + 64 * mi + 8 * h, c + 8 * j, acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+      return;
+    }
+    float b[2 * J];
+#pragma unroll
+    for (int j = 0; j < J; ++j) {
+      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + 8 * j) : 0.0f;
+      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + 8 * j + 1) : 0.0f;
+    }
+#pragma unroll
+    for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        uint32_t* dst = reinterpret_cast<uint32_t*>(o.out + static_cast<long long>(r + 64 * mi + 8 * h) * o.ms + ch0);
+#pragma unroll
+        for (int j = 0; j < J; ++j) {
+          float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
+          v0 = activate_or_keep(o.bias ? v0 + b[2 * j] : v0, o.act);
+          v1 = activate_or_keep(o.bias ? v1 + b[2 * j + 1] : v1, o.act);
+          check_range<BF16>(v0, o.ovf);
+          check_range<BF16>(v1, o.ovf);
+          dst[4 * j] = pack2<BF16>(v0, v1);
+        }
+      }
   }
 };
 

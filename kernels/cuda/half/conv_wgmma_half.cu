@@ -60,53 +60,37 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
   return g;
 }
 
-// The epilogue over a thread's whole accumulator (gemm_wgmma.cuh's store_tile). A block whose tile lies inside the
-// layer, without split-K and with its channels 16-byte aligned in the output (AlexNet's every block but the last row
-// of tiles) converts its pairs into a BM x BN tile of 16-bit values in shared memory, then writes the tile's rows,
-// each BN contiguous channels of one pixel, in 16-byte stores: the fragments' own 4-byte stores touch 8 rows of 16 bytes
-// each per warp instruction. Other blocks store from the fragments: where all the thread's rows and pairs are inside
-// and there is no split-K, bias read once per column pair and one unchecked word per pair; else pair by pair through
-// HalfConvOut. (ncu, conv1's GEMM after v38, 7 stages of K: the per-pair path made the kernel issue-bound.)
+// The epilogue over a thread's whole accumulator (gemm_wgmma.cuh's store_tile): where every row and column pair it holds
+// is inside the layer and there is no split-K, the bias of its column pairs is read once and each pair goes out as one
+// word with no further checks; elsewhere pair by pair through HalfConvOut. (With K as short as conv1's after v38, 7
+// stages, the per-pair path was a large part of the kernel's instructions.)
 template <bool BF16>
 struct WgHalfProblem : wg::NhwcConvLoads {
   HalfConvOut o;
-
   template <class T>
-  static constexpr int kPitch = T::BN / 2 + 4;  // words per staged row: 4 more than the row, so that the eight rows of a fragment store fall in different banks
-
-  template <class T>
-  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int m0, int n0, int r, int c,
-                                             uint8_t* smem) const {
+  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
     constexpr int J = T::BN / 8;
-    static_assert(T::BM * kPitch<T> * 4 <= T::STAGES * T::STAGE_BYTES, "the staged tile fits in the stages' memory");
-    const int ch0 = group * o.mg + n0;
-    const bool staged = o.splits == 1 && m0 + T::BM <= o.ncols && n0 + T::BN <= o.mg && ch0 % 8 == 0 && o.ms % 8 == 0;
-    const bool inside = o.splits == 1 && m0 + r + (T::MI - 1) * 64 + 8 < o.ncols && n0 + c + T::BN - 7 < o.mg && (ch0 & 1) == 0;
-    if (!staged && !inside) {
+    const int ch0 = group * o.mg + c;
+    if (o.splits > 1 || r + (T::MI - 1) * 64 + 8 >= o.ncols || c + T::BN - 7 >= o.mg || (ch0 & 1)) {
 #pragma unroll
       for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
         for (int h = 0; h < 2; ++h)
 #pragma unroll
-          for (int j = 0; j < J; ++j)
-            o.store2_as<BF16>(group, split, m0 + r + 64 * mi + 8 * h, n0 + c + 8 * j, acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+          for (int j = 0; j < J; ++j) o.store2_as<BF16>(group, split, r + 64 * mi + 8 * h, c + 8 * j, acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
       return;
     }
     float b[2 * J];
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + c + 8 * j) : 0.0f;
-      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + c + 8 * j + 1) : 0.0f;
+      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + 8 * j) : 0.0f;
+      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + 8 * j + 1) : 0.0f;
     }
-    uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
-    if (staged) __syncthreads();  // every warpgroup's products are done: the stages are free
 #pragma unroll
     for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int row = r + 64 * mi + 8 * h;
-        uint32_t* dst = staged ? tile + row * kPitch<T> + c / 2
-                               : reinterpret_cast<uint32_t*>(o.out + static_cast<long long>(m0 + row) * o.ms + ch0 + c);
+        uint32_t* dst = reinterpret_cast<uint32_t*>(o.out + static_cast<long long>(r + 64 * mi + 8 * h) * o.ms + ch0);
 #pragma unroll
         for (int j = 0; j < J; ++j) {
           float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
@@ -117,14 +101,6 @@ struct WgHalfProblem : wg::NhwcConvLoads {
           dst[4 * j] = pack2<BF16>(v0, v1);
         }
       }
-    if (!staged) return;
-    __syncthreads();
-    constexpr int kChunks = T::BN / 8;  // 16-byte chunks per row
-    for (int i = threadIdx.x; i < T::BM * kChunks; i += T::THREADS) {
-      const int row = i / kChunks, q = i - row * kChunks;
-      const uint4 v = *reinterpret_cast<const uint4*>(tile + row * kPitch<T> + 4 * q);
-      *reinterpret_cast<uint4*>(o.out + static_cast<long long>(m0 + row) * o.ms + ch0 + 8 * q) = v;
-    }
   }
 };
 

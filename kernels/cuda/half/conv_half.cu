@@ -18,7 +18,7 @@
 #include "kernels/cuda/engine/gemm_launch.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
-#include "kernels/cuda/half/conv_half_out.cuh"
+#include "kernels/cuda/half/conv_half_shared.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "kernels/cuda/half/half_types.cuh"
@@ -27,30 +27,8 @@
 namespace bs::cuda::half {
 namespace {
 
-using gemm::kPadK;
-using gemm::kPadMN;
-using gemm::pad_to;
-
-struct Geometry {
-  int groups, mg, cg, cgs, cs_in, ms, k, kw, kw_pad, n_pad, p;
-  long long ncols;
-};
-Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
-  Geometry g;
-  g.groups = c.groups;
-  g.mg = c.filters / c.groups;
-  g.cg = is.c / c.groups;
-  g.cs_in = stored_channels(is.c);
-  g.cgs = c.groups == 1 ? g.cs_in : g.cg;
-  g.ms = stored_channels(c.filters);
-  g.k = c.kh * c.kw * g.cgs;  // even
-  g.kw = g.k / 2;
-  g.kw_pad = pad_to(g.kw, kPadK);
-  g.n_pad = pad_to(g.mg, kPadMN);
-  g.p = os.h * os.w;
-  g.ncols = static_cast<long long>(n) * g.p;
-  return g;
-}
+using Geometry = HalfConvGeometry;
+Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) { return half_conv_geometry(is, c, os, n); }
 
 // VEC: words per copy of the implicit im2col. Lanes run along k (a pixel's channels are contiguous in NHWC), VEC
 // words (2 x VEC channels) each: 16-byte copies where a group's channel count is a multiple of 8 (every AlexNet
@@ -161,9 +139,7 @@ template <class T, class Math, bool BF16, int VEC>
 void run(const HalfConvArgs& a, cudaStream_t s) {
   const ConvParams& c = *a.p;
   const Geometry g = geometry(a.is, c, a.os, a.n);
-  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the GEMM engine (images x OH x OW > 2^31)");
-  if (static_cast<long long>(a.n) * a.is.h * a.is.w * g.cs_in / 2 > INT_MAX)
-    fail("layer convolution", "batch too large for the 16-bit path's 32-bit offsets (input words > 2^31)");
+  check_half_conv_batch(g, a, "GEMM");
   ConvHalfProblem<BF16, VEC> pr;
   pr.in = reinterpret_cast<const uint32_t*>(a.in);
   pr.wt = a.prepared;
@@ -222,10 +198,7 @@ Support conv_half_supports(int version, const Layer& layer, bool pool) {
   if (c.groups > 1 && (layer.in.c / c.groups) % 2 != 0)
     return {false, v + " pairs channels: with groups, each group needs an even channel count (this layer has " +
                        std::to_string(layer.in.c / c.groups) + ")"};
-  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
-    return {false, v + " indexes images and kernels below 16384 rows"};
-  if (static_cast<long long>(layer.in.h) * layer.in.w * stored_channels(layer.in.c) >= INT_MAX)
-    return {false, v + ": one image's input exceeds 2^31 values"};
+  if (Support lim = half_conv_index_limits(v, layer); !lim.ok) return lim;
   if (static_cast<long long>(c.kh) * c.kw * stored_channels(layer.in.c) >= INT_MAX / 2) return {false, v + ": the window is too large"};
   return {};
 }

@@ -9,7 +9,7 @@
 // which v38's space-to-depth rewrite turns into 48 channels). B is the weights prepared once as K-major words
 // (G, Mg, Kw_pad); wgmma's 16-bit forms read 32 bytes of a K-major row per k step (16 values), as the TF32 form does
 // (8 values), so the stages, the 128-byte swizzle and the descriptors are the TF32 versions'. The epilogue is v19-v21's
-// (conv_half_out.cuh): bias, activation, channel pairs stored as words, split-K partial sums reduced after.
+// (conv_half_shared.cuh): bias, activation, channel pairs stored as words, split-K partial sums reduced after.
 //
 //   v39 wgmma-half        128 pixels x 128 filters on 2 warpgroups, 5 stages (32 KB each)
 //   v40 wgmma-half-192    128 x 192, 4 stages
@@ -28,7 +28,7 @@
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
 #include "kernels/cuda/engine/wgmma_conv_loads.cuh"
-#include "kernels/cuda/half/conv_half_out.cuh"
+#include "kernels/cuda/half/conv_half_shared.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
@@ -36,29 +36,8 @@
 namespace bs::cuda::half {
 namespace {
 
-using gemm::kPadK;
-using gemm::pad_to;
-
-// Channels (16-bit values) and words of one layer: cs_in stored per input pixel, cgs per group in k's order (Cs with
-// one group, so its pad channel is a k of weight zero), k = KH x KW x Cgs values = kw words.
-struct Geometry {
-  int groups, mg, cg, cs_in, cgs, ms, kw, kw_pad, p;
-  long long ncols;
-};
-Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
-  Geometry g;
-  g.groups = c.groups;
-  g.mg = c.filters / c.groups;
-  g.cg = is.c / c.groups;
-  g.cs_in = stored_channels(is.c);
-  g.cgs = c.groups == 1 ? g.cs_in : g.cg;
-  g.ms = stored_channels(c.filters);
-  g.kw = c.kh * c.kw * g.cgs / 2;
-  g.kw_pad = pad_to(g.kw, kPadK);
-  g.p = os.h * os.w;
-  g.ncols = static_cast<long long>(n) * g.p;
-  return g;
-}
+using Geometry = HalfConvGeometry;  // kw_pad: K in words, padded to whole stages
+Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) { return half_conv_geometry(is, c, os, n); }
 
 // The epilogue over a thread's whole accumulator (gemm_wgmma.cuh's store_tile): where every row and column pair it holds
 // is inside the layer and there is no split-K, the bias of its column pairs is read once and each pair goes out as one
@@ -208,9 +187,7 @@ Support wgmma_half_supports(int version, const Layer& layer, bool pool) {
     return {false, v + " reads 8 channels (16 bytes) at a time: it needs a multiple of 8 channels " +
                        (c.groups > 1 ? "per group (this layer has " + std::to_string(g.cg) + ")"
                                      : "as stored, C rounded up to even (this layer has " + std::to_string(g.cgs) + ")")};
-  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
-    return {false, v + " indexes images and kernels below 16384 rows"};
-  if (static_cast<long long>(layer.in.h) * layer.in.w * g.cs_in >= INT_MAX) return {false, v + ": one image's input exceeds 2^31 values"};
+  if (Support lim = half_conv_index_limits(v, layer); !lim.ok) return lim;
   if (!device_can_run()) return {false, v + " needs wgmma: a compute capability 9.0 GPU and a build for sm_90 (kernels/CMakeLists.txt adds sm_90a)"};
   return {};
 }
@@ -246,9 +223,7 @@ void wgmma_half_prepare(int, const float* w, const Layer& layer, bool bf16, floa
 void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
   const Geometry g = geometry(a.is, *a.p, a.os, a.n);
-  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the wgmma engine (images x OH x OW > 2^31)");
-  if (static_cast<long long>(a.n) * a.is.h * a.is.w * g.cs_in / 2 > INT_MAX)
-    fail("layer convolution", "batch too large for the 16-bit path's 32-bit offsets (input words > 2^31)");
+  check_half_conv_batch(g, a, "wgmma");
   with_config(version, a.bf16, [&]<class T, bool BF16>() { run<T, BF16>(a, g, s); });
 }
 

@@ -1,18 +1,65 @@
-// The output side of the 16-bit GEMM-engine convolutions (v19-v21 on mma.sync, conv_half.cu; v39-v45 on wgmma,
-// conv_wgmma_half.cu): C's rows are output pixels m, its columns a group's filters f. The epilogue adds bias, applies
-// the activation and stores channel pairs as 32-bit words of the NHWC output (N, OH, OW, Ms), the pad channel as zero;
-// with split-K the blocks write FP32 partial sums (splits, G, ncols, Mg) and splitk_finish stores the result.
+// What the 16-bit GEMM-engine convolutions share (v19-v21 on mma.sync, conv_half.cu; v39-v45 on wgmma,
+// conv_wgmma_half.cu): the layer's geometry and the limits of their 32-bit indexing, and the output side. C's rows are
+// output pixels m, its columns a group's filters f. The epilogue adds bias, applies the activation and stores channel
+// pairs as 32-bit words of the NHWC output (N, OH, OW, Ms), the pad channel as zero; with split-K the blocks write FP32
+// partial sums (splits, G, ncols, Mg) and splitk_finish stores the result.
 #pragma once
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <climits>
 #include <cstdint>
+#include <string>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/gemm_engine.cuh"
+#include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
+#include "weights_tools/error.hpp"
 
 namespace bs::cuda::half {
+
+// Channels (16-bit values) and words of one layer: cs_in stored per input pixel, cgs per group in k's order (Cs with
+// one group, so its pad channel is a k of weight zero), k = KH x KW x Cgs values (even) = kw words; n_pad: the filters
+// padded for v19-v21's N-major weights.
+struct HalfConvGeometry {
+  int groups, mg, cg, cgs, cs_in, ms, k, kw, kw_pad, n_pad, p;
+  long long ncols;
+};
+inline HalfConvGeometry half_conv_geometry(Shape is, const ConvParams& c, Shape os, int n) {
+  HalfConvGeometry g;
+  g.groups = c.groups;
+  g.mg = c.filters / c.groups;
+  g.cg = is.c / c.groups;
+  g.cs_in = stored_channels(is.c);
+  g.cgs = c.groups == 1 ? g.cs_in : g.cg;
+  g.ms = stored_channels(c.filters);
+  g.k = c.kh * c.kw * g.cgs;
+  g.kw = g.k / 2;
+  g.kw_pad = gemm::pad_to(g.kw, gemm::kPadK);
+  g.n_pad = gemm::pad_to(g.mg, gemm::kPadMN);
+  g.p = os.h * os.w;
+  g.ncols = static_cast<long long>(n) * g.p;
+  return g;
+}
+
+// The shapes their 32-bit offsets and 16-bit (ky << 16 | kx) k-table entries reach; v: "v20" etc.
+inline Support half_conv_index_limits(const std::string& v, const Layer& layer) {
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
+    return {false, v + " indexes images and kernels below 16384 rows"};
+  if (static_cast<long long>(layer.in.h) * layer.in.w * stored_channels(layer.in.c) >= INT_MAX)
+    return {false, v + ": one image's input exceeds 2^31 values"};
+  return {};
+}
+// The same for a batch, at launch; engine: "GEMM" or "wgmma".
+inline void check_half_conv_batch(const HalfConvGeometry& g, const HalfConvArgs& a, const char* engine) {
+  if (g.ncols > INT_MAX)
+    fail("layer convolution", std::string("batch too large for one launch of the ") + engine + " engine (images x OH x OW > 2^31)");
+  if (static_cast<long long>(a.n) * a.is.h * a.is.w * g.cs_in / 2 > INT_MAX)
+    fail("layer convolution", "batch too large for the 16-bit path's 32-bit offsets (input words > 2^31)");
+}
 
 struct HalfConvOut {
   int mg, groups, m_total, ms, splits, act;  // m_total: every group's filters; ms: channels stored per pixel

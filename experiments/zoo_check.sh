@@ -4,8 +4,11 @@
 #   ONNX=1  the committed ONNX fixtures on cuda and cudnn (tests/onnx/check_onnx.py), and torchvision's AlexNet (opsets
 #           9 and 17) and VGG-11 exported by PyTorch here (experiments/torch_onnx_export.py), imported and run on cpu,
 #           cuda and cudnn (FP32) against PyTorch's CPU output: onnx.md
-#   ZOO=1   every zoo network (ZOO_NETS) on cuda and cudnn in every precision, batches ZOO_BATCHES (default 1,64), each
-#           point checked on 2 images against the cpu backend: zoo.md
+#   ZOO=1   every zoo network (ZOO_NETS) on cuda and cudnn in every precision (ZOO_PRECISIONS), batches ZOO_BATCHES
+#           (default 1,64), each point checked on 2 images against the cpu backend: zoo.md; the sweeps' CSVs (with their
+#           .layers.csv) in zoo_runs.tgz
+#   PT=1    PyTorch on the same GPU (experiments/pytorch_alexnet.py --net): PT_NETS (default vgg16) at ZOO_BATCHES in
+#           PT_MODES (default fp32,tf32,fp16-cl): pytorch-NET.txt and .json
 #   HEUR=1  VGG-11 and VGG-16 at batch 1, 64, 256: tune (HEUR_PRECISIONS, default fp32 fp16), then the kernel time of
 #           auto without a table (its heuristic) against auto with the tuned table: heuristic.md. TUNE_ARGS narrows
 #           the candidates (VGG-16: --conv-variants 5,6,12,13,14,15,34,35,36, the general FP32 versions without the
@@ -57,7 +60,7 @@ if [ "${ZOO:-0}" = 1 ]; then
     model "$net"
     step "zoo $net"
     for be in cuda cudnn; do
-      for p in fp32 tf32 fp16 bf16; do
+      for p in ${ZOO_PRECISIONS:-fp32 tf32 fp16 bf16}; do
         timeout 200 "$BS" sweep --model "zoo/models/$net" --backend $be --precision $p --batches "${ZOO_BATCHES:-1,64}" --reps 3 \
           --warmup 1 --check-images 2 --check-backend cpu --host-memory pinned --out "zoo/runs/$net-$be-$p.csv" \
           >"zoo/runs/$net-$be-$p.log" 2>&1 || echo "$net $be $p: exit $? $(grep -h error "zoo/runs/$net-$be-$p.log" | head -1)"
@@ -66,6 +69,15 @@ if [ "${ZOO:-0}" = 1 ]; then
   done
   python3 experiments/zoo_summary.py zoo zoo/runs >"$OUT/zoo.md"; cat "$OUT/zoo.md"
   tar czf "$OUT/zoo_runs.tgz" zoo/runs
+fi
+
+if [ "${PT:-0}" = 1 ]; then
+  for net in ${PT_NETS:-vgg16}; do
+    step "PyTorch $net"
+    python3 experiments/pytorch_alexnet.py --net "$net" --batches "${ZOO_BATCHES:-1,64}" --modes "${PT_MODES:-fp32,tf32,fp16-cl}" \
+      --json "$OUT/pytorch-$net.json" >"$OUT/pytorch-$net.txt" 2>&1 || echo "PyTorch $net: exit $?"
+    cat "$OUT/pytorch-$net.txt"
+  done
 fi
 
 if [ "${KINDS:-0}" = 1 ]; then

@@ -197,6 +197,11 @@ inline std::vector<OpCase> op_cases(bool big) {
     cases.push_back({"engine fc 2304->1000 n40", {2304, 1, 1}, 40, fc(1000, true)});
     cases.push_back({"engine fc 123->37 n130", {123, 1, 1}, 130, fc(37, false)});
     cases.push_back({"engine fc 1001->19 n17", {1001, 1, 1}, 17, fc(19, true)});
+    // fc v16 (a 1x1 convolution on wgmma over the input as stored): a spatial input (the NHWC flattening against the
+    // model's NCHW one), a partial row tile, an odd output count (the output's pad channel), a K of 2,040 (not a
+    // multiple of 64); and a batch past 256 with split-K's short grid
+    cases.push_back({"engine fc 40x3x3->301 n150", {40, 3, 3}, 150, fc(301, true)});
+    cases.push_back({"engine fc 2040->96 n300", {2040, 1, 1}, 300, fc(96, false)});
   }
   return cases;
 }

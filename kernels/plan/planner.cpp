@@ -199,7 +199,7 @@ const Impl* Planner::choose(size_t i, int n, Why& why) const {
   if (tuning_) {
     if (auto v = tuning_->lookup(conv ? "conv" : "fc", tuning_signature(*model_, i, opts_.precision, opts_.weights), n)) {
       const Impl* impl = registry().find(l.kind(), BackendKind::cuda, *v);
-      if (impl && impl->runs_in(opts_.precision) && impl->takes(opts_.weights) && (!conv || impl->check(l).ok)) {
+      if (impl && impl->runs_in(opts_.precision) && impl->takes(opts_.weights) && impl->check(l).ok) {
         why = Why::tuned;
         return impl;
       }

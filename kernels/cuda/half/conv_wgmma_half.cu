@@ -207,6 +207,13 @@ size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool 
   return floats;
 }
 
+void wgmma_half_prepare_table(const Layer& layer, float* prepared, cudaStream_t s) {
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  const Geometry g = geometry(layer.in, c, layer.out, 1);
+  build_nhwc_k_table(reinterpret_cast<int2*>(prepared + static_cast<long long>(g.groups) * g.mg * g.kw_pad), g.kw_pad / 4, g.kw, g.cgs / 2,
+                     c.kw, c.dh, c.dw, layer.in.w, g.cs_in / 2, s);
+}
+
 void wgmma_half_prepare(int, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s) {
   const ConvParams& c = std::get<ConvParams>(layer.op);
   const Geometry g = geometry(layer.in, c, layer.out, 1);
@@ -216,8 +223,7 @@ void wgmma_half_prepare(int, const float* w, const Layer& layer, bool bf16, floa
   if (bf16) prepare_kmajor<true><<<blocks, 256, 0, s>>>(w, rows, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, dst);
   else prepare_kmajor<false><<<blocks, 256, 0, s>>>(w, rows, g.cg, g.cgs, c.kh, c.kw, g.kw_pad, dst);
   CUDA_CHECK_LAUNCH();
-  build_nhwc_k_table(reinterpret_cast<int2*>(prepared + rows * g.kw_pad), g.kw_pad / 4, g.kw, g.cgs / 2, c.kw, c.dh, c.dw, layer.in.w,
-                     g.cs_in / 2, s);
+  wgmma_half_prepare_table(layer, prepared, s);
 }
 
 void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {

@@ -1,4 +1,5 @@
-// Fully connected versions v12-v13 (half_ops.hpp): the GEMM engine on FP16 / BF16 operands.
+// Fully connected versions v12-v13 (half_ops.hpp): the GEMM engine on FP16 / BF16 operands; and v16, the layer run
+// as a convolution by the wgmma engine (v39-v45, at the end of this file).
 //
 // C (images x outputs) = X (images x K) * W^T, K = H * W * Cs of the layer's NHWC input. A = X^T as words
 // (Kw_pad, M_pad) (word (kw, img) = X[img][2kw, 2kw + 1]), transposed into the workspace for each run; B = W^T
@@ -6,6 +7,7 @@
 // zero for a pad channel). The epilogue adds bias, applies the activation and stores output pairs as 32-bit
 // words of (images, Os); with split-K, FP32 partial sums and a reduction.
 #include <algorithm>
+#include <climits>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
@@ -15,6 +17,7 @@
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
+#include "kernels/plan/plan.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda::half {
@@ -70,16 +73,17 @@ __global__ void splitk_reduce(const float* __restrict__ part, int splits, int m,
   }
 }
 
-// W (O, C*H*W) FP32 -> W^T words (Kw_pad, N_pad) in NHWC order: word (kw, o) holds k = 2kw, 2kw + 1 of
-// (y, x, c) = (k / (W * Cs), k / Cs % W, k % Cs).
-template <bool BF16>
+// W (O, C*H*W) FP32 -> words of k = 2kw, 2kw + 1 in NHWC order, (y, x, c) = (k / (W * Cs), k / Cs % W, k % Cs), zero for
+// a pad channel or k past the input: W^T (Kw_pad, N_pad), word (kw, o), for v12-v13; K-major (O, Kw_pad), word (o, kw),
+// for v16.
+template <bool BF16, bool KMAJOR>
 __global__ void prepare_weights(const float* __restrict__ w, Shape is, int cs, int outputs, int kw_pad, int n_pad, uint32_t* __restrict__ dst) {
   const long long total = static_cast<long long>(kw_pad) * n_pad;
   const int k_count = is.h * is.w * cs;
   const long long k_model = static_cast<long long>(is.c) * is.h * is.w;
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < total;
        i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const int o = static_cast<int>(i % n_pad), kw = static_cast<int>(i / n_pad);
+    const int o = static_cast<int>(KMAJOR ? i / kw_pad : i % n_pad), kw = static_cast<int>(KMAJOR ? i % kw_pad : i / n_pad);
     float v[2] = {0.0f, 0.0f};
     for (int h = 0; h < 2; ++h) {
       const int k = 2 * kw + h;
@@ -88,6 +92,15 @@ __global__ void prepare_weights(const float* __restrict__ w, Shape is, int cs, i
     }
     dst[i] = pack2<BF16>(v[0], v[1]);
   }
+}
+template <bool KMAJOR>
+void launch_prepare(const float* w, Shape is, int outputs, int kw_pad, int n_pad, bool bf16, uint32_t* dst, cudaStream_t s) {
+  const long long words = static_cast<long long>(kw_pad) * n_pad;
+  const unsigned blocks = static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192));
+  const int cs = stored_channels(is.c);
+  if (bf16) prepare_weights<true, KMAJOR><<<blocks, 256, 0, s>>>(w, is, cs, outputs, kw_pad, n_pad, dst);
+  else prepare_weights<false, KMAJOR><<<blocks, 256, 0, s>>>(w, is, cs, outputs, kw_pad, n_pad, dst);
+  CUDA_CHECK_LAUNCH();
 }
 
 template <bool BF16, class F>
@@ -160,19 +173,78 @@ size_t fc_half_workspace_floats(int version, int n, Shape is, int outputs, bool 
 }
 
 void fc_half_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s) {
-  const int kw_pad = pad_to(k_words(is), kPadK), n_pad = pad_to(outputs, kPadMN);
-  const long long words = static_cast<long long>(kw_pad) * n_pad;
-  const unsigned blocks = static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192));
-  auto* dst = reinterpret_cast<uint32_t*>(prepared);
-  const int cs = stored_channels(is.c);
-  if (bf16) prepare_weights<true><<<blocks, 256, 0, s>>>(w, is, cs, outputs, kw_pad, n_pad, dst);
-  else prepare_weights<false><<<blocks, 256, 0, s>>>(w, is, cs, outputs, kw_pad, n_pad, dst);
-  CUDA_CHECK_LAUNCH();
+  launch_prepare<false>(w, is, outputs, pad_to(k_words(is), kPadK), pad_to(outputs, kPadMN), bf16, reinterpret_cast<uint32_t*>(prepared), s);
 }
 
 void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s) {
   if (!a.prepared) fail("fc v" + std::to_string(version), "weights were not prepared for the GEMM engine");
   with_config(version, a.bf16, [&]<class T, class Math, bool BF16>() { run<T, Math, BF16>(a, s); });
+}
+
+// v16: the layer as a 1x1 convolution over a one-pixel input of K = H x W x Cs channels (the layer's NHWC input as
+// stored, flattened), the outputs as filters, run by the wgmma engine unchanged (K-major weights, 16-byte gathers,
+// split-K, the fused epilogue). Its weights are v12's permutation to the NHWC flattening, K-major, then conv v39-v45's k
+// table. The convolution's version is auto's for it where that is a wgmma one, else v41 (128 x 96, for small grids).
+// K as stored is a multiple of 8 wherever C x H x W is (C even: the same; C odd: then H x W is).
+namespace {
+
+struct AsConv {
+  Layer layer;
+  int version;
+  AsConv(Shape stored, int outputs, int n) {
+    ConvParams p;
+    p.filters = outputs;
+    layer = {"", p, {stored.h * stored.w * stored_channels(stored.c), 1, 1}, {outputs, 1, 1}};
+    const int v = n > 0 ? heuristic_version(layer, n, Precision::fp16, sm_count())->number : 41;
+    version = v >= 39 && v <= 45 ? v : 41;
+  }
+  int kw_pad() const { return pad_to(layer.in.c / 2, kPadK); }
+};
+
+}  // namespace
+
+Support fc_wgmma_supports(const Layer& l) {
+  const long long k = l.in.size();
+  if (k % 8 != 0)
+    return {false, "v16 reads 8 channels (16 bytes) at a time: it needs the layer's input to hold a multiple of 8 values (this one has " +
+                       std::to_string(k) + ")"};
+  if (k >= INT_MAX) return {false, "v16: one image's input exceeds 2^31 values"};
+  const Support s = wgmma_half_supports(41, AsConv({static_cast<int>(k), 1, 1}, std::get<FcParams>(l.op).outputs, 0).layer);
+  if (s.ok) return s;
+  return {false, "v16 runs the layer on conv v41: " + s.reason};
+}
+
+size_t fc_wgmma_prepared_floats(Shape is, int outputs) { return wgmma_half_prepared_floats(AsConv(is, outputs, 0).layer); }
+
+size_t fc_wgmma_workspace_floats(int n, Shape is, int outputs, bool bf16) {
+  const AsConv c(is, outputs, n);
+  return wgmma_half_workspace_floats(c.version, c.layer, n, bf16);
+}
+
+void fc_wgmma_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s) {
+  const AsConv c(is, outputs, 0);
+  launch_prepare<true>(w, is, outputs, c.kw_pad(), outputs, bf16, reinterpret_cast<uint32_t*>(prepared), s);
+  wgmma_half_prepare_table(c.layer, prepared, s);
+}
+
+void fc_wgmma_forward(int, const HalfFcArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("fc v16", "weights were not prepared for the wgmma engine");
+  const AsConv c(a.is, a.outputs, a.n);
+  HalfConvArgs b;
+  b.in = a.in;
+  b.bias = a.bias;
+  b.prepared = a.prepared;
+  b.out = a.out;
+  b.n = a.n;
+  b.is = c.layer.in;
+  b.os = c.layer.out;
+  b.p = &std::get<ConvParams>(c.layer.op);
+  b.act = a.act;
+  b.workspace = a.workspace;
+  b.workspace_floats = a.workspace_floats;
+  b.ovf = a.ovf;
+  b.bf16 = a.bf16;
+  wgmma_half_forward(c.version, b, s);
 }
 
 }  // namespace bs::cuda::half
@@ -196,6 +268,24 @@ void register_fc_half(Registry& r) {
   add(12, "gemm-half", "GEMM engine on FP16/BF16 tensor cores (--precision fp16 or bf16), weights permuted to the NHWC "
                        "flattening once, 128x128 tiles, split-K, bias + activation fused");
   add(13, "gemm-half-64", "v12 with 64x64 tiles, for small and mid-sized batches");
+
+  static const ImplHooks wgmma{.half_fc_prepare = half::fc_wgmma_prepare, .half_fc_forward = half::fc_wgmma_forward};
+  Impl i = cuda_impl(LayerKind::fc, 16, "wgmma-half",
+                     "the layer as a 1x1 convolution over its NHWC input flattened as stored, run by the 16-bit wgmma "
+                     "engine (conv v39-v45, auto's tile for it; --precision fp16 or bf16): K-major weights, 16-byte "
+                     "gathers, split-K, bias + activation fused; for large batches",
+                     &wgmma);
+  i.shapes = "a multiple of 8 input values (compute capability 9.0, sm_90a build)";
+  i.math = "fp16/bf16";
+  i.precisions = {Precision::fp16, Precision::bf16};
+  i.fuses_act = true;
+  i.prep_layout = 16;  // conv v39-v45's K-major words and k table, for the convolution the layer is
+  i.supports = [](const Layer& l, const Epilogue&) { return half::fc_wgmma_supports(l); };
+  i.workspace_floats = [](const Layer& l, Shape stored, int n, Precision p) {
+    return half::fc_wgmma_workspace_floats(n, stored, std::get<FcParams>(l.op).outputs, p == Precision::bf16);
+  };
+  i.prepared_floats = [](const Layer& l, Shape stored, Precision) { return half::fc_wgmma_prepared_floats(stored, std::get<FcParams>(l.op).outputs); };
+  r.add(std::move(i));
 }
 
 }  // namespace bs::cuda

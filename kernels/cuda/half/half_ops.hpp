@@ -64,6 +64,8 @@ Support wgmma_half_supports(int version, const Layer& layer, bool pool = false);
 size_t wgmma_half_prepared_floats(const Layer& layer);
 size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool bf16);
 void wgmma_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
+// Only the k table, after the (G, Mg, Kw_pad) words (fc v16 writes its own words).
+void wgmma_half_prepare_table(const Layer& layer, float* prepared, cudaStream_t s);
 void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 
 // v22 (conv_spec_half.cu).
@@ -92,6 +94,13 @@ size_t fc_half_workspace_floats(int version, int n, Shape is, int outputs, bool 
 // w: (O, C*H*W) FP32 on the device, in the NCHW flattening order of the model; prepared in NHWC order.
 void fc_half_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s);
 void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s);
+
+// fc v16 (fc_half.cu): the layer as a 1x1 convolution on the wgmma versions (conv v39-v45).
+Support fc_wgmma_supports(const Layer& l);
+size_t fc_wgmma_prepared_floats(Shape is, int outputs);
+size_t fc_wgmma_workspace_floats(int n, Shape is, int outputs, bool bf16);
+void fc_wgmma_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s);
+void fc_wgmma_forward(int version, const HalfFcArgs& a, cudaStream_t s);
 
 // The other layers (half_ops.cu).
 void to_half_nhwc(const float* in, int n, Shape s, uint16_t* out, bool bf16, int* ovf, cudaStream_t st);    // NCHW FP32 -> NHWC

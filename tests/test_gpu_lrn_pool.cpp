@@ -41,8 +41,9 @@ Model lrn_pool_model(Shape in, Layer norm, Layer pl) {
   return m;
 }
 
-// The 16-bit words of the model's output, fused or as the unfused pair, from the same 16-bit input.
-std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, int n, bool bf16, bool fused) {
+// The 16-bit words of the model's output, fused or as the unfused pair, from the same 16-bit input. The fp16 overflow
+// flag goes to *overflow where given; else it must stay down.
+std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, int n, bool bf16, bool fused, int* overflow = nullptr) {
   const Shape s = m.layers[0].in, os = m.layers[1].out;
   const int cs = h::stored_channels(s.c);
   const size_t in_words = static_cast<size_t>(n) * s.h * s.w * cs, out_words = static_cast<size_t>(n) * os.h * os.w * cs;
@@ -65,7 +66,8 @@ std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, in
   CUDA_CHECK(cudaMemcpy(out.data(), y.get(), out_words * sizeof(uint16_t), cudaMemcpyDeviceToHost));
   int flag = 0;
   CUDA_CHECK(cudaMemcpy(&flag, ovf.get(), sizeof(int), cudaMemcpyDeviceToHost));
-  EXPECT_EQ(flag, 0) << "fp16 overflow raised on values of about 1";
+  if (overflow) *overflow = flag;
+  else EXPECT_EQ(flag, 0) << "fp16 overflow raised on values of about 1";
   return out;
 }
 
@@ -101,6 +103,27 @@ TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
         if (fused[i] != unfused[i] && differ++ == 0) first = i;
       EXPECT_EQ(differ, 0u) << "LRN " << std::get<LrnParams>(c.norm.op).size << " on " << c.in.c << "x" << c.in.h << "x" << c.in.w
                             << " batch " << c.n << (bf16 ? " bf16" : " fp16") << ": first at word " << first << " seed " << seed;
+    }
+  }
+}
+
+// fp16's range: with k = 1e-4 and a negligible alpha the factor is k^-0.75 = 1000, so inputs of 70-100 give LRN values of
+// 7e4-1e5, past fp16's 65504. The fused kernel checks each thread's largest value once: it must raise the flag where the
+// unfused LRN kernel raises it (one value out of range is enough), and not at 60 (6e4, in range).
+TEST(GpuLrnPoolHalf, FusedKernelRaisesFp16OverflowWhereTheUnfusedPairDoes) {
+  SKIP_WITHOUT_GPU();
+  for (Shape in : {Shape{96, 13, 13}, Shape{30, 9, 9}}) {  // 8-channel and 1-word tasks
+    LrnParams lp;
+    lp.size = 5; lp.alpha = 1e-12f; lp.beta = 0.75f; lp.k = 1e-4f;
+    const Model m = lrn_pool_model(in, {"norm", lp, {}, {}}, pool(PoolKind::max, 3, 2));
+    for (float big : {60.0f, 100.0f}) {
+      std::vector<float> x(static_cast<size_t>(m.input.size()) * 2, 1.0f);
+      x[x.size() / 2 + 7] = big;  // one value, in the second image
+      int fused = -1, unfused = -1;
+      run_words(m, x, 2, false, true, &fused);
+      run_words(m, x, 2, false, false, &unfused);
+      EXPECT_EQ(unfused, big > 65.504f ? 1 : 0) << "the unfused LRN kernel's flag, input " << big;
+      EXPECT_EQ(fused, unfused) << to_string(in) << ", input " << big;
     }
   }
 }

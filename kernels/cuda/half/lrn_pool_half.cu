@@ -12,6 +12,9 @@
 // LRN: a thread computes VEC words of one pixel (4 words, 8 channels, where the channel stride allows; else 1) from
 // them and the HW words on each side (read through L1: the neighbouring threads' words), in the order and with the
 // functions of lrn_kernel (half_ops.cu), so that the result is the unfused pair's to the bit. Pooling reads the ring as pool_kernel reads the LRN's output.
+// The task loop has no test per channel: channels past C are zeroed in a branch only the pixel's last tasks take, and
+// fp16's range is checked once a thread on the largest value it computed (per channel, the tests and the flag's
+// predicated store were 40 % of the loop's instructions).
 // Grid: x channel chunks, y strips, z images. At large batch a chunk is every channel of the pixel (a strip's rows
 // are one contiguous range of the tensor); at small batch strips shrink to one row and chunks to a few words, so that
 // the grid still covers the GPU (batch 1, norm1: 12 chunks x 27 rows).
@@ -126,6 +129,8 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
   const int R = pp.kh;
   const int dx = kThreads / nv, dv = kThreads - dx * nv;  // a thread's step over (pixel, task) of a row
   const float scale = lp.alpha / lp.size;
+  float rmax = 0.0f;  // the largest |LRN value| this thread computed: fp16's range checked once, at the end (fmaxf passes
+                      // NaN over, as check_range does)
   for (int b = blockIdx.z; b < n; b += gridDim.z) {
     const uint32_t* img = in + static_cast<long long>(b) * s.h * s.w * cs2;
     uint32_t* dst = out + static_cast<long long>(b) * os.h * os.w * cs2;
@@ -151,25 +156,31 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
           unpack2<BF16>(word - k >= 0 ? __ldg(p - k) : 0u, v[2 * (HW - k)], v[2 * (HW - k) + 1]);
           unpack2<BF16>(word + VEC - 1 + k < cs2 ? __ldg(p + VEC - 1 + k) : 0u, v[2 * (HW + VEC - 1 + k)], v[2 * (HW + VEC - 1 + k) + 1]);
         }
-        if (2 * (word + VEC + HW) > s.c) {  // the task's window reaches the pad channel or past the pixel
+        const bool edge = 2 * (word + VEC + HW) > s.c;  // the task's window reaches the pad channel or past the pixel
+        if (edge) {
 #pragma unroll
           for (int i = 0; i < NV; ++i)
             if (2 * (word - HW) + i >= s.c) v[i] = 0.0f;
         }
+        float r[2 * VEC];
+#pragma unroll
+        for (int i = 0; i < 2 * VEC; ++i) {
+          const int at = 2 * HW + i;  // this channel's place in v
+          float sum = 0.0f;
+#pragma unroll
+          for (int j = at - HALF; j <= at + HALF; ++j) sum = fmaf(v[j], v[j], sum);
+          r[i] = v[at] * lrn_factor(lp, scale, sum);
+        }
+        if (edge) {  // channels past C: zero, as lrn_kernel stores them (not 0 x the factor, which is NaN where it is infinite)
+#pragma unroll
+          for (int i = 0; i < 2 * VEC; ++i)
+            if (2 * word + i >= s.c) r[i] = 0.0f;
+        }
         uint32_t res[VEC];
 #pragma unroll
         for (int i = 0; i < VEC; ++i) {
-          float r[2];
-#pragma unroll
-          for (int h = 0; h < 2; ++h) {
-            const int at = 2 * (HW + i) + h;  // this channel's place in v
-            float sum = 0.0f;
-#pragma unroll
-            for (int j = at - HALF; j <= at + HALF; ++j) sum = fmaf(v[j], v[j], sum);
-            r[h] = 2 * (word + i) + h < s.c ? v[at] * lrn_factor(lp, scale, sum) : 0.0f;
-            check_range<BF16>(r[h], ovf);
-          }
-          res[i] = pack2<BF16>(r[0], r[1]);
+          rmax = fmaxf(rmax, fmaxf(fabsf(r[2 * i]), fabsf(r[2 * i + 1])));
+          res[i] = pack2<BF16>(r[2 * i], r[2 * i + 1]);
         }
         store_words<VEC>(ring + (slot * s.w + x) * cw + VEC * vd, res);
         vd += dv;
@@ -189,6 +200,7 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
       __syncthreads();  // before the next row's LRN rows overwrite the ring
     }
   }
+  check_range<BF16>(rmax, ovf);
 }
 
 int halo_words(const LrnParams& lp) { return (lp.size / 2 + 1) / 2; }

@@ -274,6 +274,26 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   EXPECT_EQ(tuning_signature(m, 0, Precision::fp16), "fc in4 out2 @fp16");
 }
 
+// fc v16 runs the layer as a 1x1 convolution over its input as stored, on conv v39-v45's layout: K-major words, then the
+// k table. Worked out by hand for AlexNet's fc6 (stored (256, 6, 6): K = 9216 values, 4608 words, a multiple of the
+// 64-word k step) and for a 40 x 3 x 3 input (360 values, 180 words, padded to 192), with their refusals.
+TEST(FcWgmma, PlansTheLayerAsAOneByOneConvolution) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  const Impl& v16 = registry().version(LayerKind::fc, 16, "--fc-variant");
+  FcParams f;
+  f.outputs = 4096;
+  const Layer fc6{"fc6", f, {9216, 1, 1}, {4096, 1, 1}};
+  EXPECT_EQ(v16.prepared_floats(fc6, {256, 6, 6}, Precision::fp16), 4096u * 4608 + 4608 / 2);
+  f.outputs = 301;
+  const Layer small{"fc", f, {40, 3, 3}, {301, 1, 1}};
+  EXPECT_EQ(v16.prepared_floats(small, {40, 3, 3}, Precision::bf16), 301u * 192 + 192 / 2);
+  f.outputs = 37;
+  const Layer odd{"fc", f, {123, 1, 1}, {37, 1, 1}};
+  const Support s = v16.check(odd);
+  EXPECT_FALSE(s.ok);
+  EXPECT_NE(s.reason.find("a multiple of 8 values (this one has 123)"), std::string::npos) << s.reason;
+}
+
 TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45");

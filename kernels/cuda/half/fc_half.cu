@@ -194,6 +194,7 @@ struct AsConv {
   AsConv(Shape stored, int outputs, int n) {
     ConvParams p;
     p.filters = outputs;
+    p.kh = p.kw = 1;
     layer = {"", p, {stored.h * stored.w * stored_channels(stored.c), 1, 1}, {outputs, 1, 1}};
     const int v = n > 0 ? heuristic_version(layer, n, Precision::fp16, sm_count())->number : 41;
     version = v >= 39 && v <= 45 ? v : 41;

@@ -292,6 +292,10 @@ TEST(FcWgmma, PlansTheLayerAsAOneByOneConvolution) {
   const Support s = v16.check(odd);
   EXPECT_FALSE(s.ok);
   EXPECT_NE(s.reason.find("a multiple of 8 values (this one has 123)"), std::string::npos) << s.reason;
+  BackendOptions o;  // what the backend answers before a plan, with --fc-variant 16
+  o.precision = Precision::fp16;
+  o.fc_variant = 16;
+  EXPECT_EQ(layer_support(BackendKind::cuda, o, odd).reason, s.reason);
 }
 
 TEST(Precision, EachVersionRunsInItsOwnPrecisions) {

@@ -65,8 +65,10 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
 int fc_fp32(int n) { return n <= 4 ? 5 : n <= 256 ? 8 : 7; }
-// 16-bit on Hopper: fc v16 (the layer as a 1x1 convolution on the wgmma versions) from this batch on.
-constexpr int kFcWgmmaImages = 257;
+// 16-bit on Hopper: fc v16 (the layer as a 1x1 convolution on the wgmma versions) from this batch on. The AlexNet tuning
+// run on the H100 (experiments/precision-half.md, "fc v16"): fc6 + fc7 + fc8 at 16 images 1.04x v13's time, at 64 0.97x,
+// 128 0.89x, 256 0.98x, 512 1.00x (fc7 alone 1.1-1.2x v12 at 256-512), 1024 0.51x v12's.
+constexpr int kFcWgmmaImages = 64;
 
 }  // namespace
 
@@ -133,8 +135,8 @@ std::string heuristic_text(LayerKind op) {
            "than two waves of the GPU, else v20, or v38 (space-to-depth) in its place for a stride of 2-4 over fewer than 8 "
            "channels (AlexNet's conv1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
-         "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, v13 up to 256, else v16 (wgmma) where it runs "
-         "(compute capability 9.0, a multiple of 8 input values), else v12; with --weights int8, "
+         "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, then from 64 images v16 (wgmma) where it "
+         "runs (compute capability 9.0, a multiple of 8 input values), else v13 up to 256, else v12; with --weights int8, "
          "v15 (8-bit rows streamed) up to " + std::to_string(kInt8StreamImages) + " images in every precision, then as above";
 }
 

@@ -120,6 +120,8 @@ Support layer_support(BackendKind b, const BackendOptions& o, const Layer& layer
         return s.ok ? s : registry().version(LayerKind::conv, 37, "auto").check(layer);
       }
     }
+    if (b == BackendKind::cuda && layer.kind() == LayerKind::fc && o.fc_variant != kAutoVariant)
+      return registry().version(LayerKind::fc, o.fc_variant, "--fc-variant").check(layer);
     if (b == BackendKind::cudnn) {
       Support why;
       return cudnn_impl(o, layer, why) ? Support{} : why;

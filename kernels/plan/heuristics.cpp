@@ -49,7 +49,8 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
 //   K up to 512 (conv1 rewritten by v38: 7 stages of 64): v44, 128 x 96 in two blocks per multiprocessor;
 //   128-row tiles under one block per multiprocessor (conv3-conv5 at batch 16): v41 (128 x 96);
 //   else by the filters per group: a multiple of 128 (conv2, conv3, conv5) v45 (128 x 128, two blocks per
-//     multiprocessor), of 96 (conv4) v42 (256 x 96 on four warpgroups), other counts v43 (192 x 128 on three).
+//     multiprocessor), of 96 (conv4) v42 (256 x 96 on four warpgroups), of 64 (VGG-16's conv1_2) v46 (128 x 64, two
+//     blocks per multiprocessor), other counts v43 (192 x 128 on three).
 // 0: none of them.
 int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (!runs(LayerKind::conv, 39, l)) return 0;
@@ -60,7 +61,7 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
   if (k <= 8 * 64) return 44;
   if ((pixels + 127) / 128 * ((mg + 127) / 128) * p.groups < sms) return 41;
-  return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : 43;
+  return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
@@ -130,7 +131,7 @@ std::string heuristic_text(LayerKind op) {
            "as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
            "128 x 96, two blocks per multiprocessor) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "
            "than the GPU has multiprocessors, else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
-           "per group, v42 (256 x 96) for a multiple of 96, v43 (192 x 128) for other counts; "
+           "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth) in its place for a stride of 2-4 over fewer than 8 "
            "channels (AlexNet's conv1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";

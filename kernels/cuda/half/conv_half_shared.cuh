@@ -1,4 +1,4 @@
-// What the 16-bit GEMM-engine convolutions share (v19-v21 on mma.sync, conv_half.cu; v39-v45 on wgmma,
+// What the 16-bit GEMM-engine convolutions share (v19-v21 on mma.sync, conv_half.cu; v39-v47 on wgmma,
 // conv_wgmma_half.cu): the layer's geometry and the limits of their 32-bit indexing, and the output side. C's rows are
 // output pixels m, its columns a group's filters f. The epilogue adds bias, applies the activation and stores channel
 // pairs as 32-bit words of the NHWC output (N, OH, OW, Ms), the pad channel as zero; with split-K the blocks write FP32

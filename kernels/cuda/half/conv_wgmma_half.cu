@@ -1,4 +1,4 @@
-// Convolution versions v39-v45: the 16-bit path (--precision fp16 / bf16) on the engine's Hopper mainloop
+// Convolution versions v39-v47: the 16-bit path (--precision fp16 / bf16) on the engine's Hopper mainloop
 // (gemm_wgmma.cuh), wgmma m64nNk16 with FP32 accumulation. Built for sm_90a only (kernels/CMakeLists.txt); elsewhere
 // the versions report that they need it.
 //
@@ -19,6 +19,9 @@
 //   v44 wgmma-half-96x2   128 x 96, 3 stages (85 KB): two blocks per multiprocessor, so that one block's loads overlap
 //                         the other's epilogue where K is short (conv1 rewritten by v38: 7 stages of 64 k)
 //   v45 wgmma-half-128x2  128 x 128, 3 stages (97 KB), two blocks per multiprocessor
+//   v46 wgmma-half-64     128 x 64, 4 stages (97 KB), two blocks per multiprocessor: 64 filters per group (VGG's first
+//                         block) fill it, where the 128-wide tiles leave half their columns empty
+//   v47 wgmma-half-4wg-64 256 x 64 on 4 warpgroups, 4 stages (161 KB): half v46's weight reads per product
 // The floor and what each measured: experiments/precision-half.md, "16-bit convolutions on wgmma".
 #include <algorithm>
 #include <climits>
@@ -98,6 +101,8 @@ void with_tile(int version, F&& f) {
     case 43: return f.template operator()<wg::WgTile<128, 4, 192, 3, 1, t>, BF16>();
     case 44: return f.template operator()<wg::WgTile<96, 3, 128, 2, 1, t>, BF16>();
     case 45: return f.template operator()<wg::WgTile<128, 3, 128, 2, 1, t>, BF16>();
+    case 46: return f.template operator()<wg::WgTile<64, 4, 128, 2, 1, t>, BF16>();
+    case 47: return f.template operator()<wg::WgTile<64, 4, 256, 4, 1, t>, BF16>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a 16-bit wgmma version");
   }
 }
@@ -261,6 +266,8 @@ void register_conv_wgmma_half(Registry& r) {
   add(43, "wgmma-half-3wg", "v39 with 192 pixels x 128 filters on three warpgroups, 4 stages");
   add(44, "wgmma-half-96x2", "v39 with 128 pixels x 96 filters and 3 stages: two blocks per multiprocessor (for short K)");
   add(45, "wgmma-half-128x2", "v39 with 3 stages: two blocks per multiprocessor");
+  add(46, "wgmma-half-64", "v39 with 128 pixels x 64 filters, 4 stages (two blocks per multiprocessor): for 64 filters per group");
+  add(47, "wgmma-half-4wg-64", "v39 with 256 pixels x 64 filters on four warpgroups (512 threads), 4 stages");
 }
 
 }  // namespace bs::cuda

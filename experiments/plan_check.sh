@@ -5,7 +5,9 @@
 #              and 1024 (AB_BATCHES), resident, pinned; ECE 408 Op Times fp32 and fp16, 10,000 images: base and new alternating,
 #              ROUNDS rounds (default 2; ECE 408 ECE_ROUNDS, default ROUNDS; AB_CONFIGS=none: ECE 408 only); table by
 #              experiments/ab_compare.py
-#              AB_CONFIGS: those names, and NAME-w8 for --weights int8; AB_LAYERS: also these layers' summed times
+#              AB_CONFIGS: those names, and NAME-w8 for --weights int8; AB_LAYERS: also these layers' summed times;
+#              AB_NET: a zoo network in place of AlexNet (batchscope-weights synthesize --model AB_NET --seed 1, one
+#              folder both binaries read; PEERS then runs it too, PyTorch with --net AB_NET)
 #   PEERS=1    the cudnn backend of the new binaries (PEER_PRECISIONS, default fp16 bf16) and PyTorch fp16 channels-last
 #              at AB_BATCHES (experiments/pytorch_alexnet.py), with AB=1 (which makes the model): peers.tgz
 #   TESTS=1    the new GPU test suite (TEST_FILTER, TEST_TIMEOUT)
@@ -33,6 +35,11 @@ if [ "${AB:-0}" = 1 ]; then
   "$wt/batchscope-weights" synthesize --model alexnet --seed 1 --out weights/alexnet-seed1.npy >/dev/null &&
     "$wt/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out data/models/alexnet >/dev/null || echo "weights: FAILED"
   [ -x "$base/batchscope-weights" ] && "$base/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out weights/alexnet-base >/dev/null
+  ab_model=data/models/alexnet
+  if [ -n "${AB_NET:-}" ]; then
+    ab_model=zoo/models/$AB_NET
+    [ -f $ab_model/model.json ] || "$wt/batchscope-weights" synthesize --model "$AB_NET" --seed 1 --out $ab_model >/dev/null || echo "$AB_NET: FAILED"
+  fi
   common="--backend cuda --batches ${AB_BATCHES:-1,1024} --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
   for round in $(seq 1 "${ROUNDS:-2}"); do
     for cfg in ${AB_CONFIGS:-fp32 fp32-tuned tf32 tf32-tuned fp16 fp16-tuned bf16 bf16-tuned}; do
@@ -43,8 +50,8 @@ if [ "${AB:-0}" = 1 ]; then
       for who in base new; do
         [ $((round % 2)) = 0 ] && who=$([ $who = base ] && echo new || echo base)  # alternate the order between rounds
         bin=${!who}
-        model=data/models/alexnet
-        [ $who = base ] && [ -d weights/alexnet-base ] && model=weights/alexnet-base  # else the new import (same format)
+        model=$ab_model
+        [ -z "${AB_NET:-}" ] && [ $who = base ] && [ -d weights/alexnet-base ] && model=weights/alexnet-base  # else the new import (same format)
         timeout 300 "$bin/batchscope" sweep --model $model $common --precision $p $extra --out ab/$who-$cfg-r$round.csv >ab/$who-$cfg-r$round.log 2>&1 ||
           echo "$who $cfg round $round: exit $? $(grep -h error ab/$who-$cfg-r$round.log | head -1)"
       done
@@ -68,11 +75,11 @@ if [ "${PEERS:-0}" = 1 ]; then
   step "peers: the cudnn backend of the new binaries and PyTorch (fp16 channels-last), same call"
   mkdir -p peers
   for p in ${PEER_PRECISIONS:-fp16 bf16}; do
-    timeout 300 "$new/batchscope" sweep --model data/models/alexnet --backend cudnn --precision $p --batches ${AB_BATCHES:-1,1024} \
+    timeout 300 "$new/batchscope" sweep --model $ab_model --backend cudnn --precision $p --batches ${AB_BATCHES:-1,1024} \
       --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out peers/cudnn-$p.csv \
       >peers/cudnn-$p.log 2>&1 || echo "cudnn $p: exit $?"
   done
-  python3 experiments/pytorch_alexnet.py --batches ${AB_BATCHES:-1,1024} --modes fp16-cl --reps ${REPS:-10} --warmup 3 \
+  python3 experiments/pytorch_alexnet.py --net "${AB_NET:-alexnet}" --batches ${AB_BATCHES:-1,1024} --modes fp16-cl --reps ${REPS:-10} --warmup 3 \
     --json peers/pytorch.json >peers/pytorch.txt 2>&1 || echo "pytorch: exit $?"
   cat peers/pytorch.txt
   tar czf "$OUT/peers.tgz" peers

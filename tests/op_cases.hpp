@@ -114,6 +114,20 @@ inline std::vector<OpCase> op_cases(bool big) {
     pp.kind = kind; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.ceil_mode = true;
     cases.push_back({std::string(kind == PoolKind::max ? "maxpool" : "avgpool") + " k3 s2 ceil, 4 channels", {4, 12, 10}, 3, pp});
   }
+  for (PoolKind kind : {PoolKind::max, PoolKind::avg})  // 16 channels: the 16-bit path's 16-byte runs, windows clipped
+    for (bool count_pad : {true, false}) {
+      PoolParams pp;
+      pp.kind = kind; pp.kh = pp.kw = 3; pp.sh = pp.sw = 2; pp.ph = 1; pp.pb = 0; pp.pr = 1; pp.ceil_mode = true;
+      pp.count_include_pad = count_pad;
+      cases.push_back({std::string(kind == PoolKind::max ? "maxpool" : "avgpool") + " k3 s2 pads 1,0,0,1 ceil, 16 channels" +
+                           (count_pad ? "" : " excluding padding"),
+                       {16, 11, 12}, 3, pp});
+    }
+  {
+    PoolParams pp;  // VGG's 2x2 stride-2 max pool over 64 channels
+    pp.kind = PoolKind::max; pp.kh = pp.kw = 2; pp.sh = pp.sw = 2;
+    cases.push_back({"maxpool k2 s2, 64 channels (VGG)", {64, 14, 13}, 2, pp});
+  }
   for (int k : {2, 3})  // average with the padding left out of the count (PyTorch's default)
     for (bool ceil : {false, true}) {
       PoolParams pp;

@@ -1,8 +1,8 @@
-// Conv v38 s2d-half (conv_s2d_half.cu): a strided convolution over fewer than 8 channels run as a stride-1 convolution
-// over a space-to-depth copy of its input. The op-case table runs it as a first layer (reading the FP32 input itself);
-// here: after another layer (reading the 16-bit NHWC tensor), with padding and strides 2 and 4, against cpu-ref; auto
-// taking it where v20's tiles fill the GPU (at batch 1 v21 stays: the rewrite's pass cost more than it saved); and
-// --input-precision's 16-bit input (test_gpu_transfers.cpp). Without a GPU each test skips.
+// Conv v38 s2d-half (conv_s2d_half.cu): a convolution over fewer than 8 channels run as a stride-1 convolution over a
+// space-to-depth copy of its input, padded to whole 8-channel runs. The op-case table runs it as a first layer (reading
+// the FP32 input itself); here: after another layer (reading the 16-bit NHWC tensor), with padding and strides 1 to 4,
+// against cpu-ref; auto taking it where v20's tiles fill the GPU (at batch 1 v21 stays: the rewrite's pass cost more
+// than it saved); and --input-precision's 16-bit input (test_gpu_transfers.cpp). Without a GPU each test skips.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -53,6 +53,16 @@ TEST(GpuS2d, FirstAndLaterLayersMatchCpuRefAndAutoTakesItAtLargeBatches) {
       {model("two", {2, 30, 30}, {conv("c1", 8, 6, 4, 0, rng, 2)}), 0, "38", {1, 5}},
       // 3 channels at stride 2: 12 is not a multiple of 8, so the rewrite keeps the pad channel (16)
       {model("pad", {3, 20, 21}, {conv("c1", 10, 4, 2, 1, rng, 3), relu("r1")}), 0, "38", {1, 5}},
+      // VGG's conv1_1, smaller: 3x3 stride 1 over 3 channels, padded; the rewrite is the padding, to 8 channels (K = 72)
+      {model("vgg", {3, 18, 20}, {conv("c1", 64, 3, 1, 1, rng, 3), relu("r1")}), 0, "38", {1, 5}},
+      // 1 channel, 5x5 stride 1 (ECE 408's conv1 shape, smaller): 8 channels, 7 of them zero
+      {model("one", {1, 17, 15}, {conv("c1", 8, 5, 1, 2, rng, 1)}), 0, "38", {1, 5}},
+      // stride 3 over 3 channels: neither 27 nor 36 is a multiple of 8, so 8 channels per pixel of the block (72)
+      {model("s3", {3, 25, 22}, {conv("c1", 12, 7, 3, 2, rng, 3), relu("r1")}), 0, "38", {1, 5}},
+      // stride 1 after a layer of 6 channels (the stored tensor has no pad channel: 6 of 8 read, 2 zero); auto, at a
+      // batch where v20's tiles fill the GPU twice (483 pixels an image: 80 images are 302 blocks of 128)
+      {model("later1", {3, 23, 21}, {conv("c1", 6, 3, 1, 1, rng, 3), relu("r1"), conv("c2", 64, 3, 1, 1, rng, 6), relu("r2")}), 2,
+       "auto", {80}},
   };
   for (const Case& c : cases)
     for (int n : c.batches)
@@ -67,18 +77,20 @@ TEST(GpuS2d, FirstAndLaterLayersMatchCpuRefAndAutoTakesItAtLargeBatches) {
       }
 }
 
-// v38 refuses what it cannot rewrite, each with its reason: groups, a stride of 1, 8 or more channels, unequal strides.
+// v38 refuses what it cannot rewrite, each with its reason: groups, a stride past 4, 8 or more channels, unequal
+// strides, a kernel smaller than its stride.
 TEST(GpuS2d, RefusesWhatItCannotRewrite) {
   SKIP_WITHOUT_GPU();
   const Impl& v38 = registry().version(LayerKind::conv, 38, "--conv-variant");
   std::mt19937 rng(1);
   const Model grouped = model("g", {4, 20, 20}, {{"c", test::conv_params(8, 5, 2, 0, 2, false), {}, {}}});
-  const Model stride1 = model("s1", {3, 20, 20}, {conv("c", 8, 3, 1, 0, rng, 3)});
+  const Model stride5 = model("s5", {3, 20, 20}, {conv("c", 8, 5, 5, 0, rng, 3)});
+  const Model small = model("k", {3, 20, 20}, {conv("c", 8, 2, 3, 0, rng, 3)});
   const Model wide = model("w", {8, 20, 20}, {conv("c", 8, 5, 2, 0, rng, 8)});
   ConvParams uneven = test::conv_params(8, 5, 2, 0, 1, false);
   uneven.sw = 3;
   const Model unequal = model("u", {3, 20, 20}, {{"c", uneven, {}, {}}});
-  for (const Model* m : {&grouped, &stride1, &wide, &unequal}) {
+  for (const Model* m : {&grouped, &stride5, &wide, &unequal, &small}) {
     const Support s = v38.check(m->layers[0]);
     EXPECT_FALSE(s.ok) << m->name;
     EXPECT_NE(s.reason.find("v38"), std::string::npos) << s.reason;

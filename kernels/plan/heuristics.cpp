@@ -46,7 +46,9 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
 // layer's best was one of them, 0.6-0.85x v20/v21's time:
 //   batch 1 (v20's 128 x 64 tiles under a quarter of the multiprocessors): none clearly faster than v21, some 1.3x
 //     slower, so v21 stays;
-//   K up to 512 (conv1 rewritten by v38: 7 stages of 64): v44, 128 x 96 in two blocks per multiprocessor;
+//   K up to 512 (conv1 rewritten by v38: 7 stages of 64): v44, 128 x 96 in two blocks per multiprocessor, or for a
+//     multiple of 64 filters that is not one of 96 (VGG-16's conv1_1 rewritten by v38: K = 72) v46, 128 x 64, whose
+//     columns are all filters where a third of v44's would be empty;
 //   128-row tiles under one block per multiprocessor (conv3-conv5 at batch 16): v41 (128 x 96);
 //   else by the filters per group: a multiple of 128 (conv2, conv3, conv5) v45 (128 x 128, two blocks per
 //     multiprocessor), of 96 (conv4) v42 (256 x 96 on four warpgroups), of 64 (VGG-16's conv1_2) v46 (128 x 64, two
@@ -59,7 +61,7 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
   if ((pixels + 127) / 128 * ((mg + 63) / 64) * p.groups < sms / 4) return 0;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
-  if (k <= 8 * 64) return 44;
+  if (k <= 8 * 64) return mg % 96 != 0 && mg % 64 == 0 ? 46 : 44;
   if ((pixels + 127) / 128 * ((mg + 127) / 128) * p.groups < sms) return 41;
   return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
@@ -90,7 +92,8 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
       const long long blocks = (pixels + 127) / 128 * ((c.filters / c.groups + 63) / 64) * c.groups;
       v = blocks < 2LL * sms ? 21 : 20;
-      // Strided over fewer than 8 channels (AlexNet's conv1): v38's space-to-depth rewrite gathers 16 bytes at a time.
+      // Fewer than 8 channels (AlexNet's conv1, VGG's conv1_1): v38's space-to-depth rewrite, padded to 8-channel runs,
+      // gathers 16 bytes at a time (on wgmma, which takes only whole runs, where the GPU has it).
       // Measured (H100) 0.81x v20's time at batch 1024, 0.89x at 16, but 1.17x at batch 1 (v21's small grid): the
       // rewrite's extra pass costs more than it saves there.
       if (v == 20 && runs(LayerKind::conv, 38, l)) v = 38;
@@ -129,12 +132,12 @@ std::string heuristic_text(LayerKind op) {
            "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); on Hopper, for a multiple of 8 channels per group "
            "as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
-           "128 x 96, two blocks per multiprocessor) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "
+           "128 x 96, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "
            "than the GPU has multiprocessors, else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "else v21 when v20's tiles would give fewer blocks "
-           "than two waves of the GPU, else v20, or v38 (space-to-depth) in its place for a stride of 2-4 over fewer than 8 "
-           "channels (AlexNet's conv1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
+           "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
+           "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
          "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, then from 64 images v16 (wgmma) where it "
          "runs (compute capability 9.0, a multiple of 8 input values), else v13 up to 256, else v12; with --weights int8, "

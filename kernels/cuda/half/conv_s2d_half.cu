@@ -1,21 +1,25 @@
-// Convolution version v38 (half_ops.hpp): s2d-half, a strided convolution over few channels (AlexNet's conv1: 3 + 1
-// stored channels, 11x11 stride 4) rewritten as a stride-1 convolution over a space-to-depth tensor, which the GEMM
-// engine auto picks for it (v39-v47 on wgmma on Hopper; else v20, or v21 where v20's tiles would not fill the GPU
-// twice) gathers 16 bytes at a time.
+// Convolution version v38 (half_ops.hpp): s2d-half, a convolution over fewer than 8 channels (AlexNet's conv1: 3 + 1
+// stored channels, 11x11 stride 4; VGG's conv1_1: 3 + 1, 3x3 stride 1) rewritten as a stride-1 convolution over a
+// space-to-depth tensor whose pixels are whole 8-channel runs, which the GEMM engine auto picks for it (v39-v47 on
+// wgmma on Hopper; else v20, or v21 where v20's tiles would not fill the GPU twice) gathers 16 bytes at a time.
 //
 // Why: v19-v21 gather a pixel's channels in runs of up to 16 bytes; with 4 stored channels a run is 8 bytes, and conv1
-// ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165. Stride S groups the input into S x S blocks:
-// output (oy, ox) reads padded rows oy S + ky, that is block row oy + ky / S at offset ky % S. So with
-//   T[n][Y][X][(r, q, c)] = x[n][c][Y S + r - ph][X S + q - pw]   (0 outside the image)
-//   W'[m][(r, q, c)][KY][KX] = w[m][c][KY S + r][KX S + q]         (0 past the kernel)
+// ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165; and v39-v47 (wgmma) take only whole runs.
+// Stride S groups the input into S x S blocks: output (oy, ox) reads padded rows oy S + ky, that is block row
+// oy + ky / S at offset ky % S. So with
+//   T[n][Y][X][(r, q, c)] = x[n][c][Y S + r - ph][X S + q - pw]   (0 outside the image and for c >= C)
+//   W'[m][(r, q, c)][KY][KX] = w[m][c][KY S + r][KX S + q]         (0 past the kernel and for c >= C)
 // the layer is a convolution of T with W' of ceil(KH / S) x ceil(KW / S) taps, stride 1, no padding, over S x S x Ct
-// channels, Ct the real channel count C where S S C is a multiple of 8 (else the stored count, with its pad channel).
+// channels, Ct the fewest channels from C up that make S S Ct a multiple of 8: C itself at stride 4, the stored count
+// (C + 1) for 3 channels at stride 2, 8 at stride 1 or 3 (where the rewrite is only the padding, spatial and to 8
+// channels: VGG's conv1_1 has K = 3 x 3 x 8 = 72, where v20's own is 3 x 3 x 4 = 36 in 8-byte runs).
 // For conv1: 3 x 3 taps over 48 channels, K = 432, where the engine's own K is 11 x 11 x 4 = 484; the first form kept
 // the pad channel (K = 576) and gained 5 % (experiments/precision-half.md). The repack is one pass over the input that
-// writes T (conv1 at batch 1024: 320 MB); as the first layer it reads the FP32 (or --input-precision's 16-bit) NCHW
-// input itself, in place of the conversion pass every other version needs.
+// writes T (conv1 at batch 1024: 320 MB; conv1_1 at batch 256: 209 MB); as the first layer it reads the FP32 (or
+// --input-precision's 16-bit) NCHW input itself, in place of the conversion pass every other version needs.
 #include <algorithm>
 #include <climits>
+#include <numeric>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
@@ -32,7 +36,7 @@ constexpr int kMaxStride = 4;
 
 struct S2d {  // a kernel argument: plain values only
   int s, cs, c, kh, kw, ph, pw;  // stride, the input's stored and real channels, the kernel, top and left padding
-  int ct;                        // channels per pixel in T: C where S S C is a multiple of 8 (no pad channel), else Cs
+  int ct;                        // channels per pixel in T: the fewest from C up that make S S Ct a multiple of 8
   int c2, kh2, kw2, h2, w2, m;   // T's channels S S Ct, the new kernel, T's rows and columns, the filters
 };
 
@@ -45,7 +49,8 @@ S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
   g.kw = c.kw;
   g.ph = c.ph;
   g.pw = c.pw;
-  g.ct = g.s * g.s * g.c % 8 == 0 ? g.c : g.cs;
+  const int step = 8 / std::gcd(g.s * g.s, 8);
+  g.ct = (g.c + step - 1) / step * step;
   g.c2 = g.s * g.s * g.ct;
   g.kh2 = (c.kh + g.s - 1) / g.s;
   g.kw2 = (c.kw + g.s - 1) / g.s;
@@ -78,7 +83,7 @@ long long t_words(const S2d& g, int n) { return static_cast<long long>(n) * g.h2
 
 enum Src { kF32, kH16, kNhwc };
 
-constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pixel: S S Ct / 2, Ct < 8
+constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pixel: S S Ct / 2 (Ct <= 8)
 
 // One block per (image, block row Y), threads over (block column X, word of T): consecutive threads write consecutive
 // words and read the few pixels of one S x S block (through L1). Where each of a word's two channels j = (r S + q) Ct + c
@@ -142,12 +147,12 @@ Support s2d_half_supports(const Layer& l, bool pool) {
   if (pool) return {false, "v38 fuses the activation that follows, not pooling"};
   const ConvParams& c = std::get<ConvParams>(l.op);
   if (c.groups != 1) return {false, "v38 runs ungrouped convolutions only"};
-  if (c.sh != c.sw || c.sh < 2 || c.sh > kMaxStride)
-    return {false, "v38 rewrites strides of 2 to " + std::to_string(kMaxStride) + ", the same along both axes"};
+  if (c.sh != c.sw || c.sh > kMaxStride)
+    return {false, "v38 rewrites strides of 1 to " + std::to_string(kMaxStride) + ", the same along both axes"};
+  if (stored_channels(l.in.c) >= 8)
+    return {false, "v38 is for inputs of fewer than 8 channels (this layer has " + std::to_string(l.in.c) +
+                       "): the engine gathers 8 or more in whole 16-byte runs itself"};
   const S2d g = s2d_of(l);
-  if (g.c2 % 8 != 0 || stored_channels(l.in.c) >= 8)
-    return {false, "v38 is for inputs of fewer than 8 channels that make whole 8-channel runs after the rewrite (stride^2 x " +
-                       std::to_string(l.in.c) + " channels: " + std::to_string(g.c2) + ")"};
   if (c.kh < c.sh || c.kw < c.sw) return {false, "v38 needs a kernel at least as large as its stride"};
   if (static_cast<long long>(g.h2) * g.s > INT_MAX / 4 || static_cast<long long>(g.w2) * g.s * g.c2 > INT_MAX / 4)
     return {false, "v38: the rewritten image is too large"};
@@ -222,11 +227,11 @@ void register_conv_s2d_half(Registry& r) {
                                .half_conv_forward = half::s2d_half_forward,
                                .half_reads_model_input = [](int, const Layer&) { return true; }};  // as the first layer, always
   Impl i = cuda_impl(LayerKind::conv, 38, "s2d-half",
-                     "a strided convolution over fewer than 8 channels (AlexNet's conv1) as a stride-1 convolution over a "
-                     "space-to-depth copy of its input (S x S pixels as channels), run by auto's engine for it (v39-v47 "
+                     "a convolution over fewer than 8 channels (AlexNet's conv1, VGG's conv1_1) as a stride-1 convolution over a "
+                     "space-to-depth copy of its input (S x S pixels as channels, padded to whole 8-channel runs), run by auto's engine for it (v39-v47 "
                      "on wgmma where the GPU has it, else v20/v21) in 16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
                      &hooks);
-  i.shapes = "stride 2-4 (equal), fewer than 8 input channels, stride^2 x channels a multiple of 8, no groups";
+  i.shapes = "stride 1-4 (equal), fewer than 8 input channels, a kernel at least as large as the stride, no groups";
   i.math = "fp16/bf16";
   i.precisions = {Precision::fp16, Precision::bf16};
   i.fuses_act = true;

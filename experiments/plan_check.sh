@@ -37,7 +37,7 @@ if [ "${AB:-0}" = 1 ]; then
   [ -x "$base/batchscope-weights" ] && "$base/batchscope-weights" import-bvlc weights/alexnet-seed1.npy --out weights/alexnet-base >/dev/null
   ab_model=data/models/alexnet
   if [ -n "${AB_NET:-}" ]; then
-    ab_model=zoo/models/$AB_NET
+    ab_model=zoo/models/$AB_NET; mkdir -p zoo/models
     [ -f $ab_model/model.json ] || "$wt/batchscope-weights" synthesize --model "$AB_NET" --seed 1 --out $ab_model >/dev/null || echo "$AB_NET: FAILED"
   fi
   common="--backend cuda --batches ${AB_BATCHES:-1,1024} --reps ${REPS:-10} --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"

@@ -240,7 +240,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
   EXPECT_EQ(parse_conv_variant("direct-half"), 37);
   EXPECT_EQ(parse_conv_variant("s2d-half"), 38);
-  test::expect_error_at([] { parse_conv_variant("49"); }, "--conv-variant", "unknown variant '49' (choose auto or one of: 1 direct");
+  test::expect_error_at([] { parse_conv_variant("48"); }, "--conv-variant", "unknown variant '48' (choose auto or one of: 1 direct");
   test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "14 stream-half, 15 stream-int8, 16 wgmma-half)");
 }
 
@@ -274,7 +274,7 @@ TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
   EXPECT_EQ(tuning_signature(m, 0, Precision::fp16), "fc in4 out2 @fp16");
 }
 
-// fc v16 runs the layer as a 1x1 convolution over its input as stored, on conv v39-v48's layout: K-major words, then the
+// fc v16 runs the layer as a 1x1 convolution over its input as stored, on conv v39-v47's layout: K-major words, then the
 // k table. Worked out by hand for AlexNet's fc6 (stored (256, 6, 6): K = 9216 values, 4608 words, a multiple of the
 // 64-word k step) and for a 40 x 3 x 3 input (360 values, 180 words, padded to 192), with their refusals.
 TEST(FcWgmma, PlansTheLayerAsAOneByOneConvolution) {
@@ -300,8 +300,8 @@ TEST(FcWgmma, PlansTheLayerAsAOneByOneConvolution) {
 
 TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48");
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47");
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13, v14, v16");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.
@@ -385,7 +385,7 @@ TEST(Menus, DilatedConvolutionsRunOnTheGemmEnginesAndAutoPicksOne) {
     const Support s = i->check(l);
     if (i->dilation) {
       dilating.insert(i->number);
-      // no GPU here; v39-v48 read 8 channels at a time, this layer has 4
+      // no GPU here; v39-v47 read 8 channels at a time, this layer has 4
       EXPECT_TRUE(s.ok || s.reason.find("needs wgmma") != std::string::npos || s.reason.find("reads 8 channels (16 bytes) at a time") != std::string::npos)
           << i->label() << ": " << s.reason;
     } else {

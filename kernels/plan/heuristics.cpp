@@ -61,9 +61,9 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
   if ((pixels + 127) / 128 * ((mg + 63) / 64) * p.groups < sms / 4) return 0;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
-  if (k <= 8 * 64) return mg % 96 != 0 && mg % 64 == 0 ? 48 : 44;
+  if (k <= 8 * 64) return mg % 96 != 0 && mg % 64 == 0 ? 46 : 44;
   if ((pixels + 127) / 128 * ((mg + 127) / 128) * p.groups < sms) return 41;
-  return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 48 : 43;
+  return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.

@@ -103,10 +103,7 @@ __device__ __forceinline__ void mma(float (&d)[T::BN / 2], uint64_t a, uint64_t 
 //                                                            the shared-memory address stage_addr
 //   store(group, split, m, n, v)                             the epilogue for one element of C, or
 //   store_tile<T>(acc, group, split, r, c)                   the thread's whole accumulator: rows r + 64 mi + 8 h,
-//                                                            column pairs c + 8 j (acc[mi][4 j + 2 h], the next one), or
-//   store_tile_staged<T>(acc, group, split, m0, n0, r, c, smem)  the same with the block's tile origin (m0, n0) and r, c
-//                                                            within it; smem: the stages' memory, which the problem may
-//                                                            reuse after a barrier of the whole block
+//                                                            column pairs c + 8 j (acc[mi][4 j + 2 h], the next one)
 //   k_tiles, splits
 template <class T, class Problem>
 __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_constant__ Problem pr) {
@@ -201,10 +198,7 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   // D of m64nN: warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8; register 4 j + q is column
   // 8 j + 2 t + (q & 1) of the first (q < 2) or the second row.
   const int g = lane / 4, t = lane % 4;
-  if constexpr (requires { pr.template store_tile_staged<T>(acc, 0, 0, 0, 0, 0, 0, wg_smem); }) {
-    pr.template store_tile_staged<T>(acc, group, split, m0, n0, wgi * T::MI * 64 + (warp % 4) * 16 + g, 2 * t,
-                                     wg_smem + (base - gemm::smem_u32(wg_smem)));
-  } else if constexpr (requires { pr.template store_tile<T>(acc, 0, 0, 0, 0); }) {
+  if constexpr (requires { pr.template store_tile<T>(acc, 0, 0, 0, 0); }) {
     pr.template store_tile<T>(acc, group, split, m0 + wgi * T::MI * 64 + (warp % 4) * 16 + g, n0 + 2 * t);
   } else {
 #pragma unroll

@@ -1,10 +1,10 @@
 // Convolution version v38 (half_ops.hpp): s2d-half, a convolution over fewer than 8 channels (AlexNet's conv1: 3 + 1
 // stored channels, 11x11 stride 4; VGG's conv1_1: 3 + 1, 3x3 stride 1) rewritten as a stride-1 convolution over a
-// space-to-depth tensor whose pixels are whole 8-channel runs, which the GEMM engine auto picks for it (v39-v48 on
+// space-to-depth tensor whose pixels are whole 8-channel runs, which the GEMM engine auto picks for it (v39-v47 on
 // wgmma on Hopper; else v20, or v21 where v20's tiles would not fill the GPU twice) gathers 16 bytes at a time.
 //
 // Why: v19-v21 gather a pixel's channels in runs of up to 16 bytes; with 4 stored channels a run is 8 bytes, and conv1
-// ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165; and v39-v48 (wgmma) take only whole runs.
+// ran at 54 TFLOP/s (4.0 ms at fp16 batch 1024) where conv2 runs at 165; and v39-v47 (wgmma) take only whole runs.
 // Stride S groups the input into S x S blocks: output (oy, ox) reads padded rows oy S + ky, that is block row
 // oy + ky / S at offset ky % S. So with
 //   T[n][Y][X][(r, q, c)] = x[n][c][Y S + r - ph][X S + q - pw]   (0 outside the image and for c >= C)
@@ -70,12 +70,12 @@ Layer inner_layer(const S2d& g, Shape out) {
   return {"", p, {g.c2, g.h2, g.w2}, out};
 }
 
-// The engine's version for the inner layer: auto's (v39-v48 on wgmma where the GPU has it, else v21 where v20's tiles
+// The engine's version for the inner layer: auto's (v39-v47 on wgmma where the GPU has it, else v21 where v20's tiles
 // would give fewer than two waves, else v20).
 int inner_version(const Layer& inner, int n) { return heuristic_version(inner, n, Precision::fp16, sm_count())->number; }
 bool on_wgmma(int version) { return is_wgmma_half(version); }
 
-// The prepared weights: the engine's layout for v19-v21, then v39-v48's (K-major), then W' in FP32.
+// The prepared weights: the engine's layout for v19-v21, then v39-v47's (K-major), then W' in FP32.
 size_t wgmma_offset(const Layer& inner) { return conv_half_prepared_floats(inner); }
 size_t w_offset(const Layer& inner) { return wgmma_offset(inner) + wgmma_half_prepared_floats(inner); }
 
@@ -228,7 +228,7 @@ void register_conv_s2d_half(Registry& r) {
                                .half_reads_model_input = [](int, const Layer&) { return true; }};  // as the first layer, always
   Impl i = cuda_impl(LayerKind::conv, 38, "s2d-half",
                      "a convolution over fewer than 8 channels (AlexNet's conv1, VGG's conv1_1) as a stride-1 convolution over a "
-                     "space-to-depth copy of its input (S x S pixels as channels, padded to whole 8-channel runs), run by auto's engine for it (v39-v48 "
+                     "space-to-depth copy of its input (S x S pixels as channels, padded to whole 8-channel runs), run by auto's engine for it (v39-v47 "
                      "on wgmma where the GPU has it, else v20/v21) in 16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
                      &hooks);
   i.shapes = "stride 1-4 (equal), fewer than 8 input channels, a kernel at least as large as the stride, no groups";

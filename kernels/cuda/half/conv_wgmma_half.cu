@@ -1,4 +1,4 @@
-// Convolution versions v39-v48: the 16-bit path (--precision fp16 / bf16) on the engine's Hopper mainloop
+// Convolution versions v39-v47: the 16-bit path (--precision fp16 / bf16) on the engine's Hopper mainloop
 // (gemm_wgmma.cuh), wgmma m64nNk16 with FP32 accumulation. Built for sm_90a only (kernels/CMakeLists.txt); elsewhere
 // the versions report that they need it.
 //
@@ -22,10 +22,6 @@
 //   v46 wgmma-half-64     128 x 64, 4 stages (97 KB), two blocks per multiprocessor: 64 filters per group (VGG's first
 //                         block) fill it, where the 128-wide tiles leave half their columns empty
 //   v47 wgmma-half-4wg-64 256 x 64 on 4 warpgroups, 4 stages (161 KB): half v46's weight reads per product
-//   v48 wgmma-half-64s    v46 with its output tile staged in shared memory and written a pixel's 64 channels (128
-//                         bytes, one line) at a time in 16-byte stores, for layers whose time is their output (VGG's
-//                         conv1_1 after v38, K = 72: L2-bound at 76 % under ncu, its fragment stores writing half
-//                         sectors; a staged epilogue on every version was 2 % slower on AlexNet, 3a234cf)
 // The floor and what each measured: experiments/precision-half.md, "16-bit convolutions on wgmma".
 #include <algorithm>
 #include <climits>
@@ -90,78 +86,23 @@ struct WgHalfProblem : wg::NhwcConvLoads {
   }
 };
 
-// v48's epilogue: a block whose tile lies inside the layer, without split-K and with its channels 16-byte aligned in the
-// output, converts its pairs into a BM x BN tile of 16-bit values in the stages' shared memory (once every warpgroup's
-// products are done), then writes the tile's rows, each BN contiguous channels of one pixel, in 16-byte stores; other
-// blocks store from the fragments as WgHalfProblem does.
-template <bool BF16>
-struct WgHalfStagedProblem : WgHalfProblem<BF16> {
-  template <class T>
-  static constexpr int kPitch = T::BN / 2 + 4;  // words per staged row: 4 more, so that a fragment store's 8 rows fall in different banks
-
-  template <class T>
-  __device__ __forceinline__ void store_tile_staged(const float (&acc)[T::MI][T::BN / 2], int group, int split, int m0, int n0, int r,
-                                                    int c, uint8_t* smem) const {
-    static_assert(T::BM * kPitch<T> * 4 <= T::STAGES * T::STAGE_BYTES, "the staged tile fits in the stages' memory");
-    const HalfConvOut& o = this->o;
-    const int ch0 = group * o.mg + n0;
-    if (o.splits > 1 || m0 + T::BM > o.ncols || n0 + T::BN > o.mg || ch0 % 8 != 0 || o.ms % 8 != 0) {
-      this->template store_tile<T>(acc, group, split, m0 + r, n0 + c);
-      return;
-    }
-    constexpr int J = T::BN / 8;
-    float b[2 * J];
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + c + 8 * j) : 0.0f;
-      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + c + 8 * j + 1) : 0.0f;
-    }
-    uint32_t* tile = reinterpret_cast<uint32_t*>(smem);
-    __syncthreads();  // every warpgroup's products are done: the stages are free
-#pragma unroll
-    for (int mi = 0; mi < T::MI; ++mi)
-#pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint32_t* dst = tile + (r + 64 * mi + 8 * h) * kPitch<T> + c / 2;
-#pragma unroll
-        for (int j = 0; j < J; ++j) {
-          float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
-          v0 = activate_or_keep(o.bias ? v0 + b[2 * j] : v0, o.act);
-          v1 = activate_or_keep(o.bias ? v1 + b[2 * j + 1] : v1, o.act);
-          check_range<BF16>(v0, o.ovf);
-          check_range<BF16>(v1, o.ovf);
-          dst[4 * j] = pack2<BF16>(v0, v1);
-        }
-      }
-    __syncthreads();
-    constexpr int kChunks = T::BN / 8;  // 16-byte chunks per row
-    for (int i = threadIdx.x; i < T::BM * kChunks; i += T::THREADS) {
-      const int row = i / kChunks, q = i - row * kChunks;
-      const uint4 v = *reinterpret_cast<const uint4*>(tile + row * kPitch<T> + 4 * q);
-      *reinterpret_cast<uint4*>(o.out + static_cast<long long>(m0 + row) * o.ms + ch0 + 8 * q) = v;
-    }
-  }
-};
-
 template <bool BF16>
 constexpr int kType = BF16 ? wg::kBf16 : wg::kF16;
 
-// Calls f.template operator()<Tile, BF16, Problem>() for a version's instantiation.
+// Calls f.template operator()<Tile, BF16>() for a version's instantiation.
 template <bool BF16, class F>
 void with_tile(int version, F&& f) {
   constexpr int t = kType<BF16>;
-  using P = WgHalfProblem<BF16>;
   switch (version) {
-    case 39: return f.template operator()<wg::WgTile<128, 5, 128, 2, 1, t>, BF16, P>();
-    case 40: return f.template operator()<wg::WgTile<192, 4, 128, 2, 1, t>, BF16, P>();
-    case 41: return f.template operator()<wg::WgTile<96, 5, 128, 2, 1, t>, BF16, P>();
-    case 42: return f.template operator()<wg::WgTile<96, 4, 256, 4, 1, t>, BF16, P>();
-    case 43: return f.template operator()<wg::WgTile<128, 4, 192, 3, 1, t>, BF16, P>();
-    case 44: return f.template operator()<wg::WgTile<96, 3, 128, 2, 1, t>, BF16, P>();
-    case 45: return f.template operator()<wg::WgTile<128, 3, 128, 2, 1, t>, BF16, P>();
-    case 46: return f.template operator()<wg::WgTile<64, 4, 128, 2, 1, t>, BF16, P>();
-    case 47: return f.template operator()<wg::WgTile<64, 4, 256, 4, 1, t>, BF16, P>();
-    case 48: return f.template operator()<wg::WgTile<64, 4, 128, 2, 1, t>, BF16, WgHalfStagedProblem<BF16>>();
+    case 39: return f.template operator()<wg::WgTile<128, 5, 128, 2, 1, t>, BF16>();
+    case 40: return f.template operator()<wg::WgTile<192, 4, 128, 2, 1, t>, BF16>();
+    case 41: return f.template operator()<wg::WgTile<96, 5, 128, 2, 1, t>, BF16>();
+    case 42: return f.template operator()<wg::WgTile<96, 4, 256, 4, 1, t>, BF16>();
+    case 43: return f.template operator()<wg::WgTile<128, 4, 192, 3, 1, t>, BF16>();
+    case 44: return f.template operator()<wg::WgTile<96, 3, 128, 2, 1, t>, BF16>();
+    case 45: return f.template operator()<wg::WgTile<128, 3, 128, 2, 1, t>, BF16>();
+    case 46: return f.template operator()<wg::WgTile<64, 4, 128, 2, 1, t>, BF16>();
+    case 47: return f.template operator()<wg::WgTile<64, 4, 256, 4, 1, t>, BF16>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a 16-bit wgmma version");
   }
 }
@@ -171,10 +112,10 @@ void with_config(int version, bool bf16, F&& f) {
   else with_tile<false>(version, f);
 }
 
-template <class T, class P>
+template <class T, bool BF16>
 int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
-  return gemm::choose_splits(blocks, g.kw_pad / T::BK, wg::wgmma_occupancy<T, P>());
+  return gemm::choose_splits(blocks, g.kw_pad / T::BK, wg::wgmma_occupancy<T, WgHalfProblem<BF16>>());
 }
 
 // Weights (M, Cg, KH, KW) FP32 -> words (G, Mg, Kw_pad): word (r, kw) = filter r at k = 2 kw, 2 kw + 1 of (ky, kx, c)
@@ -199,10 +140,10 @@ __global__ void prepare_kmajor(const float* __restrict__ w, long long rows, int 
   }
 }
 
-template <class T, bool BF16, class P>
+template <class T, bool BF16>
 void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
   const ConvParams& c = *a.p;
-  P pr;
+  WgHalfProblem<BF16> pr;
   pr.in = reinterpret_cast<const float*>(a.in);  // words
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.mg * g.kw_pad);
   pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
@@ -213,7 +154,7 @@ void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
   pr.ncols = static_cast<int>(g.ncols);
   pr.groups = g.groups;
   pr.k_tiles = g.kw_pad / T::BK;
-  pr.splits = splits_for<T, P>(g);
+  pr.splits = splits_for<T, BF16>(g);
   pr.cs = g.cs_in / 2;
   pr.cg = g.cg / 2;
   pr.hwc = static_cast<long long>(a.is.h) * a.is.w * pr.cs;
@@ -264,8 +205,8 @@ size_t wgmma_half_prepared_floats(const Layer& layer) {
 size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
-  with_config(version, bf16, [&]<class T, bool BF16, class P>() {
-    const int splits = splits_for<T, P>(g);
+  with_config(version, bf16, [&]<class T, bool BF16>() {
+    const int splits = splits_for<T, BF16>(g);
     floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
   });
   return floats;
@@ -294,7 +235,7 @@ void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
   const Geometry g = geometry(a.is, *a.p, a.os, a.n);
   check_half_conv_batch(g, a, "wgmma");
-  with_config(version, a.bf16, [&]<class T, bool BF16, class P>() { run<T, BF16, P>(a, g, s); });
+  with_config(version, a.bf16, [&]<class T, bool BF16>() { run<T, BF16>(a, g, s); });
 }
 
 }  // namespace bs::cuda::half
@@ -327,8 +268,6 @@ void register_conv_wgmma_half(Registry& r) {
   add(45, "wgmma-half-128x2", "v39 with 3 stages: two blocks per multiprocessor");
   add(46, "wgmma-half-64", "v39 with 128 pixels x 64 filters, 4 stages (two blocks per multiprocessor): for 64 filters per group");
   add(47, "wgmma-half-4wg-64", "v39 with 256 pixels x 64 filters on four warpgroups (512 threads), 4 stages");
-  add(48, "wgmma-half-64s", "v46 with its output tile staged in shared memory and written a pixel's channels at a time in 16-byte "
-                            "stores: for layers whose time is their output (VGG's conv1_1 after v38's rewrite)");
 }
 
 }  // namespace bs::cuda

@@ -1,5 +1,5 @@
 // Fully connected versions v12-v13 (half_ops.hpp): the GEMM engine on FP16 / BF16 operands; and v16, the layer run
-// as a convolution by the wgmma engine (v39-v48, at the end of this file).
+// as a convolution by the wgmma engine (v39-v47, at the end of this file).
 //
 // C (images x outputs) = X (images x K) * W^T, K = H * W * Cs of the layer's NHWC input. A = X^T as words
 // (Kw_pad, M_pad) (word (kw, img) = X[img][2kw, 2kw + 1]), transposed into the workspace for each run; B = W^T
@@ -183,7 +183,7 @@ void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s) {
 
 // v16: the layer as a 1x1 convolution over a one-pixel input of K = H x W x Cs channels (the layer's NHWC input as
 // stored, flattened), the outputs as filters, run by the wgmma engine unchanged (K-major weights, 16-byte gathers,
-// split-K, the fused epilogue). Its weights are v12's permutation to the NHWC flattening, K-major, then conv v39-v48's k
+// split-K, the fused epilogue). Its weights are v12's permutation to the NHWC flattening, K-major, then conv v39-v47's k
 // table. The convolution's version is auto's for it where that is a wgmma one, else v41 (128 x 96, for small grids).
 // K as stored is a multiple of 8 wherever C x H x W is (C even: the same; C odd: then H x W is).
 namespace {
@@ -273,14 +273,14 @@ void register_fc_half(Registry& r) {
   static const ImplHooks wgmma{.half_fc_prepare = half::fc_wgmma_prepare, .half_fc_forward = half::fc_wgmma_forward};
   Impl i = cuda_impl(LayerKind::fc, 16, "wgmma-half",
                      "the layer as a 1x1 convolution over its NHWC input flattened as stored, run by the 16-bit wgmma "
-                     "engine (conv v39-v48, auto's tile for it; --precision fp16 or bf16): K-major weights, 16-byte "
+                     "engine (conv v39-v47, auto's tile for it; --precision fp16 or bf16): K-major weights, 16-byte "
                      "gathers, split-K, bias + activation fused; for large batches",
                      &wgmma);
   i.shapes = "a multiple of 8 input values (compute capability 9.0, sm_90a build)";
   i.math = "fp16/bf16";
   i.precisions = {Precision::fp16, Precision::bf16};
   i.fuses_act = true;
-  i.prep_layout = 16;  // conv v39-v48's K-major words and k table, for the convolution the layer is
+  i.prep_layout = 16;  // conv v39-v47's K-major words and k table, for the convolution the layer is
   i.supports = [](const Layer& l, const Epilogue&) { return half::fc_wgmma_supports(l); };
   i.workspace_floats = [](const Layer& l, Shape stored, int n, Precision p) {
     return half::fc_wgmma_workspace_floats(n, stored, std::get<FcParams>(l.op).outputs, p == Precision::bf16);

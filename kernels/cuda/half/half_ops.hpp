@@ -59,8 +59,8 @@ size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool b
 void conv_half_prepare(int version, const float* w, const Layer& layer, bool bf16, float* prepared, cudaStream_t s);
 void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 
-// v39-v48 (conv_wgmma_half.cu, sm_90a): the same layouts, weights prepared K-major.
-constexpr int kWgmmaHalfFirst = 39, kWgmmaHalfLast = 48;
+// v39-v47 (conv_wgmma_half.cu, sm_90a): the same layouts, weights prepared K-major.
+constexpr int kWgmmaHalfFirst = 39, kWgmmaHalfLast = 47;
 inline bool is_wgmma_half(int version) { return version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast; }
 Support wgmma_half_supports(int version, const Layer& layer, bool pool = false);
 size_t wgmma_half_prepared_floats(const Layer& layer);
@@ -97,7 +97,7 @@ size_t fc_half_workspace_floats(int version, int n, Shape is, int outputs, bool 
 void fc_half_prepare(const float* w, Shape is, int outputs, bool bf16, float* prepared, cudaStream_t s);
 void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s);
 
-// fc v16 (fc_half.cu): the layer as a 1x1 convolution on the wgmma versions (conv v39-v48).
+// fc v16 (fc_half.cu): the layer as a 1x1 convolution on the wgmma versions (conv v39-v47).
 Support fc_wgmma_supports(const Layer& l);
 size_t fc_wgmma_prepared_floats(Shape is, int outputs);
 size_t fc_wgmma_workspace_floats(int n, Shape is, int outputs, bool bf16);

@@ -106,6 +106,11 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
         const ConvParams& c = std::get<ConvParams>(l.op);
         const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
         if ((pixels + 255) / 256 * ((c.filters / c.groups + 95) / 96) * c.groups >= 2LL * sms) v = 33;
+        // A long K (VGG-16's 512-channel layers, K = 4608): v28's 128 x 96 tiles on two warpgroups took 0.74-0.76x v33's
+        // time in `tune` on the H100 (batch 256; experiments/precision-half.md, "VGG-16: conv1_1 by v38, pooling"), where
+        // at K = 2304 (conv3_2, conv4_1) v33 stayed 0.85x v28's.
+        const long long k = static_cast<long long>(c.kh) * c.kw * (l.in.c / c.groups);
+        if (v == 33 && k > 4096 && runs(LayerKind::conv, 28, l)) v = 28;
       }
       if (!v) v = conv_fp32(l, n, sms) == 14 ? 18 : 17;
     } else {
@@ -128,7 +133,8 @@ std::string heuristic_text(LayerKind op) {
            "with K = C/groups x KH x KW up to 2048; "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13; with --precision "
-           "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU; else "
+           "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, v28 "
+           "(128 x 96) in its place for K = C/groups x KH x KW over 4096; else "
            "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); on Hopper, for a multiple of 8 channels per group "
            "as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "

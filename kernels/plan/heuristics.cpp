@@ -31,6 +31,8 @@ int conv_fp32(const Layer& l, int n, int sms) {
 // the H100 takes v34 (192 x 96 tiles) where a group's filters are a multiple of 96 (conv3, conv4), v36 (192 x 64) where
 // they are a multiple of 64 (conv2, conv5: K = 1,200 and 1,728). On VGG-16 v36 wins up to K = 1,152 (conv2_1 to conv3_1,
 // 0.80-0.88x v13's time at batch 256) and loses from K = 2,304 on (conv3_2 to conv5_3, 1.10-1.19x): v36 up to K = 2,048.
+// Beyond that v34 takes 0.84-0.93x v13's time there, its 96-wide tiles over 256 and 512 filters included (`tune`, H100,
+// batch 256; experiments/precision-half.md, "VGG-16: conv1_1 by v38, pooling"), so a multiple of 64 takes v34 there.
 // 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
@@ -39,6 +41,7 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   if (cg < 16 || ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
   if (mg % 96 == 0 && runs(LayerKind::conv, 34, l)) return 34;
   if (mg % 64 == 0 && k <= 2048 && runs(LayerKind::conv, 36, l)) return 36;
+  if (mg % 64 == 0 && runs(LayerKind::conv, 34, l)) return 34;
   return 0;
 }
 // 16-bit on Hopper, where conv v39-v45 (wgmma) run (a multiple of 8 channels per group as stored). From the AlexNet
@@ -130,7 +133,7 @@ std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
     return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
            "channels or more, v34 (3xTF32 on wgmma) for a multiple of 96 filters per group, else v36 for a multiple of 64 "
-           "with K = C/groups x KH x KW up to 2048; "
+           "with K = C/groups x KH x KW up to 2048, and v34 for a multiple of 64 beyond; "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13; with --precision "
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, v28 "

@@ -73,7 +73,6 @@ Layer inner_layer(const S2d& g, Shape out) {
 // The engine's version for the inner layer: auto's (v39-v47 on wgmma where the GPU has it, else v21 where v20's tiles
 // would give fewer than two waves, else v20).
 int inner_version(const Layer& inner, int n) { return heuristic_version(inner, n, Precision::fp16, sm_count())->number; }
-bool on_wgmma(int version) { return is_wgmma_half(version); }
 
 // The prepared weights: the engine's layout for v19-v21, then v39-v47's (K-major), then W' in FP32.
 size_t wgmma_offset(const Layer& inner) { return conv_half_prepared_floats(inner); }
@@ -168,7 +167,7 @@ size_t s2d_half_workspace_floats(const Layer& l, int n, bool bf16) {
   const S2d g = s2d_of(l);
   const Layer inner = inner_layer(g, l.out);
   const int v = inner_version(inner, n);
-  const size_t engine = on_wgmma(v) ? wgmma_half_workspace_floats(v, inner, n, bf16)
+  const size_t engine = is_wgmma_half(v) ? wgmma_half_workspace_floats(v, inner, n, bf16)
                                     : std::max(conv_half_workspace_floats(20, inner, n, bf16), conv_half_workspace_floats(21, inner, n, bf16));
   return static_cast<size_t>(t_words(g, n)) + engine;
 }
@@ -209,7 +208,7 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   b.workspace = a.workspace + t_words(g, a.n);
   b.workspace_floats = a.workspace_floats - static_cast<size_t>(t_words(g, a.n));
   const int v = inner_version(inner, a.n);
-  if (on_wgmma(v)) {
+  if (is_wgmma_half(v)) {
     b.prepared = a.prepared + wgmma_offset(inner);
     wgmma_half_forward(v, b, s);
   } else {

@@ -14,6 +14,7 @@
 #include "kernels/cuda/engine/gemm_launch.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/half/conv_half_shared.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
@@ -199,7 +200,9 @@ struct AsConv {
     const int v = n > 0 ? heuristic_version(layer, n, Precision::fp16, sm_count())->number : 41;
     version = is_wgmma_half(v) ? v : 41;
   }
-  int kw_pad() const { return pad_to(layer.in.c / 2, kPadK); }
+  int kw_pad() const {  // the convolution's K in words, padded as the wgmma versions read their weights
+    return half_conv_geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1).kw_pad;
+  }
 };
 
 }  // namespace

@@ -240,7 +240,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_fc_variant("gemm-tf32-64"), 11);
   EXPECT_EQ(parse_conv_variant("direct-half"), 37);
   EXPECT_EQ(parse_conv_variant("s2d-half"), 38);
-  test::expect_error_at([] { parse_conv_variant("48"); }, "--conv-variant", "unknown variant '48' (choose auto or one of: 1 direct");
+  test::expect_error_at([] { parse_conv_variant("51"); }, "--conv-variant", "unknown variant '51' (choose auto or one of: 1 direct");
   test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "14 stream-half, 15 stream-int8, 16 wgmma-half)");
 }
 
@@ -300,14 +300,14 @@ TEST(FcWgmma, PlansTheLayerAsAOneByOneConvolution) {
 
 TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47");
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48");
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13, v14, v16");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::tf32), "v16, v17, v18, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::tf32), "v16, v17, v18, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v50");
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::tf32), "v5, v10, v11");
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp32), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v34, v35, v36");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp32), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v34, v35, v36, v49");
   for (const Impl* i : registry().menu(LayerKind::conv, BackendKind::cuda))
     EXPECT_TRUE(i->math == "fp32" || i->math == "tf32" || i->math == "fp16/bf16") << i->label();
 }
@@ -385,8 +385,9 @@ TEST(Menus, DilatedConvolutionsRunOnTheGemmEnginesAndAutoPicksOne) {
     const Support s = i->check(l);
     if (i->dilation) {
       dilating.insert(i->number);
-      // no GPU here; v39-v47 read 8 channels at a time, this layer has 4
-      EXPECT_TRUE(s.ok || s.reason.find("needs wgmma") != std::string::npos || s.reason.find("reads 8 channels (16 bytes) at a time") != std::string::npos)
+      // no GPU here (v39-v47 and the cluster versions v48-v50 say so); v39-v47 read 8 channels at a time, this layer has 4
+      EXPECT_TRUE(s.ok || s.reason.find("needs wgmma") != std::string::npos ||
+                  s.reason.find("split-K in thread-block clusters") != std::string::npos || s.reason.find("reads 8 channels (16 bytes) at a time") != std::string::npos)
           << i->label() << ": " << s.reason;
     } else {
       EXPECT_NE(s.reason.find("runs undilated convolutions only (this layer's dilation is 2x3)"), std::string::npos) << i->label();

@@ -1,4 +1,4 @@
-// Convolution versions v12-v14: convolution as a problem for the GEMM engine (gemm_engine.cuh), for any
+// Convolution versions v12-v18, v49, v50: convolution as a problem for the GEMM engine (gemm_engine.cuh), for any
 // kernel size, stride, padding and groups.
 //
 // Per group z: C (Mg filters x N = images * OH * OW) = W_z (Mg x K) * X_z (K x N), K = Cg * KH * KW.
@@ -17,6 +17,8 @@
 //   v14 gemm-3xtf32-64    64x64x32 tiles (4 warps), 4 stages: more blocks for small layers and batches, and no
 //                         idle rows for 192 filters per group (AlexNet conv4)
 //   v16-v18 gemm-tf32*    --precision tf32: one TF32 product per multiply-add, on the tiles of v15, v13, v14
+//   v49, v50 *-cluster    v14 and v18 with the split-K reduced in a thread-block cluster (gemm_engine.cuh): no
+//                         workspace and no reduction kernel (batches of a few images; compute capability 9.0)
 //   v15 gemm-3xtf32-128   128x128x32 tiles (8 warps of 64x32), 4 stages: the tensor cores' partial sums and
 //                         the FP32 sums of a 64x32 warp tile take 226 registers, so one block per SM; slower than
 //                         v13 on every AlexNet layer (kept as the measured cost of that register budget)
@@ -105,9 +107,10 @@ struct ConvProblem {
     }
   }
 
+  // split: whose partial sums v is, or gemm::kSplitsReduced for the output.
   __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
     if (m >= mg || n >= ncols) return;
-    if (splits > 1) {
+    if (splits > 1 && split != gemm::kSplitsReduced) {
       part[((static_cast<long long>(split) * groups + group) * mg + m) * ncols + n] = v;
       return;
     }
@@ -150,7 +153,12 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
 template <class T, class Math>
 int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BN - 1) / T::BN) * ((g.mg + T::BM - 1) / T::BM) * g.groups;
-  return gemm::choose_splits(blocks, g.k_pad / T::BK, gemm::engine_occupancy<T, Math, ConvProblem>());
+  return gemm::engine_splits<T, Math, ConvProblem>(blocks, g.k_pad / T::BK);
+}
+// Partial sums in a workspace: the splits of a version without clusters.
+template <class T>
+size_t workspace_for(const Geometry& g, int splits) {
+  return T::CLUSTER == 0 && splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
 }
 
 template <class T, class Math>
@@ -178,10 +186,10 @@ void run(const ConvArgs& a, int act, cudaStream_t s) {
   pr.bias = a.bias;
   pr.out = a.out;
   pr.part = a.workspace;
-  if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
+  if (a.workspace_floats < workspace_for<T>(g, pr.splits))
     fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
   gemm::launch_engine<T, Math>(pr, g.mg, pr.ncols, g.groups, s);
-  if (pr.splits > 1) detail::conv_splitk_finish(a, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
+  if (workspace_for<T>(g, pr.splits) > 0) detail::conv_splitk_finish(a, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
 }
 
 // Calls f.template operator()<Tile, Math>() for a version's instantiation.
@@ -197,6 +205,9 @@ void with_config(int version, F&& f) {
     case 16: return f.template operator()<gemm::TileL_Mma, gemm::MmaTf32Math<gemm::TileL_Mma, 1, 0>>();
     case 17: return f.template operator()<gemm::TileM_Mma, gemm::MmaTf32Math<gemm::TileM_Mma, 1, 0>>();
     case 18: return f.template operator()<gemm::TileS_Mma, gemm::MmaTf32Math<gemm::TileS_Mma, 1, 0>>();
+    // v14 and v18 with their split-K reduced in a thread-block cluster.
+    case 49: return f.template operator()<gemm::TileS_MmaC, gemm::MmaTf32Math<gemm::TileS_MmaC, 3, 2>>();
+    case 50: return f.template operator()<gemm::TileS_MmaC, gemm::MmaTf32Math<gemm::TileS_MmaC, 1, 0>>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }
@@ -214,6 +225,11 @@ Support gemm_supports(int version, const Layer& layer, const Epilogue& epi) {
   if (static_cast<long long>(layer.in.c / c.groups) * layer.in.h * layer.in.w >= INT_MAX)
     return {false, v + ": one group's input plane stack exceeds 2^31 values"};
   if (c.filters > 65535) return {false, v + " handles at most 65535 filters"};
+  if (version >= 49) {
+    bool ok = true;
+    with_config(version, [&]<class T, class Math>() { ok = gemm::cluster_launch_ok<T, Math, ConvProblem>(); });
+    if (!ok) return {false, v + " reduces its split-K in thread-block clusters: a compute capability 9.0 GPU and a build for it"};
+  }
   return {};
 }
 
@@ -225,10 +241,7 @@ size_t gemm_prepared_floats(const Layer& layer) {
 size_t gemm_workspace_floats(int version, const Layer& layer, int n) {
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
-  with_config(version, [&]<class T, class Math>() {
-    const int splits = splits_for<T, Math>(g);
-    floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
-  });
+  with_config(version, [&]<class T, class Math>() { floats = workspace_for<T>(g, splits_for<T, Math>(g)); });
   return floats;
 }
 
@@ -280,6 +293,10 @@ void register_conv_engine(Registry& r) {
                        "split-K, bias + activation fused", Precision::tf32);
   add(17, "gemm-tf32-128x64", "v16 with 128x64x32 tiles (two blocks per SM)", Precision::tf32);
   add(18, "gemm-tf32-64", "v16 with 64x64x32 tiles: more blocks for small layers and batches", Precision::tf32);
+  add(49, "gemm-3xtf32-64-cluster", "v14 with its split-K reduced in a thread-block cluster (up to 8 blocks, through distributed "
+                                    "shared memory; compute capability 9.0): no workspace and no reduction kernel, for batches of a "
+                                    "few images", Precision::fp32);
+  add(50, "gemm-tf32-64-cluster", "v18 with its split-K reduced in a thread-block cluster, as v49", Precision::tf32);
 }
 
 }  // namespace bs::cuda

@@ -2,6 +2,11 @@
 // CUTLASS habit: a GEMM is a tile shape, a pipeline, a math policy, two operand iterators and an epilogue).
 //
 //   C (M x N) = A (M x K) * B (K x N), per group z, with the K loop optionally split across blocks (split-K).
+//   The splits' partial sums go either to a workspace that a second kernel reduces, or (a tile with CLUSTER,
+//   Hopper) stay in the shared memory of one thread-block cluster: the splits of a tile are the blocks of a
+//   cluster, and each block sums its share of the tile over every block's shared memory (distributed shared
+//   memory) and stores it through the epilogue. No workspace, no second kernel, no partial sums in DRAM: what a
+//   batch of one image needs, where every layer is a few small tiles split many ways.
 //
 // Template parameters, each a small type:
 //   Tile     block tile BM x BN x BK, a grid of WARPS_M x WARPS_N warps (warp tile WM x WN), STAGES cp.async
@@ -20,6 +25,8 @@
 // just finished with, then compute.
 #pragma once
 #include <cuda_runtime.h>
+
+#include <cooperative_groups.h>
 
 #include <cstdint>
 
@@ -49,10 +56,12 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 
 // A_ROW: A is held row-major, A[BM][BK + 4] (m-major: a row's k contiguous, so that a 16-byte copy brings 4
 // consecutive k of one row; rows 36 words apart put the fragment reads (row g, k t) in 32 different banks).
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool A_ROW_ = false>
+// CLUSTER: the most ways K is split with the splits reduced in a thread-block cluster (at most 8, the portable
+// cluster size; 0: split-K through a workspace and a reduction kernel).
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool A_ROW_ = false, int CLUSTER_ = 0>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
-  static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_;
+  static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_, CLUSTER = CLUSTER_;
   static constexpr bool A_ROW = A_ROW_;
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N, THREADS = 32 * WARPS_M * WARPS_N;
   static constexpr int SA = A_ROW ? BK + 4 : BM + 8, SB = BN + 8;  // floats per shared-memory row
@@ -60,7 +69,12 @@ struct Tile {
   static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * static_cast<int>(sizeof(float));
   static_assert(BM % 32 == 0 && BN % 32 == 0 && BK % 8 == 0, "tiles come in multiples of 32 (rows) and 8 (k)");
   static_assert(STAGES >= 2, "a pipeline needs two stages");
+  static_assert(CLUSTER >= 0 && CLUSTER <= 8, "a portable cluster holds at most 8 blocks");
+  static_assert(CLUSTER == 0 || BM * (BN + 4) * 4 <= SMEM_BYTES, "the cluster reduction stages the tile in the pipeline's memory");
 };
+
+// The split a problem's epilogue is given for the sums of every split (the cluster reduction): store the output.
+constexpr int kSplitsReduced = -1;
 
 // Padding the engine's dense operands are laid out with (so that no tile load needs a bounds check): K to a
 // multiple of the largest BK, M and N columns to a multiple of the largest BM / BN.
@@ -122,6 +136,46 @@ __host__ __device__ constexpr bool pair_epilogue() {
   else return false;
 }
 
+// The cluster's split-K reduction (T::CLUSTER; the splits of a tile are the blocks of one cluster, rank = split):
+// each block stages its tile of partial sums in its own shared memory, then sums 1/splits of the tile over every
+// block's (in rank order: the result does not depend on which block finishes first) and stores it.
+template <class T, class Math, class Problem>
+__device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename Math::Acc& acc, float* tile, int group, int m0,
+                                               int n0, int wm0, int wn0, int lane, int tid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int CS = T::BN + 4, PAIRS = T::BM * T::BN / 2, ROW_PAIRS = T::BN / 2;  // CS even: float2 reads stay aligned
+  __syncthreads();  // every warp has left the last stage: the pipeline's memory becomes the tile
+  if constexpr (pair_epilogue<Problem>())  // the maths a pair problem runs (MmaHalfMath) hand out pairs
+    Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { *reinterpret_cast<float2*>(tile + r * CS + c) = make_float2(v0, v1); });
+  else
+    Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { tile[r * CS + c] = v; });
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's tile is staged and visible to the cluster
+  const int splits = pr.splits, rank = static_cast<int>(cluster.block_rank());
+  const int per = (PAIRS + splits - 1) / splits, p1 = min(PAIRS, (rank + 1) * per);
+  for (int i = rank * per + tid; i < p1; i += T::THREADS) {
+    const int r = i / ROW_PAIRS, c = 2 * (i % ROW_PAIRS);
+    float2 sum = make_float2(0.0f, 0.0f);
+    for (int q = 0; q < splits; ++q) {
+      const float2 v = *cluster.map_shared_rank(reinterpret_cast<float2*>(tile + r * CS + c), q);
+      sum.x += v.x;
+      sum.y += v.y;
+    }
+    if constexpr (pair_epilogue<Problem>()) {
+      pr.store2(group, kSplitsReduced, m0 + r, n0 + c, sum.x, sum.y);
+    } else {
+      pr.store(group, kSplitsReduced, m0 + r, n0 + c, sum.x);
+      pr.store(group, kSplitsReduced, m0 + r, n0 + c + 1, sum.y);
+    }
+  }
+  cluster.sync();  // no block leaves (freeing its shared memory) while another still reads it
+#else
+  (void)pr, (void)acc, (void)tile, (void)group, (void)m0, (void)n0, (void)wm0, (void)wn0, (void)lane, (void)tid;
+  __trap();  // launched only where cluster_launch_ok() (gemm_launch.cuh) found the image and the device able
+#endif
+}
+
 // The engine's kernel. grid: x over N tiles, y over M tiles, z over groups x splits. A Problem provides
 //   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state (small: a pointer, offsets)
 //   load_a<T>(state, dst, stride, kt, tid), load_b<T>(...)    issue one stage's cp.async copies
@@ -129,6 +183,7 @@ __host__ __device__ constexpr bool pair_epilogue() {
 //   store2(group, split, m, n, v0, v1)                         with kPairs: C(m, n) and C(m, n + 1) at once
 //                                                              (the half-precision problems' half2 stores)
 //   k_tiles, splits                                            K / BK (padded) and the split-K factor
+//                                                              (split = kSplitsReduced: the output itself)
 //   kMOnX (optional)                                           M tiles on grid.x (up to 2^31 - 1 of them; the
 //                                                              half convolutions' M is images x pixels)
 // Its other constants stay in the kernel's parameter space (__grid_constant__), not in registers.
@@ -180,6 +235,8 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
       if ((i + 1) % Math::kPromoteEvery == 0) Math::promote(acc);
   }
   cp_async_wait<0>();
+  if constexpr (T::CLUSTER > 0)
+    if (pr.splits > 1) return cluster_reduce<T, Math>(pr, acc, As, group, m0, n0, wm0, wn0, lane, tid);
   if constexpr (pair_epilogue<Problem>())
     Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { pr.store2(group, split, m0 + r, n0 + c, v0, v1); });
   else

@@ -25,12 +25,55 @@ inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
   const long long want = occ.wave() / std::max<long long>(1, blocks);
   return static_cast<int>(std::max<long long>(1, std::min<long long>(want, k_tiles / 4)));
 }
+// Split-K reduced in a cluster (Tile::CLUSTER): as above, at most `cluster` ways, keeping at least 2 k-tiles per split
+// (nothing waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one image is a few
+// tiles, each latency-bound).
+inline int choose_cluster_splits(long long blocks, int k_tiles, const Occupancy& occ, int cluster) {
+  if (blocks >= occ.wave()) return 1;
+  const long long want = occ.wave() / std::max<long long>(1, blocks);
+  return static_cast<int>(std::max<long long>(1, std::min<long long>({want, static_cast<long long>(cluster), k_tiles / 2LL})));
+}
+// The split count of a tile: through clusters or through a workspace.
+template <class T, class Math, class Problem>
+int engine_splits(long long blocks, int k_tiles) {
+  const Occupancy& occ = engine_occupancy<T, Math, Problem>();
+  return T::CLUSTER > 0 ? choose_cluster_splits(blocks, k_tiles, occ, T::CLUSTER) : choose_splits(blocks, k_tiles, occ);
+}
+
+// Whether the cluster versions can run here: a device that launches clusters (compute capability 9.0 on) and an image
+// of the kernel built for it (an sm_80 build compiles the reduction to a trap).
+template <class T, class Math, class Problem>
+bool cluster_launch_ok() {
+  static const bool ok = [] {
+    int dev = 0, cluster = 0;
+    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) != cudaSuccess) return false;
+    cudaFuncAttributes fa{};
+    return cluster != 0 && cudaFuncGetAttributes(&fa, engine_kernel<T, Math, Problem>) == cudaSuccess && fa.binaryVersion >= 90;
+  }();
+  return ok;
+}
 
 template <class T, class Math, class Problem>
 void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) {
   (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
   const unsigned mt = static_cast<unsigned>((m + T::BM - 1) / T::BM), nt = static_cast<unsigned>((n + T::BN - 1) / T::BN);
   const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
+  if (T::CLUSTER > 0 && pr.splits > 1) {  // the splits of a tile: consecutive z, one cluster
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = grid;
+    cfg.blockDim = dim3(T::THREADS);
+    cfg.dynamicSmemBytes = engine_smem_bytes<T, Problem>();
+    cfg.stream = s;
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = static_cast<unsigned>(pr.splits);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, engine_kernel<T, Math, Problem>, pr));
+    return;
+  }
   engine_kernel<T, Math, Problem><<<grid, T::THREADS, engine_smem_bytes<T, Problem>(), s>>>(pr);
   CUDA_CHECK_LAUNCH();
 }
@@ -44,5 +87,8 @@ using TileS_Mma = Tile<64, 64, 32, 2, 2, 4, 3>;     // warp 32x32, for problems 
 using TileL_Half = Tile<128, 128, 32, 2, 4, 4, 1, true>;
 using TileM_Half = Tile<128, 64, 32, 4, 2, 4, 2, true>;
 using TileS_Half = Tile<64, 64, 32, 2, 2, 4, 3, true>;
+// Small batches (conv v48-v50): the 64x64 tiles with split-K reduced in clusters of up to 8 blocks.
+using TileS_MmaC = Tile<64, 64, 32, 2, 2, 4, 3, false, 8>;
+using TileS_HalfC = Tile<64, 64, 32, 2, 2, 4, 3, true, 8>;
 
 }  // namespace bs::cuda::gemm

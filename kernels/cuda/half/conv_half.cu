@@ -1,4 +1,4 @@
-// Convolution versions v19-v21 (half_ops.hpp): the GEMM engine on FP16 / BF16 operands, NHWC activations.
+// Convolution versions v19-v21 and v48 (half_ops.hpp): the GEMM engine on FP16 / BF16 operands, NHWC activations.
 //
 // Per group z: C (M = images x OH x OW pixels, N = Mg filters) = X_z (M x K) * W_z^T (K x N), K = KH * KW * Cgs
 // in the order (ky, kx, c), where Cgs is the group's channel count as stored (Cs when there is one group, so the
@@ -9,7 +9,8 @@
 // (built once) and a table of the block's pixels (built at its start). Operand B is the weights prepared once as
 // words (G, Kw_pad, N_pad). Pixels go on grid.x (millions of them at batch 1024), filters on grid.y. The epilogue
 // adds bias, applies the activation and stores channel pairs as 32-bit words of (N, OH, OW, Ms); with split-K the
-// blocks write FP32 partial sums and a reduction stores the result.
+// blocks write FP32 partial sums and a reduction stores the result; v48 (v21's tiles) reduces them in a thread-block
+// cluster instead (gemm_engine.cuh), with no workspace and no second kernel.
 #include <algorithm>
 #include <climits>
 
@@ -132,7 +133,12 @@ int vec_for(const Geometry& g) { return g.cgs % 8 == 0 ? 4 : g.cgs % 4 == 0 ? 2 
 template <class T, class Math, bool BF16, int VEC>
 int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
-  return gemm::choose_splits(blocks, g.kw_pad / T::BK, gemm::engine_occupancy<T, Math, ConvHalfProblem<BF16, VEC>>());
+  return gemm::engine_splits<T, Math, ConvHalfProblem<BF16, VEC>>(blocks, g.kw_pad / T::BK);
+}
+// Partial sums in a workspace: the splits of a version without clusters.
+template <class T>
+size_t workspace_for(const Geometry& g, int splits) {
+  return T::CLUSTER == 0 && splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
 }
 
 template <class T, class Math, bool BF16, int VEC>
@@ -162,10 +168,10 @@ void run(const HalfConvArgs& a, cudaStream_t s) {
   pr.out = a.out;
   pr.part = a.workspace;
   pr.ovf = a.ovf;
-  if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
+  if (a.workspace_floats < workspace_for<T>(g, pr.splits))
     fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
   gemm::launch_engine<T, Math>(pr, static_cast<int>(g.ncols), g.mg, g.groups, s);
-  if (pr.splits > 1) splitk_finish<BF16>(pr, s);
+  if (workspace_for<T>(g, pr.splits) > 0) splitk_finish<BF16>(pr, s);
 }
 
 template <bool BF16, int VEC, class F>
@@ -174,6 +180,7 @@ void with_config_t(int version, F&& f) {
     case 19: return f.template operator()<gemm::TileL_Half, gemm::MmaHalfMath<gemm::TileL_Half, BF16>, BF16, VEC>();
     case 20: return f.template operator()<gemm::TileM_Half, gemm::MmaHalfMath<gemm::TileM_Half, BF16>, BF16, VEC>();
     case 21: return f.template operator()<gemm::TileS_Half, gemm::MmaHalfMath<gemm::TileS_Half, BF16>, BF16, VEC>();
+    case 48: return f.template operator()<gemm::TileS_HalfC, gemm::MmaHalfMath<gemm::TileS_HalfC, BF16>, BF16, VEC>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a half-precision GEMM-engine version");
   }
 }
@@ -200,6 +207,11 @@ Support conv_half_supports(int version, const Layer& layer, bool pool) {
                        std::to_string(layer.in.c / c.groups) + ")"};
   if (Support lim = half_conv_index_limits(v, layer); !lim.ok) return lim;
   if (static_cast<long long>(c.kh) * c.kw * stored_channels(layer.in.c) >= INT_MAX / 2) return {false, v + ": the window is too large"};
+  if (version == 48) {
+    bool ok = true;
+    with_config(version, false, 1, [&]<class T, class Math, bool BF16, int VEC>() { ok = gemm::cluster_launch_ok<T, Math, ConvHalfProblem<BF16, VEC>>(); });
+    if (!ok) return {false, v + " reduces its split-K in thread-block clusters: a compute capability 9.0 GPU and a build for it"};
+  }
   return {};
 }
 
@@ -211,10 +223,7 @@ size_t conv_half_prepared_floats(const Layer& layer) {
 size_t conv_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
-  with_config(version, bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() {
-    const int splits = splits_for<T, Math, BF16, VEC>(g);
-    floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
-  });
+  with_config(version, bf16, vec_for(g), [&]<class T, class Math, bool BF16, int VEC>() { floats = workspace_for<T>(g, splits_for<T, Math, BF16, VEC>(g)); });
   return floats;
 }
 
@@ -263,6 +272,9 @@ void register_conv_half(Registry& r) {
                        "split-K, bias + activation fused", "any (groups: an even channel count per group)");
   add(20, "gemm-half-128x64", "v19 with 128 pixels x 64 filters per block (two blocks per SM)", "any (as v19)");
   add(21, "gemm-half-64", "v19 with 64x64 tiles: more blocks for small layers and batches", "any (as v19)");
+  add(48, "gemm-half-64-cluster", "v21 with its split-K reduced in a thread-block cluster (up to 8 blocks, through distributed shared "
+                                  "memory): no workspace and no reduction kernel, for batches of a few images",
+      "any (as v19; compute capability 9.0)");
 }
 
 }  // namespace bs::cuda

@@ -69,12 +69,13 @@ struct HalfConvOut {
   float* part;    // (splits, G, ncols, Mg)
   int* ovf;
 
-  // Filters f and f + 1 of `group` at pixel m (f even within the group).
+  // Filters f and f + 1 of `group` at pixel m (f even within the group); split: whose partial sums these are, or
+  // gemm::kSplitsReduced for the output.
   template <bool BF16>
   __device__ __forceinline__ void store2_as(int group, int split, long long m, int f, float v0, float v1) const {
     if (m >= ncols || f >= mg) return;
     const bool two = f + 1 < mg;
-    if (splits > 1) {
+    if (splits > 1 && split != gemm::kSplitsReduced) {
       float* dst = part + ((static_cast<long long>(split) * groups + group) * ncols + m) * mg + f;
       dst[0] = v0;
       if (two) dst[1] = v1;

@@ -11,6 +11,7 @@
 //                            weights (N = filters), 128x128x32-word tiles (64 k per stage), 4 stages
 //   conv v20 gemm-half-128x64  v19 with 128 pixels x 64 filters per block (two blocks per SM)
 //   conv v21 gemm-half-64    v19 with 64x64 tiles, for small layers and batches
+//   conv v48 gemm-half-64-cluster  v21 with its split-K reduced in a thread-block cluster (Hopper): batch 1 to a few
 //   conv v22 spec-half       ECE 408's two shapes compiled in, m16n8k16 tiles that fit them (conv_spec_half.cu): conv1
 //                            reads the FP32 input itself as the first layer and fuses the activation and 2x2 max pool,
 //                            conv2 fuses the activation

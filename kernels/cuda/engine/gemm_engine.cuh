@@ -70,7 +70,7 @@ struct Tile {
   static_assert(BM % 32 == 0 && BN % 32 == 0 && BK % 8 == 0, "tiles come in multiples of 32 (rows) and 8 (k)");
   static_assert(STAGES >= 2, "a pipeline needs two stages");
   static_assert(CLUSTER >= 0 && CLUSTER <= 8, "a portable cluster holds at most 8 blocks");
-  static_assert(CLUSTER == 0 || BM * (BN + 4) * 4 <= SMEM_BYTES, "the cluster reduction stages the tile in the pipeline's memory");
+  static_assert(CLUSTER == 0 || (BM * (BN + 4) * 4 <= SMEM_BYTES && BN % 4 == 0), "the cluster reduction stages the tile in the pipeline's memory");
 };
 
 // The split a problem's epilogue is given for the sums of every split (the cluster reduction): store the output.
@@ -143,7 +143,8 @@ template <class T, class Math, class Problem>
 __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename Math::Acc& acc, float* tile, int group, int m0,
                                                int n0, int wm0, int wn0, int lane, int tid) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int CS = T::BN + 4, PAIRS = T::BM * T::BN / 2, ROW_PAIRS = T::BN / 2;  // CS even: float2 reads stay aligned
+  // CS: a multiple of 4 floats, so that every 4 columns from a multiple of 4 are one aligned float4.
+  constexpr int CS = T::BN + 4, QUADS = T::BM * T::BN / 4, ROW_QUADS = T::BN / 4;
   __syncthreads();  // every warp has left the last stage: the pipeline's memory becomes the tile
   if constexpr (pair_epilogue<Problem>())  // the maths a pair problem runs (MmaHalfMath) hand out pairs
     Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { *reinterpret_cast<float2*>(tile + r * CS + c) = make_float2(v0, v1); });
@@ -153,23 +154,52 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's tile is staged and visible to the cluster
   const int splits = pr.splits, rank = static_cast<int>(cluster.block_rank());
-  const int per = (PAIRS + splits - 1) / splits, p1 = min(PAIRS, (rank + 1) * per);
-  for (int i = rank * per + tid; i < p1; i += T::THREADS) {
-    const int r = i / ROW_PAIRS, c = 2 * (i % ROW_PAIRS);
-    float2 sum = make_float2(0.0f, 0.0f);
-    for (int q = 0; q < splits; ++q) {
-      const float2 v = *cluster.map_shared_rank(reinterpret_cast<float2*>(tile + r * CS + c), q);
-      sum.x += v.x;
-      sum.y += v.y;
-    }
+  // This block's share: at most ITERS quads a thread (splits >= 2), summed first, so that the block can tell the
+  // cluster it is done reading before it stores.
+  constexpr int ITERS = (QUADS / 2 + T::THREADS - 1) / T::THREADS;
+  const int per = (QUADS + splits - 1) / splits, q0 = rank * per, q1 = min(QUADS, q0 + per);
+  float4 sums[ITERS];
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it) {
+    const int i = q0 + tid + it * T::THREADS;
+    if (i >= q1) break;
+    const float4* mine = reinterpret_cast<const float4*>(tile + (i / ROW_QUADS) * CS + 4 * (i % ROW_QUADS));
+    // Every block's 4 values first (the loads in flight together: distributed shared memory is a few hundred cycles
+    // away), then their sum in rank order.
+    float4 v[T::CLUSTER];
+#pragma unroll
+    for (int q = 0; q < T::CLUSTER; ++q)
+      if (q < splits) v[q] = *cluster.map_shared_rank(mine, q);
+    sums[it] = v[0];
+#pragma unroll
+    for (int q = 1; q < T::CLUSTER; ++q)
+      if (q < splits) {
+        sums[it].x += v[q].x;
+        sums[it].y += v[q].y;
+        sums[it].z += v[q].z;
+        sums[it].w += v[q].w;
+      }
+  }
+  // Done reading the cluster's memory (the values are in registers): arrive without a fence, which would wait for the
+  // stores below; wait at the end, so that no block leaves (freeing its shared memory) while another still reads it.
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it) {
+    const int i = q0 + tid + it * T::THREADS;
+    if (i >= q1) break;
+    const int r = i / ROW_QUADS, c = 4 * (i % ROW_QUADS);
+    const float4 sum = sums[it];
     if constexpr (pair_epilogue<Problem>()) {
       pr.store2(group, kSplitsReduced, m0 + r, n0 + c, sum.x, sum.y);
+      pr.store2(group, kSplitsReduced, m0 + r, n0 + c + 2, sum.z, sum.w);
     } else {
       pr.store(group, kSplitsReduced, m0 + r, n0 + c, sum.x);
       pr.store(group, kSplitsReduced, m0 + r, n0 + c + 1, sum.y);
+      pr.store(group, kSplitsReduced, m0 + r, n0 + c + 2, sum.z);
+      pr.store(group, kSplitsReduced, m0 + r, n0 + c + 3, sum.w);
     }
   }
-  cluster.sync();  // no block leaves (freeing its shared memory) while another still reads it
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 #else
   (void)pr, (void)acc, (void)tile, (void)group, (void)m0, (void)n0, (void)wm0, (void)wn0, (void)lane, (void)tid;
   __trap();  // launched only where cluster_launch_ok() (gemm_launch.cuh) found the image and the device able

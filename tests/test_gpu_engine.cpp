@@ -291,31 +291,6 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
   });
 }
 
-// --prefetch-weights on the AlexNet-shaped model at batches where fc6 streams its weights: the plan's first step
-// prefetches fc6 (compute capability 9.0), and the outputs are the same bits as with the prefetch off, in FP32 and fp16
-// (second passes included: the first pass skips 16-bit weights not prepared yet; the second prefetches them).
-TEST(GpuEngine, L2PrefetchOfFc6ChangesNoOutputBit) {
-  SKIP_WITHOUT_GPU();
-  uint32_t seed;
-  std::mt19937 rng = test::fresh_rng(&seed);
-  const Model m = alexnet_like(rng);
-  const bool hopper = current_device().cc_major >= 9;
-  alexnet_like_batches(m, rng, [&](int n, const std::vector<float>& in, const std::vector<float>&) {
-    if (n > 4) return;
-    for (const char* p : {"fp32", "fp16"}) {
-      BackendOptions on = test::guarded_options("auto", "", p), off = on;
-      off.prefetch_mib = 0;
-      auto a = make_backend("cuda", on), b = make_backend("cuda", off);
-      a->load(m);
-      b->load(m);
-      for (int pass = 0; pass < 2; ++pass)
-        EXPECT_EQ(run(*a, m, in, n), run(*b, m, in, n)) << p << " batch " << n << " pass " << pass << " seed " << seed;
-      EXPECT_EQ(a->describe(0).find("L2 prefetch of fc6") != std::string::npos, hopper) << a->describe(0);
-      EXPECT_EQ(b->describe(0).find("L2 prefetch"), std::string::npos) << b->describe(0);
-    }
-  });
-}
-
 // --precision tf32 end to end on the AlexNet-shaped model: the cuda backend (auto and each TF32 engine version)
 // and cudnn, within tf32's 5e-3 of the cpu backend, and auto's convolutions and large-batch FC layers on the TF32
 // versions. The measured errors are printed: experiments/precision-tf32.md quotes them.

@@ -535,47 +535,6 @@ TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {
   test::expect_error_at([&] { Planner(m, BackendKind::cuda, forced, DeviceSpec{}); }, "--fc-variant", "runs with --weights int8 only");
 }
 
-// --prefetch-weights: the planner asks the first step to prefetch the first fully connected layer that streams its
-// weights (fc v5 at one image in FP32) into the L2, as many bytes as it reads (at most half the L2, or the MiB asked),
-// and nothing where that layer does not stream (fc v1), where prefetching is off, with per-layer transfers, or
-// on a GPU without the bulk prefetch (compute capability below 9.0).
-TEST(Planner, PrefetchesTheFirstStreamingFullyConnectedLayerIntoTheL2) {
-  Model m;  // fully connected layers only: a convolution's plan asks the GPU for its occupancy
-  m.name = "pf";
-  m.input = {4, 6, 6};
-  FcParams f1, f2;
-  f1.outputs = 300;
-  f2.outputs = 7;
-  m.layers = {{"flat", FlattenParams{}, {}, {}}, {"relu", ActParams{Act::relu}, {}, {}}, {"fc1", f1, {}, {}}, {"fc2", f2, {}, {}}};
-  infer_shapes(m, "pf");
-  const size_t fc1_bytes = 300u * 4 * 6 * 6 * sizeof(float);  // 172,800: (outputs, inputs) FP32, read by fc v5
-  auto gpu = [](int major, size_t l2) { return DeviceSpec{"test GPU", 132, major, 0, size_t{1} << 34, size_t{1} << 34, l2}; };
-  auto first = [&](const BackendOptions& o, DeviceSpec d, int n) { return Planner(m, BackendKind::cuda, o, d).pass(n).steps[0]; };
-  BackendOptions o;
-  const PlanStep s = first(o, gpu(9, 50u << 20), 1);
-  ASSERT_EQ(Planner(m, BackendKind::cuda, o, gpu(9, 50u << 20)).pass(1).steps[2].impl->number, 5);
-  EXPECT_EQ(s.prefetch, 2);
-  EXPECT_EQ(s.prefetch_bytes, fc1_bytes);
-  EXPECT_NE(s.describe.find("+ L2 prefetch of fc1"), std::string::npos) << s.describe;
-  EXPECT_EQ(first(o, gpu(9, 100000), 1).prefetch_bytes, 50000u / 16 * 16);  // half the L2, in 16-byte pieces
-  o.prefetch_mib = 1;
-  EXPECT_EQ(first(o, gpu(9, 100000), 1).prefetch_bytes, fc1_bytes);  // asked for 1 MiB: all of fc1's 169 KiB
-  const Plan plan = Planner(m, BackendKind::cuda, o, gpu(9, 100000)).plan(1);
-  const nlohmann::json j = plan_json(plan, m);
-  EXPECT_EQ(j["prefetch_weights"], 1);
-  EXPECT_EQ(j["passes"][0]["layers"][0]["l2_prefetch"]["layer"], "fc1");
-  EXPECT_EQ(j["passes"][0]["layers"][0]["l2_prefetch"]["bytes"], fc1_bytes);
-  o.prefetch_mib = 0;
-  EXPECT_EQ(first(o, gpu(9, 50u << 20), 1).prefetch, -1);
-  o.prefetch_mib = -1;
-  EXPECT_EQ(first(o, gpu(8, 50u << 20), 1).prefetch, -1);
-  o.fc_variant = 1;  // one thread per output: a version that does not stream its weights
-  EXPECT_EQ(first(o, gpu(9, 50u << 20), 1).prefetch, -1);
-  o.fc_variant = 0;
-  o.transfers = Transfers::per_layer;
-  EXPECT_EQ(first(o, gpu(9, 50u << 20), 1).prefetch, -1);
-}
-
 // The planner on the cpu backends (the GPU's plans are tested on a GPU, test_gpu_engine.cpp): every layer named with
 // what runs it and why; the activation after a convolution or fully connected layer fused into it on cpu, never on
 // cpu-ref (the oracle runs every layer as written); the same pass for the same batch.

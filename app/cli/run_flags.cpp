@@ -48,28 +48,6 @@ void RunFlags::add_to(CLI::App& app, const Scope& scope) {
            "channel of a convolution or fully connected layer rounded to 255 levels of a scale of its own; activations stay in "
            "--precision; the fully connected layers read 8-bit rows at small batches, fc v15, the rest reads the same values in "
            "the precision's type)");
-  app.add_option_function<std::string>(
-         "--prefetch-weights",
-         [this](const std::string& v) {
-           if (v == "auto") prefetch_mib = -1;
-           else if (v == "off") prefetch_mib = 0;
-           else {
-             size_t used = 0;
-             long long mib = -1;
-             try {
-               mib = std::stoll(v, &used);
-             } catch (const std::exception&) {
-               used = 0;
-             }
-             if (used != v.size() || mib < 1 || mib > 1 << 20)
-               throw CLI::ValidationError("--prefetch-weights", "expected auto, off or a whole number of MiB from 1, found '" + v + "'");
-             prefetch_mib = static_cast<int>(mib);
-           }
-         },
-         "cuda (resident or overlapped, compute capability 9.0): at the start of each pass, ask the weights of the first fully "
-         "connected layer that streams them (small batches: fc v5, v14, v15) into the L2 cache, so that the DRAM reads them "
-         "while the convolutions compute: auto (up to half the L2) | off | a size in MiB (default: auto)")
-      ->type_name("auto|off|MIB");
   if (!scope.transfers) return;
   add_enum(app, "--transfers", transfers,
            scope.per_layer ? "GPU: resident (weights and activations stay on the GPU) | per-layer (allocate, copy in, run, copy out, "
@@ -99,7 +77,6 @@ void RunFlags::validate(BackendKind b) const {
   if (given("--conv-variant") && !cuda) refuse("--conv-variant", "--backend cuda");
   if (given("--fc-variant") && !cuda) refuse("--fc-variant", "--backend cuda");
   if (given("--tuning") && !cuda) refuse("--tuning", "--backend cuda");
-  if (given("--prefetch-weights") && !cuda) refuse("--prefetch-weights", "--backend cuda");
   if (given("--cudnn-algos") && !cudnn) refuse("--cudnn-algos", "--backend cudnn");
   if (given("--threads") && !cpu) refuse("--threads", "--backend cpu and cpu-ref");
   if (cpu && given("--input-precision") && input_precision != InputPrecision::fp32) refuse("--input-precision", "--backend cuda and cudnn");
@@ -107,8 +84,6 @@ void RunFlags::validate(BackendKind b) const {
     if (!scope_.per_layer && transfers == Transfers::per_layer)
       usage_fail("--transfers", "expected resident or overlapped, found 'per-layer'");
     if (given("--chunk") && transfers != Transfers::overlapped) usage_fail("--chunk", "applies to --transfers overlapped only");
-    if (given("--prefetch-weights") && prefetch_mib != 0 && transfers == Transfers::per_layer)
-      usage_fail("--prefetch-weights", "needs --transfers resident or overlapped (per-layer uploads each layer's weights as it runs)");
     if (cuda_graph && transfers == Transfers::per_layer)
       usage_fail("--cuda-graph", "needs --transfers resident or overlapped (per-layer allocates and copies synchronously around every layer)");
     if (cpu) {
@@ -126,8 +101,7 @@ BackendOptions RunFlags::options(BackendKind b) const {
                         .transfers = g ? transfers : Transfers::resident,
                         .pinned_host = g && host_memory == HostMemory::pinned, .chunk = g ? chunk : 0,
                         .cuda_graph = g && cuda_graph, .cudnn_algos = cudnn_algos, .tuning_file = tuning,
-                        .precision = precision, .input_precision = input_precision, .weights = weights,
-                        .prefetch_mib = b == BackendKind::cuda ? prefetch_mib : 0};
+                        .precision = precision, .input_precision = input_precision, .weights = weights};
 }
 
 std::string RunFlags::conv_label(BackendKind b) const {

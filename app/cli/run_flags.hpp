@@ -28,7 +28,6 @@ struct RunFlags {
   Precision precision = Precision::fp32;
   InputPrecision input_precision = InputPrecision::fp32;
   WeightFormat weights = WeightFormat::native;  // cuda: int8, weight-only quantisation at load
-  int prefetch_mib = -1;                        // cuda: --prefetch-weights; -1 auto, 0 off, else MiB
   Transfers transfers = Transfers::resident;
   HostMemory host_memory = HostMemory::pageable;
   int chunk = 0;

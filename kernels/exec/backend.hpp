@@ -63,11 +63,6 @@ struct BackendOptions {
   // precision. Versions marked int8_weights (fc v15) read q and the scales as 8-bit rows; the others read q x scale in
   // the precision's type, with the same values.
   WeightFormat weights = WeightFormat::native;
-  // cuda, resident or overlapped: at the start of a pass, prefetch the first weight-streaming fully connected layer's
-  // weights into the L2 cache while the layers before it compute (the convolutions of a small batch leave the DRAM
-  // idle). -1 (auto): as much as half the L2 holds; 0: off; else at most this many MiB. Only where that layer streams
-  // its weights (fc v5, v14, v15: small batches) and the GPU has the bulk prefetch (compute capability 9.0).
-  int prefetch_mib = -1;
 };
 
 class Planner;

@@ -29,7 +29,6 @@ struct DeviceSpec {
   int sm_count = 0;
   int cc_major = 0, cc_minor = 0;
   size_t memory_free = 0, memory_total = 0;
-  size_t l2_bytes = 0;
 };
 
 // The current GPU's facts (a CUDA build with a GPU; otherwise the defaults above).
@@ -57,10 +56,6 @@ struct PlanStep {
   Shape stored_in;             // the shape its input is stored in (16-bit paths: the tensor before a flatten)
   size_t workspace_floats = 0, prepared_floats = 0;
   std::string describe;        // the implementation column of the CSVs: "auto (tuned): v13 gemm-3xtf32 (conv+relu)"
-  // Before this step's kernel: the first prefetch_bytes of layer `prefetch`'s weights, as its version reads them (its
-  // prepared weights, else the raw ones), into the L2 cache (--prefetch-weights); -1: none.
-  int prefetch = -1;
-  size_t prefetch_bytes = 0;
   bool runs() const { return fused_into < 0; }
 };
 
@@ -125,7 +120,6 @@ class Planner {
   void plan_cpu(Pass& p) const;
   const Impl* choose(size_t i, int n, Why& why) const;  // cuda: a conv or fc layer's version
   void plan_epilogue(Pass& p, size_t i) const;           // what layer i's kernel absorbs
-  void plan_prefetch(Pass& p) const;                     // cuda: --prefetch-weights
 
   const Model* model_;
   BackendKind backend_;

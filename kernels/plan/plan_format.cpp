@@ -101,8 +101,6 @@ nlohmann::json plan_json(const Plan& p, const Model& m) {
     j["transfers"] = name_of(o.transfers);
     j["host_memory"] = o.pinned_host ? "pinned" : "pageable";
     j["cuda_graph"] = o.cuda_graph;
-    if (p.backend == BackendKind::cuda)
-      j["prefetch_weights"] = o.prefetch_mib < 0 ? nlohmann::json("auto") : o.prefetch_mib == 0 ? nlohmann::json("off") : nlohmann::json(o.prefetch_mib);
     j["chunks"] = p.chunks;
     j["streams"] = p.streams;
   }
@@ -129,7 +127,6 @@ nlohmann::json plan_json(const Plan& p, const Model& m) {
           L["epilogue"] = {{"activation", st.epi.has_act ? m.layers[st.layer + 1].type_name() : "none"}, {"pool2x2", st.epi.pool2x2}};
         L["workspace_bytes"] = sizeof(float) * st.workspace_floats;
         L["prepared_bytes"] = sizeof(float) * st.prepared_floats;
-        if (st.prefetch >= 0) L["l2_prefetch"] = {{"layer", m.layers[st.prefetch].name}, {"bytes", st.prefetch_bytes}};
       } else {
         L["fused_into"] = m.layers[st.fused_into].name;
       }

@@ -296,28 +296,6 @@ void Planner::plan_cuda(Pass& p) const {
   }
   for (size_t i = 0; i < layers.size(); ++i)
     if (p.steps[i].fused_into >= 0) p.steps[i].describe = "fused into " + layers[p.steps[i].fused_into].name;
-  plan_prefetch(p);
-}
-
-// --prefetch-weights: the first fully connected layer whose version streams its weights has them prefetched into the L2
-// cache by the pass's first kernel step, so that the DRAM reads them while the layers before it compute. Bytes: as the
-// version reads them (prepared, else the raw FP32 ones), at most half the L2 (auto) or the MiB asked for.
-void Planner::plan_prefetch(Pass& p) const {
-  if (opts_.prefetch_mib == 0 || opts_.transfers == Transfers::per_layer || dev_.cc_major < 9 || dev_.l2_bytes == 0) return;
-  const std::vector<Layer>& layers = model_->layers;
-  for (size_t j = 1; j < layers.size(); ++j) {
-    const PlanStep& fc = p.steps[j];
-    if (!fc.runs() || layers[j].kind() != LayerKind::fc || !fc.impl || !fc.impl->streams_weights) continue;
-    const FcParams& f = std::get<FcParams>(layers[j].op);
-    const size_t raw = static_cast<size_t>(f.outputs) * layers[j].in.size() * sizeof(float);
-    const size_t reads = fc.prepared_floats ? fc.prepared_floats * sizeof(float) : raw;
-    const size_t cap = opts_.prefetch_mib < 0 ? dev_.l2_bytes / 2 : static_cast<size_t>(opts_.prefetch_mib) << 20;
-    PlanStep& first = p.steps[0];  // layer 0 always runs (nothing comes before it to fuse it into)
-    first.prefetch = static_cast<int>(j);
-    first.prefetch_bytes = std::min(reads, cap) / 16 * 16;  // the bulk prefetch moves 16-byte pieces
-    first.describe += " + L2 prefetch of " + layers[j].name + " (" + std::to_string((first.prefetch_bytes + (1 << 19)) >> 20) + " MiB)";
-    return;
-  }
 }
 
 // ---- cudnn: the library call of each kind; the convolution's algorithm is found at its first run (policy: fastest

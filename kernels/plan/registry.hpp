@@ -55,7 +55,6 @@ struct Impl {
   bool texture = false;        // reads its weights through a texture object
   bool dilation = false;       // conv: runs dilated convolutions (others refuse them in check)
   bool int8_weights = false;   // reads the weights as 8-bit values and per-output scales: runs with --weights int8 only
-  bool streams_weights = false;  // fc: reads its weights once per pass at DRAM speed (small batches): worth an L2 prefetch
   // Whether it runs `layer` with `epi` fused (null: every layer of its op). `stored` is the shape the layer's input is
   // stored in (16-bit paths: the tensor before a flatten).
   std::function<Support(const Layer& layer, const Epilogue& epi)> supports{};

@@ -66,7 +66,6 @@ class CudaBackend : public GpuPipelineBackend {
   }
 
   const float* run_layer(size_t i, const float* src, int n, float* dst, Shape& cur, const LayerWeights& w) override {
-    prefetch_weights(cur_->steps[i]);
     if (half_) return run_half(i, src, n, dst, cur, w);
     const Layer& l = model_->layers[i];
     const PlanStep& st = cur_->steps[i];
@@ -202,18 +201,6 @@ class CudaBackend : public GpuPipelineBackend {
     if (!half_) return src;
     cuda::half::from_half_nhwc(reinterpret_cast<const uint16_t*>(src), n, out_phys_, spare, bf16_, stream_);
     return spare;
-  }
-
-  // --prefetch-weights: before this step, the weights the plan names (as their version reads them) into the L2. A layer
-  // whose prepared weights do not exist yet (the first pass) is skipped: its raw weights are not what it will read.
-  void prefetch_weights(const PlanStep& st) {
-    if (st.prefetch < 0) return;
-    const size_t j = static_cast<size_t>(st.prefetch);
-    const PlanStep& target = cur_->steps[j];
-    const float* p = nullptr;
-    if (!target.prepared_floats) p = device_weights(j);
-    else if (j < prepared_.size() && prepared_[j] && prep_layout_[j] == target.impl->prep_layout) p = prep_[j].get();
-    if (p) cuda::l2_prefetch(p, st.prefetch_bytes, stream_);
   }
 
   // Layer i's weights in the layout its version reads: made once with resident transfers (kept in prep_),

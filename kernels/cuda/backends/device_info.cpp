@@ -125,7 +125,6 @@ DeviceSpec current_device() {
   d.sm_count = p.multiProcessorCount;
   d.cc_major = p.major;
   d.cc_minor = p.minor;
-  d.l2_bytes = static_cast<size_t>(p.l2CacheSize);
   CUDA_CHECK(cudaMemGetInfo(&d.memory_free, &d.memory_total));
   return d;
 }

@@ -54,8 +54,6 @@ class GpuPipelineBackend : public Backend {
   // The pass of n images (a batch, or a chunk) that the next layers run: cur_.
   void plan_batch(int n);
   bool fused_away(size_t i) const { return !cur_->steps[i].runs(); }  // runs inside an earlier layer's kernel
-  // Layer j's resident weights on the device (null before they are uploaded, or with per-layer transfers).
-  const float* device_weights(size_t j) const { return j < dev_.size() ? dev_[j].w.get() : nullptr; }
   size_t workspace_floats(size_t i, int n) const { return planner_->pass(n).steps[i].workspace_floats; }
   // After the last layer that runs (inside its timing): the output in the FP32 (N, C, H, W) the caller reads.
   // src: where the last layer left it; spare: an activation buffer that is not src. Default: src as it is.

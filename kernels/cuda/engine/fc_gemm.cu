@@ -254,7 +254,6 @@ void register_fc_engine(Registry& r) {
   // FP32 arithmetic, and tf32's choice too for a few images: memory-bound, as fast as a tensor-core product would be.
   st.precisions = {Precision::fp32, Precision::tf32};
   st.fuses_act = true;
-  st.streams_weights = true;
   r.add(std::move(st));
   auto add = [&](int v, const char* name, const char* summary, Precision p) {
     Impl i = cuda_impl(LayerKind::fc, v, name, summary, &engine);

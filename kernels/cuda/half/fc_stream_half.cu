@@ -172,7 +172,6 @@ void register_fc_stream_half(Registry& r) {
   i.precisions = {Precision::fp16, Precision::bf16};
   i.fuses_act = true;
   i.prep_layout = 14;  // (O, K) 16-bit rows in the NHWC flattening
-  i.streams_weights = true;
   i.supports = [](const Layer& l, const Epilogue&) { return half::stream_supports(l); };
   i.prepared_floats = [](const Layer& l, Shape stored, Precision) {
     return static_cast<size_t>(half::k_padded(stored) * std::get<FcParams>(l.op).outputs / 2);

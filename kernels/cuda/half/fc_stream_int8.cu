@@ -274,7 +274,6 @@ void register_fc_stream_int8(Registry& r) {
   i.math = "int8 weights";
   i.precisions = {Precision::fp32, Precision::tf32, Precision::fp16, Precision::bf16};
   i.int8_weights = true;
-  i.streams_weights = true;
   i.fuses_act = true;
   i.prep_layout = 15;  // (O, Kp) bytes in the input's order, then O scales
   i.supports = [](const Layer& l, const Epilogue&) { return half::int8_supports(l); };

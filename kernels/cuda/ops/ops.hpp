@@ -32,9 +32,6 @@ bool lrn_pool_fusable(Shape lrn_shape);
 void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, const PoolParams& pp, Shape os, float* out,
                       cudaStream_t s);
 void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s);
-// --prefetch-weights: the first `bytes` at p (16-byte aligned, a multiple of 16) asked into the L2 cache with the bulk
-// prefetch (compute capability 9.0); the kernel issues the requests and ends, the DRAM goes on filling the L2 behind it.
-void l2_prefetch(const void* p, size_t bytes, cudaStream_t s);
 // --input-precision u8: count bytes widened to floats (in 4-byte aligned, out 16-byte aligned).
 void u8_to_float(const unsigned char* in, long long count, float* out, cudaStream_t s);
 

@@ -15,6 +15,11 @@
 #           backend on the same quantised weights: int8.md; and what quantisation changes (ACC, below)
 #   ACC=1   accuracy of --weights int8: ECE 408 Correctness over its 10,000 images (fp32, fp16; native and int8), and
 #           AlexNet's logits over 256 random pixel-like images (infer --input/--output) native against int8: accuracy.md
+#   CONV=1  the convolution versions forced, each against its split-K-in-a-cluster twin (conv v48-v50): fp32 v14 / v49,
+#           tf32 v18 / v50, fp16 and bf16 v21 / v48, and auto (CONV_PRECISIONS, CONV_BATCHES: default 1,2,4,8,16), ROUNDS
+#           rounds alternating, checked on 1 image against the cpu backend: conv.md (the summary's convs column)
+#   TRACE=1 one sweep per precision (TRACE_PRECISIONS) at batch 1 with --trace: every kernel of the first warm pass and its
+#           duration, from the trace (trace.md), to see what a layer's time is made of (a split-K reduction kernel, ...)
 #   PEERS=1 PyTorch in the same call (experiments/pytorch_alexnet.py): batches 1 and 16, fp32, fp32 replayed from a CUDA
 #           graph, fp16 channels-last: pytorch.txt
 set -uo pipefail
@@ -120,6 +125,45 @@ for p in ("fp32", "fp16"):
         print(f"alexnet {p} {w} vs fp32 native, {len(x)} images: rel. L2 {rel:.3e}, top-1 agreement {top1:.4f}, fp32's top-1 in the top 5 {top5:.4f}")
 PY
   cat "$OUT/accuracy.md"
+fi
+if [ "${CONV:-0}" = 1 ]; then
+  mkdir -p cv
+  pairs() { case $1 in fp32) echo "14 49" ;; tf32) echo "18 50" ;; *) echo "21 48" ;; esac; }
+  for round in $(seq 1 "${ROUNDS:-2}"); do
+    for p in ${CONV_PRECISIONS:-fp32 tf32 fp16 bf16}; do
+      order="$(pairs $p) auto"; [ $((round % 2)) = 0 ] && order="auto $(pairs $p | awk '{print $2, $1}')"
+      for v in $order; do
+        "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --conv-variant $v --batches ${CONV_BATCHES:-1,2,4,8,16} \
+          --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out "cv/$p-conv$v-r$round.csv" \
+          >"cv/$p-conv$v-r$round.log" 2>&1 || echo "$p conv $v round $round: exit $? $(grep -h error "cv/$p-conv$v-r$round.log" | head -1)"
+      done
+    done
+  done
+  python3 experiments/batch1_summary.py cv >"$OUT/conv.md"; cat "$OUT/conv.md"
+  tar czf "$OUT/cv.tgz" cv
+fi
+if [ "${TRACE:-0}" = 1 ]; then
+  mkdir -p tr
+  for p in ${TRACE_PRECISIONS:-fp32 fp16}; do
+    "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --batches 1 --reps 20 --warmup 3 --host-memory pinned \
+      --check-images 0 --trace "tr/$p.json" --out "tr/$p.csv" >"tr/$p.log" 2>&1 || echo "trace $p: exit $?"
+  done
+  python3 - tr >"$OUT/trace.md" <<'PY'
+import glob, json, os, sys
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
+    t = json.load(open(p))
+    ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("args", {}).get("type") == "kernel"]
+    for pid in sorted({e["pid"] for e in ev}):
+        k = sorted((e for e in ev if e["pid"] == pid), key=lambda e: e["ts"])
+        print(f"## {os.path.basename(p)}, run {pid}: {len(k)} kernels, {sum(e['dur'] for e in k):.1f} us summed, first start to "
+              f"last end {max(e['ts'] + e['dur'] for e in k) - k[0]['ts']:.1f} us\n")
+        print("| start us | duration us | layer | kernel |\n|---:|---:|---|---|")
+        for e in k:
+            print(f"| {e['ts'] - k[0]['ts']:.1f} | {e['dur']:.2f} | {e['args'].get('layer', '')} | {e['name'][:90]} |")
+        print()
+PY
+  cat "$OUT/trace.md"
+  tar czf "$OUT/tr.tgz" tr
 fi
 if [ "${PEERS:-0}" = 1 ]; then
   python3 experiments/pytorch_alexnet.py --batches 1,16 --modes fp32,fp32-graph,fp16-cl --reps 50 --warmup 5 \

@@ -68,6 +68,16 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   if ((pixels + 127) / 128 * ((mg + 127) / 128) * p.groups < sms) return 41;
   return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
+// Up to this many images the small-tile versions hand their split-K to a thread-block cluster (conv v48-v50: no
+// workspace, no reduction kernel) where the GPU launches clusters; measured on the H100 (experiments/batch1-latency.md,
+// "Split-K in a cluster").
+constexpr int kClusterSplitImages = 4;
+// The cluster twin of a small-tile version (v21 -> v48, v14 -> v49, v18 -> v50) at a few images, where it runs.
+int cluster_twin(int v, const Layer& l, int n) {
+  const int twin = v == 21 ? 48 : v == 14 ? 49 : v == 18 ? 50 : 0;
+  return twin && n <= kClusterSplitImages && runs(LayerKind::conv, twin, l) ? twin : v;
+}
+
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
 int fc_fp32(int n) { return n <= 4 ? 5 : n <= 256 ? 8 : 7; }
@@ -94,7 +104,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       const ConvParams& c = std::get<ConvParams>(l.op);
       const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
       const long long blocks = (pixels + 127) / 128 * ((c.filters / c.groups + 63) / 64) * c.groups;
-      v = blocks < 2LL * sms ? 21 : 20;
+      v = cluster_twin(blocks < 2LL * sms ? 21 : 20, l, n);
       // Fewer than 8 channels (AlexNet's conv1, VGG's conv1_1): v38's space-to-depth rewrite, padded to 8-channel runs,
       // gathers 16 bytes at a time (on wgmma, which takes only whole runs, where the GPU has it).
       // Measured (H100) 0.81x v20's time at batch 1024, 0.89x at 16, but 1.17x at batch 1 (v21's small grid): the
@@ -115,14 +125,14 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
         const long long k = static_cast<long long>(c.kh) * c.kw * (l.in.c / c.groups);
         if (v == 33 && k > 4096 && runs(LayerKind::conv, 28, l)) v = 28;
       }
-      if (!v) v = conv_fp32(l, n, sms) == 14 ? 18 : 17;
+      if (!v) v = cluster_twin(conv_fp32(l, n, sms) == 14 ? 18 : 17, l, n);
     } else {
       const int f = fc_fp32(n);
       v = f == 5 ? 5 : f == 8 ? 11 : 10;
     }
   } else if (conv) {
     v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
-    if (!v) v = conv_fp32(l, n, sms);
+    if (!v) v = cluster_twin(conv_fp32(l, n, sms), l, n);
   } else {
     v = fc_fp32(n);
   }
@@ -135,17 +145,19 @@ std::string heuristic_text(LayerKind op) {
            "channels or more, v34 (3xTF32 on wgmma) for a multiple of 96 filters per group, else v36 for a multiple of 64 "
            "with K = C/groups x KH x KW up to 2048, and v34 for a multiple of 64 beyond; "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
-           "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group), else v13; with --precision "
+           "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "
+           "v14's split-K reduced in a thread-block cluster where the GPU launches clusters), else v13; with --precision "
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, v28 "
            "(128 x 96) in its place for K = C/groups x KH x KW over 4096; else "
-           "v18 where the fp32 heuristic would take v14, else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
+           "v18 where the fp32 heuristic would take v14 (v50 up to 4 images, as v48), else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); on Hopper, for a multiple of 8 channels per group "
            "as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
            "128 x 96, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "
            "than the GPU has multiprocessors, else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "else v21 when v20's tiles would give fewer blocks "
-           "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
+           "than two waves of the GPU (v48, its split-K reduced in a thread-block cluster, up to 4 images where the GPU "
+           "launches clusters), else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
          "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, then from 64 images v16 (wgmma) where it "

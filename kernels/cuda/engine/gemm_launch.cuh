@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
@@ -25,19 +26,51 @@ inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
   const long long want = occ.wave() / std::max<long long>(1, blocks);
   return static_cast<int>(std::max<long long>(1, std::min<long long>(want, k_tiles / 4)));
 }
-// Split-K reduced in a cluster (Tile::CLUSTER): as above, at most `cluster` ways, keeping at least 2 k-tiles per split
-// (nothing waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one image is a few
-// tiles, each latency-bound).
-inline int choose_cluster_splits(long long blocks, int k_tiles, const Occupancy& occ, int cluster) {
+// How many clusters of `size` blocks of the engine kernel the GPU holds at once (cudaOccupancyMaxActiveClusters: a
+// cluster's blocks share one GPC, so this is below blocks per wave / size where the GPCs' multiprocessors do not divide
+// evenly). Cached per size.
+template <class T, class Math, class Problem>
+int max_active_clusters(int size) {
+  static std::atomic<int> cache[T::CLUSTER + 1] = {};  // 0: not asked yet (a benign race: every thread finds the same)
+  if (size < 1 || size > T::CLUSTER) return 0;
+  if (!cache[size].load()) {
+    (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(1, 1, static_cast<unsigned>(size));
+    cfg.blockDim = dim3(T::THREADS);
+    cfg.dynamicSmemBytes = engine_smem_bytes<T, Problem>();
+    cudaLaunchAttribute attr[1];
+    attr[0].id = cudaLaunchAttributeClusterDimension;
+    attr[0].val.clusterDim.x = 1;
+    attr[0].val.clusterDim.y = 1;
+    attr[0].val.clusterDim.z = static_cast<unsigned>(size);
+    cfg.attrs = attr;
+    cfg.numAttrs = 1;
+    int n = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, engine_kernel<T, Math, Problem>, &cfg));
+    cache[size].store(std::max(1, n));
+  }
+  return cache[size].load();
+}
+// Split-K reduced in a cluster (Tile::CLUSTER): as many ways as fill one wave, at most `cluster`, keeping at least 2
+// k-tiles per split (nothing waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one
+// image is a few tiles, each latency-bound), and no more than keep every tile's cluster in the first wave: a cluster
+// that waits for a second wave costs what the split saved (measured on the H100: AlexNet conv3 at 8 images, 66 tiles
+// in clusters of 6, 1.4x v21's time).
+template <class T, class Math, class Problem>
+int choose_cluster_splits(long long blocks, int k_tiles) {
+  const Occupancy& occ = engine_occupancy<T, Math, Problem>();
   if (blocks >= occ.wave()) return 1;
   const long long want = occ.wave() / std::max<long long>(1, blocks);
-  return static_cast<int>(std::max<long long>(1, std::min<long long>({want, static_cast<long long>(cluster), k_tiles / 2LL})));
+  for (int s = static_cast<int>(std::min<long long>({want, static_cast<long long>(T::CLUSTER), k_tiles / 2LL})); s >= 2; --s)
+    if (blocks <= max_active_clusters<T, Math, Problem>(s)) return s;
+  return 1;
 }
 // The split count of a tile: through clusters or through a workspace.
 template <class T, class Math, class Problem>
 int engine_splits(long long blocks, int k_tiles) {
-  const Occupancy& occ = engine_occupancy<T, Math, Problem>();
-  return T::CLUSTER > 0 ? choose_cluster_splits(blocks, k_tiles, occ, T::CLUSTER) : choose_splits(blocks, k_tiles, occ);
+  if constexpr (T::CLUSTER > 0) return choose_cluster_splits<T, Math, Problem>(blocks, k_tiles);
+  else return choose_splits(blocks, k_tiles, engine_occupancy<T, Math, Problem>());
 }
 
 // Whether the cluster versions can run here: a device that launches clusters (compute capability 9.0 on) and an image

@@ -110,7 +110,10 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       // Measured (H100) 0.81x v20's time at batch 1024, 0.89x at 16, but 1.17x at batch 1 (v21's small grid): the
       // rewrite's extra pass costs more than it saves there.
       if (v == 20 && runs(LayerKind::conv, 38, l)) v = 38;
-      if (const int w = conv_half_wgmma(l, n, sms)) v = w;
+      // v48 at a few images beats the wgmma versions too (H100, AlexNet at 2 and 4 images: conv2 13.4 against v41's
+      // 17.2 us at 2, conv2-conv4 0.88-0.96x v41's time at 4; at 8 v41 wins conv3 and conv4).
+      if (v != 48)
+        if (const int w = conv_half_wgmma(l, n, sms)) v = w;
       if (!runs(LayerKind::conv, v, l)) v = 37;  // odd channel counts per group (depthwise): the direct kernel
     }
   } else if (p == Precision::tf32) {
@@ -150,14 +153,14 @@ std::string heuristic_text(LayerKind op) {
            "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, v28 "
            "(128 x 96) in its place for K = C/groups x KH x KW over 4096; else "
            "v18 where the fp32 heuristic would take v14 (v50 up to 4 images, as v48), else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
-           "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); on Hopper, for a multiple of 8 channels per group "
-           "as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
+           "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); up to 4 images, where the GPU launches clusters "
+           "(compute capability 9.0), v48 (v21 with its split-K reduced in a thread-block cluster) where v21 would run, before "
+           "the wgmma versions; on Hopper, for a multiple of 8 channels per group as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
            "128 x 96, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "
            "than the GPU has multiprocessors, else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "else v21 when v20's tiles would give fewer blocks "
-           "than two waves of the GPU (v48, its split-K reduced in a thread-block cluster, up to 4 images where the GPU "
-           "launches clusters), else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
+           "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
          "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) up to 4 images, then from 64 images v16 (wgmma) where it "

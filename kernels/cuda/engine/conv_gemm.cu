@@ -293,7 +293,7 @@ void register_conv_engine(Registry& r) {
                        "split-K, bias + activation fused", Precision::tf32);
   add(17, "gemm-tf32-128x64", "v16 with 128x64x32 tiles (two blocks per SM)", Precision::tf32);
   add(18, "gemm-tf32-64", "v16 with 64x64x32 tiles: more blocks for small layers and batches", Precision::tf32);
-  add(49, "gemm-3xtf32-64-cluster", "v14 with its split-K reduced in a thread-block cluster (up to 16 blocks, through distributed "
+  add(49, "gemm-3xtf32-64-cluster", "v14 with its split-K reduced in a thread-block cluster (up to 8 blocks, through distributed "
                                     "shared memory; compute capability 9.0): no workspace and no reduction kernel, for batches of a "
                                     "few images", Precision::fp32);
   add(50, "gemm-tf32-64-cluster", "v18 with its split-K reduced in a thread-block cluster, as v49", Precision::tf32);

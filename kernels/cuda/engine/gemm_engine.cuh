@@ -56,8 +56,8 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 
 // A_ROW: A is held row-major, A[BM][BK + 4] (m-major: a row's k contiguous, so that a 16-byte copy brings 4
 // consecutive k of one row; rows 36 words apart put the fragment reads (row g, k t) in 32 different banks).
-// CLUSTER: the most ways K is split with the splits reduced in a thread-block cluster (at most 16, Hopper's
-// non-portable cluster size; 0: split-K through a workspace and a reduction kernel).
+// CLUSTER: the most ways K is split with the splits reduced in a thread-block cluster (at most 8, the portable
+// cluster size; 0: split-K through a workspace and a reduction kernel).
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool A_ROW_ = false, int CLUSTER_ = 0>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
@@ -69,7 +69,7 @@ struct Tile {
   static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * static_cast<int>(sizeof(float));
   static_assert(BM % 32 == 0 && BN % 32 == 0 && BK % 8 == 0, "tiles come in multiples of 32 (rows) and 8 (k)");
   static_assert(STAGES >= 2, "a pipeline needs two stages");
-  static_assert(CLUSTER >= 0 && CLUSTER <= 16, "a cluster holds at most 16 blocks (8 portably)");
+  static_assert(CLUSTER >= 0 && CLUSTER <= 8, "a portable cluster holds at most 8 blocks");
   static_assert(CLUSTER == 0 || (BM * (BN + 4) * 4 <= SMEM_BYTES && BN % 4 == 0), "the cluster reduction stages the tile in the pipeline's memory");
 };
 
@@ -164,25 +164,21 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
     const int i = q0 + tid + it * T::THREADS;
     if (i >= q1) break;
     const float4* mine = reinterpret_cast<const float4*>(tile + (i / ROW_QUADS) * CS + 4 * (i % ROW_QUADS));
-    // Up to 8 blocks' 4 values at a time (the loads in flight together: distributed shared memory is a few hundred
-    // cycles away), summed in rank order.
-    constexpr int BATCH = T::CLUSTER < 8 ? T::CLUSTER : 8;
-    sums[it] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    // Every block's 4 values first (the loads in flight together: distributed shared memory is a few hundred cycles
+    // away), then their sum in rank order.
+    float4 v[T::CLUSTER];
 #pragma unroll
-    for (int q0 = 0; q0 < T::CLUSTER; q0 += BATCH) {
-      float4 v[BATCH];
+    for (int q = 0; q < T::CLUSTER; ++q)
+      if (q < splits) v[q] = *cluster.map_shared_rank(mine, q);
+    sums[it] = v[0];
 #pragma unroll
-      for (int q = 0; q < BATCH; ++q)
-        if (q0 + q < splits) v[q] = *cluster.map_shared_rank(mine, q0 + q);
-#pragma unroll
-      for (int q = 0; q < BATCH; ++q)
-        if (q0 + q < splits) {
-          sums[it].x += v[q].x;
-          sums[it].y += v[q].y;
-          sums[it].z += v[q].z;
-          sums[it].w += v[q].w;
-        }
-    }
+    for (int q = 1; q < T::CLUSTER; ++q)
+      if (q < splits) {
+        sums[it].x += v[q].x;
+        sums[it].y += v[q].y;
+        sums[it].z += v[q].z;
+        sums[it].w += v[q].w;
+      }
   }
   // Done reading the cluster's memory (the values are in registers): arrive without a fence, which would wait for the
   // stores below; wait at the end, so that no block leaves (freeing its shared memory) while another still reads it.

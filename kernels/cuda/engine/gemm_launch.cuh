@@ -29,24 +29,12 @@ inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
 // How many clusters of `size` blocks of the engine kernel the GPU holds at once (cudaOccupancyMaxActiveClusters: a
 // cluster's blocks share one GPC, so this is below blocks per wave / size where the GPCs' multiprocessors do not divide
 // evenly). Cached per size.
-// Clusters of more than 8 blocks (non-portable) need the kernel's leave, asked once.
-template <class T, class Math, class Problem>
-void allow_large_clusters() {
-  if constexpr (T::CLUSTER > 8) {
-    static const bool done = [] {
-      CUDA_CHECK(cudaFuncSetAttribute(engine_kernel<T, Math, Problem>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-      return true;
-    }();
-    (void)done;
-  }
-}
 template <class T, class Math, class Problem>
 int max_active_clusters(int size) {
   static std::atomic<int> cache[T::CLUSTER + 1] = {};  // 0: not asked yet (a benign race: every thread finds the same)
   if (size < 1 || size > T::CLUSTER) return 0;
   if (!cache[size].load()) {
     (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
-    allow_large_clusters<T, Math, Problem>();
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(1, 1, static_cast<unsigned>(size));
     cfg.blockDim = dim3(T::THREADS);
@@ -64,7 +52,7 @@ int max_active_clusters(int size) {
   }
   return cache[size].load();
 }
-// Split-K reduced in a cluster (Tile::CLUSTER): as many ways as fill one wave, at most T::CLUSTER, keeping at least 2
+// Split-K reduced in a cluster (Tile::CLUSTER): as many ways as fill one wave, at most `cluster`, keeping at least 2
 // k-tiles per split (nothing waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one
 // image is a few tiles, each latency-bound), and no more than keep every tile's cluster in the first wave: a cluster
 // that waits for a second wave costs what the split saved (measured on the H100: AlexNet conv3 at 8 images, 66 tiles
@@ -104,7 +92,6 @@ void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) 
   const unsigned mt = static_cast<unsigned>((m + T::BM - 1) / T::BM), nt = static_cast<unsigned>((n + T::BN - 1) / T::BN);
   const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
   if (T::CLUSTER > 0 && pr.splits > 1) {  // the splits of a tile: consecutive z, one cluster
-    allow_large_clusters<T, Math, Problem>();
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = grid;
     cfg.blockDim = dim3(T::THREADS);
@@ -133,9 +120,8 @@ using TileS_Mma = Tile<64, 64, 32, 2, 2, 4, 3>;     // warp 32x32, for problems 
 using TileL_Half = Tile<128, 128, 32, 2, 4, 4, 1, true>;
 using TileM_Half = Tile<128, 64, 32, 4, 2, 4, 2, true>;
 using TileS_Half = Tile<64, 64, 32, 2, 2, 4, 3, true>;
-// Small batches (conv v48-v50): the 64x64 tiles with split-K reduced in clusters of up to 16 blocks (Hopper's
-// non-portable size: at batch 1 a layer is a few tiles, one block per multiprocessor with 8, each latency-bound).
-using TileS_MmaC = Tile<64, 64, 32, 2, 2, 4, 3, false, 16>;
-using TileS_HalfC = Tile<64, 64, 32, 2, 2, 4, 3, true, 16>;
+// Small batches (conv v48-v50): the 64x64 tiles with split-K reduced in clusters of up to 8 blocks.
+using TileS_MmaC = Tile<64, 64, 32, 2, 2, 4, 3, false, 8>;
+using TileS_HalfC = Tile<64, 64, 32, 2, 2, 4, 3, true, 8>;
 
 }  // namespace bs::cuda::gemm

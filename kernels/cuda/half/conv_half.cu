@@ -272,7 +272,7 @@ void register_conv_half(Registry& r) {
                        "split-K, bias + activation fused", "any (groups: an even channel count per group)");
   add(20, "gemm-half-128x64", "v19 with 128 pixels x 64 filters per block (two blocks per SM)", "any (as v19)");
   add(21, "gemm-half-64", "v19 with 64x64 tiles: more blocks for small layers and batches", "any (as v19)");
-  add(48, "gemm-half-64-cluster", "v21 with its split-K reduced in a thread-block cluster (up to 16 blocks, through distributed shared "
+  add(48, "gemm-half-64-cluster", "v21 with its split-K reduced in a thread-block cluster (up to 8 blocks, through distributed shared "
                                   "memory): no workspace and no reduction kernel, for batches of a few images",
       "any (as v19; compute capability 9.0)");
 }

@@ -29,14 +29,20 @@ BS=$bin/batchscope
 record_device
 alexnet_model
 mkdir -p b1
+# One AlexNet sweep with a version forced, 20 reps, checked on 1 image, into DIR/PRECISION-LABEL-rROUND.csv:
+# forced_sweep DIR PRECISION FLAG VERSION LABEL BATCHES ROUND
+forced_sweep() {
+  local d=$1 p=$2 flag=$3 v=$4 label=$5 batches=$6 round=$7
+  "$BS" sweep --model data/models/alexnet --backend cuda --precision "$p" "$flag" "$v" --batches "$batches" --reps 20 --warmup 3 \
+    --host-memory pinned --check-images 1 --check-backend cpu --out "$d/$p-$label-r$round.csv" >"$d/$p-$label-r$round.log" 2>&1 ||
+    echo "$p $label round $round: exit $? $(grep -h error "$d/$p-$label-r$round.log" | head -1)"
+}
 if [ "${FC:-0}" = 1 ]; then
   for round in $(seq 1 "${ROUNDS:-2}"); do
     order="13 14 auto"; [ $((round % 2)) = 0 ] && order="auto 14 13"
     for p in fp16 bf16; do
       for fc in $order; do
-        "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --fc-variant $fc --batches 1,2,4,8,16 --reps 20 \
-          --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out "b1/$p-fc$fc-r$round.csv" \
-          >"b1/$p-fc$fc-r$round.log" 2>&1 || echo "$p fc $fc round $round: exit $? $(grep -h error "b1/$p-fc$fc-r$round.log" | head -1)"
+        forced_sweep b1 $p --fc-variant $fc fc$fc 1,2,4,8,16 $round
       done
     done
   done
@@ -133,9 +139,7 @@ if [ "${CONV:-0}" = 1 ]; then
     for p in ${CONV_PRECISIONS:-fp32 tf32 fp16 bf16}; do
       order="$(pairs $p) auto"; [ $((round % 2)) = 0 ] && order="auto $(pairs $p | awk '{print $2, $1}')"
       for v in $order; do
-        "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --conv-variant $v --batches ${CONV_BATCHES:-1,2,4,8,16} \
-          --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out "cv/$p-conv$v-r$round.csv" \
-          >"cv/$p-conv$v-r$round.log" 2>&1 || echo "$p conv $v round $round: exit $? $(grep -h error "cv/$p-conv$v-r$round.log" | head -1)"
+        forced_sweep cv $p --conv-variant $v conv$v ${CONV_BATCHES:-1,2,4,8,16} $round
       done
     done
   done

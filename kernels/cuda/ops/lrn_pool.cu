@@ -70,16 +70,20 @@ __global__ void lrn_kernel(const float* __restrict__ in, int n, Shape s, LrnPara
   }
 }
 
-__global__ void lrn_pool_kernel(const float* __restrict__ in, int n, Shape s, LrnParams lp, PoolParams pp, Shape os,
+// blockIdx.z: a strip of strip_rows pooled rows (small batches: 96 channel planes are under one block per multiprocessor
+// of the H100, and AlexNet's norm1 took 10 us at batch 1); the block computes the LRN rows its strip's windows read.
+__global__ void lrn_pool_kernel(const float* __restrict__ in, int n, Shape s, LrnParams lp, PoolParams pp, Shape os, int strip_rows,
                                 float* __restrict__ out) {
-  extern __shared__ float lrn_plane[];  // (H, W) of one channel
+  extern __shared__ float lrn_plane[];  // (H, W) of one channel; rows [r0, r1) filled
   const int plane = s.h * s.w, plane_out = os.h * os.w, c = blockIdx.x;
+  const int oy0 = blockIdx.z * strip_rows, oy1 = min(os.h, oy0 + strip_rows);
+  const int r0 = max(0, oy0 * pp.sh - pp.ph), r1 = min(s.h, (oy1 - 1) * pp.sh - pp.ph + pp.kh);
   for (int b = blockIdx.y; b < n; b += gridDim.y) {
     const float* src = in + (static_cast<long long>(b) * s.c + c) * plane;
-    for (int q = threadIdx.x; q < plane; q += blockDim.x) lrn_plane[q] = lrn_at(src + q, c, s.c, plane, lp);
+    for (int q = r0 * s.w + threadIdx.x; q < r1 * s.w; q += blockDim.x) lrn_plane[q] = lrn_at(src + q, c, s.c, plane, lp);
     __syncthreads();
     float* dst = out + (static_cast<long long>(b) * os.c + c) * plane_out;
-    for (int q = threadIdx.x; q < plane_out; q += blockDim.x) {
+    for (int q = oy0 * os.w + threadIdx.x; q < oy1 * os.w; q += blockDim.x) {
       const int oy = q / os.w, ox = q - oy * os.w;
       dst[q] = pool_window(lrn_plane, s.h, s.w, pp, oy, ox);
     }
@@ -243,7 +247,12 @@ bool lrn_pool_fusable(Shape lrn_shape) {  // the per-output fallback keeps one w
 void lrn_pool_forward(const float* in, int n, Shape sh, const LrnParams& lp, const PoolParams& pp, Shape os, float* out, cudaStream_t s) {
   if (launch_walk_any(in, n, sh, lp, &pp, os, out, s)) return;
   const size_t smem = sizeof(float) * sh.h * sh.w;
-  lrn_pool_kernel<<<dim3(sh.c, std::min(n, 65535)), 256, smem, s>>>(in, n, sh, lp, pp, os, out);
+  // Strips of pooled rows where the channel planes alone would leave the GPU under four blocks per multiprocessor.
+  const long long planes = static_cast<long long>(sh.c) * std::min(n, 65535);
+  const int strips = static_cast<int>(std::clamp<long long>(4LL * sm_count() / planes, 1, std::min(os.h, 65535)));
+  const int strip_rows = (os.h + strips - 1) / strips;
+  lrn_pool_kernel<<<dim3(sh.c, std::min(n, 65535), (os.h + strip_rows - 1) / strip_rows), 256, smem, s>>>(in, n, sh, lp, pp, os, strip_rows,
+                                                                                                        out);
   CUDA_CHECK_LAUNCH();
 }
 

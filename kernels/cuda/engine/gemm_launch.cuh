@@ -26,6 +26,28 @@ inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
   const long long want = occ.wave() / std::max<long long>(1, blocks);
   return static_cast<int>(std::max<long long>(1, std::min<long long>(want, k_tiles / 4)));
 }
+// A launch of the engine kernel in clusters of `size` blocks along z (the splits of a tile); attr is the attribute
+// storage the configuration points to.
+template <class T, class Problem>
+cudaLaunchConfig_t cluster_config(dim3 grid, int size, cudaStream_t s, cudaLaunchAttribute& attr) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = dim3(T::THREADS);
+  cfg.dynamicSmemBytes = engine_smem_bytes<T, Problem>();
+  cfg.stream = s;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = 1;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = static_cast<unsigned>(size);
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cfg;
+}
+// Floats of split-K partial sums a launch needs in its workspace: none where the splits are reduced in a cluster.
+template <class T>
+size_t splitk_workspace_floats(int splits, int groups, int mg, long long ncols) {
+  return T::CLUSTER == 0 && splits > 1 ? static_cast<size_t>(splits) * groups * mg * ncols : 0;
+}
 // How many clusters of `size` blocks of the engine kernel the GPU holds at once (cudaOccupancyMaxActiveClusters: a
 // cluster's blocks share one GPC, so this is below blocks per wave / size where the GPCs' multiprocessors do not divide
 // evenly). Cached per size.
@@ -35,17 +57,8 @@ int max_active_clusters(int size) {
   if (size < 1 || size > T::CLUSTER) return 0;
   if (!cache[size].load()) {
     (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(1, 1, static_cast<unsigned>(size));
-    cfg.blockDim = dim3(T::THREADS);
-    cfg.dynamicSmemBytes = engine_smem_bytes<T, Problem>();
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = static_cast<unsigned>(size);
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config<T, Problem>(dim3(1, 1, static_cast<unsigned>(size)), size, nullptr, attr);
     int n = 0;
     CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, engine_kernel<T, Math, Problem>, &cfg));
     cache[size].store(std::max(1, n));
@@ -92,18 +105,8 @@ void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) 
   const unsigned mt = static_cast<unsigned>((m + T::BM - 1) / T::BM), nt = static_cast<unsigned>((n + T::BN - 1) / T::BN);
   const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
   if (T::CLUSTER > 0 && pr.splits > 1) {  // the splits of a tile: consecutive z, one cluster
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = grid;
-    cfg.blockDim = dim3(T::THREADS);
-    cfg.dynamicSmemBytes = engine_smem_bytes<T, Problem>();
-    cfg.stream = s;
-    cudaLaunchAttribute attr[1];
-    attr[0].id = cudaLaunchAttributeClusterDimension;
-    attr[0].val.clusterDim.x = 1;
-    attr[0].val.clusterDim.y = 1;
-    attr[0].val.clusterDim.z = static_cast<unsigned>(pr.splits);
-    cfg.attrs = attr;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config<T, Problem>(grid, pr.splits, s, attr);
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, engine_kernel<T, Math, Problem>, pr));
     return;
   }

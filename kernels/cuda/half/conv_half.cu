@@ -135,11 +135,8 @@ int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
   return gemm::engine_splits<T, Math, ConvHalfProblem<BF16, VEC>>(blocks, g.kw_pad / T::BK);
 }
-// Partial sums in a workspace: the splits of a version without clusters.
 template <class T>
-size_t workspace_for(const Geometry& g, int splits) {
-  return T::CLUSTER == 0 && splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
-}
+size_t workspace_for(const Geometry& g, int splits) { return gemm::splitk_workspace_floats<T>(splits, g.groups, g.mg, g.ncols); }
 
 template <class T, class Math, bool BF16, int VEC>
 void run(const HalfConvArgs& a, cudaStream_t s) {

@@ -9,7 +9,8 @@
 #           fp16 and bf16 (AB_PRECISIONS), batches 1, 2, 4 (AB_BATCHES), ROUNDS rounds alternating (AB_ARGS: more sweep
 #           flags, e.g. --cuda-graph or --weights int8): fc_ab.md
 #   E2E=1   end to end at batch 1 and 16 with --cuda-graph (pinned), fp32 and fp16: the warm total against the kernels and
-#           the input copy of the same sweep's profiled passes: e2e.md
+#           the input copy of the same sweep's profiled passes: e2e.md. E2E_COPIES="engine kernel": each --copies mode,
+#           E2E_ROUNDS rounds (default 1), the order alternating
 #   INT8=1  --weights int8 against native weights, auto, fp32, fp16 and bf16 at batches 1, 2, 4, 8, 16 (files -fcw8- and
 #           -fcauto-: the summary's columns w8 and auto), ROUNDS rounds alternating, checked on 4 images against the cpu
 #           backend on the same quantised weights: int8.md; and what quantisation changes (ACC, below)
@@ -18,7 +19,8 @@
 #   CONV=1  the convolution versions forced, each against its split-K-in-a-cluster twin (conv v48-v50): fp32 v14 / v49,
 #           tf32 v18 / v50, fp16 and bf16 v21 / v48, and auto (CONV_PRECISIONS, CONV_BATCHES: default 1,2,4,8,16), ROUNDS
 #           rounds alternating, checked on 1 image against the cpu backend: conv.md (the summary's convs column)
-#   TRACE=1 one sweep per precision (TRACE_PRECISIONS) at batch 1 with --trace: every kernel of the first warm pass and its
+#   TRACE=1 one sweep per precision (TRACE_PRECISIONS) at batch 1 with --trace (TRACE_ARGS: more sweep flags, TRACE_TAG:
+#           a file suffix for them): every kernel of the first warm pass and its
 #           duration, from the trace (trace.md), to see what a layer's time is made of (a split-K reduction kernel, ...)
 #   PEERS=1 PyTorch in the same call (experiments/pytorch_alexnet.py): batches 1 and 16, fp32, fp32 replayed from a CUDA
 #           graph, fp16 channels-last: pytorch.txt
@@ -64,21 +66,29 @@ if [ "${AB:-0}" = 1 ]; then
 fi
 if [ "${E2E:-0}" = 1 ]; then
   mkdir -p e2e1
-  for p in fp32 fp16; do
-    "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --cuda-graph --batches 1,16 --reps 300 --warmup 30 \
-      --host-memory pinned --check-images 1 --check-backend cpu --out "e2e1/$p-graph.csv" >"e2e1/$p-graph.log" 2>&1 || echo "e2e $p: exit $?"
+  for round in $(seq 1 "${E2E_ROUNDS:-1}"); do
+    order="${E2E_COPIES:-engine}"; [ $((round % 2)) = 0 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
+    for c in $order; do
+      for p in fp32 fp16; do
+        "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --cuda-graph --copies $c --batches 1,16 --reps 300 --warmup 30 \
+          --host-memory pinned --check-images 1 --check-backend cpu --out "e2e1/$p-$c-graph-r$round.csv" >"e2e1/$p-$c-graph-r$round.log" 2>&1 ||
+          echo "e2e $p $c round $round: exit $?"
+      done
+    done
   done
   python3 - e2e1 >"$OUT/e2e.md" <<'PY'
 import csv, glob, os, sys
 K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
-print("| precision | batch | end to end ms (warm median) | kernels ms | input copy ms | end to end / (kernels + copy) | check |")
-print("|---|---:|---:|---:|---:|---:|---|")
-for p in sorted(glob.glob(os.path.join(sys.argv[1], "*-graph.csv"))):
+print("| precision | copies | round | batch | end to end ms (warm median) | p99 ms | kernels ms | input copy ms | output copy ms | end to end / (kernels + copy) | check |")
+print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "*-graph-r*.csv"))):
+    copies, rnd = os.path.basename(p).split("-")[1], os.path.basename(p).rsplit("-r", 1)[1][:-4]
     for r in csv.DictReader(open(p)):
         if r["run"] != "warm":
             continue
         k, h, t = sum(float(r[c] or 0) for c in K), float(r["htod_ms"] or 0), float(r["total_ms_median"])
-        print(f"| {r['precision']} | {r['batch']} | {t:.4f} | {k:.4f} | {h:.4f} | {t / (k + h):.3f} | {r['check']} |")
+        print(f"| {r['precision']} | {copies} | {rnd} | {r['batch']} | {t:.4f} | {float(r['total_ms_p99']):.4f} | {k:.4f} | {h:.4f} | "
+              f"{float(r['dtoh_ms'] or 0):.4f} | {t / (k + h):.3f} | {r['check']} |")
 PY
   cat "$OUT/e2e.md"
   tar czf "$OUT/e2e1.tgz" e2e1
@@ -150,7 +160,8 @@ if [ "${TRACE:-0}" = 1 ]; then
   mkdir -p tr
   for p in ${TRACE_PRECISIONS:-fp32 fp16}; do
     "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --batches 1 --reps 20 --warmup 3 --host-memory pinned \
-      --check-images 0 --trace "tr/$p.json" --out "tr/$p.csv" >"tr/$p.log" 2>&1 || echo "trace $p: exit $?"
+      --check-images 0 ${TRACE_ARGS:-} --trace "tr/$p${TRACE_TAG:-}.json" --out "tr/$p${TRACE_TAG:-}.csv" >"tr/$p${TRACE_TAG:-}.log" 2>&1 ||
+      echo "trace $p: exit $?"
   done
   python3 - tr >"$OUT/trace.md" <<'PY'
 import glob, json, os, sys

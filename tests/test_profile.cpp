@@ -68,6 +68,24 @@ TEST(Profile, CategoriesFollowLayersCopiesAndApiFamilies) {
   EXPECT_EQ(category_of(rec(RecordType::cpu, "alloc", 0, 1), m), "alloc");
 }
 
+// --copies kernel: the copy kernels (as CUPTI names them, demangled) are booked as the copies they make, outside layers;
+// any other kernel outside layers stays other_kernel. A pass: copy kernel in [0, 3], conv [3, 7], fc [7, 8], copy
+// kernel out [8, 8.5], the host's synchronisation to 9: htod 3, conv 4, fc 1, dtoh 0.5, host 0.5.
+TEST(Profile, CopyKernelsAreBookedAsCopies) {
+  Model m = two_layer_model();
+  const std::string in = "bs::cuda::(anonymous namespace)::bus_copy_htod_kernel(unsigned char *, const unsigned char *, unsigned long)";
+  const std::string out = "bs::cuda::(anonymous namespace)::bus_copy_dtoh_kernel(unsigned char *, const unsigned char *, unsigned long)";
+  EXPECT_EQ(bus_copy_direction(in), "HtoD");
+  EXPECT_EQ(bus_copy_direction(out), "DtoH");
+  EXPECT_EQ(bus_copy_direction("bs::cuda::(anonymous namespace)::u8_to_float_kernel(const uchar4 *, long long, long long, float4 *)"), "");
+  EXPECT_EQ(category_of(rec(RecordType::kernel, in, 0, 1, -1), m), "htod");
+  EXPECT_EQ(category_of(rec(RecordType::kernel, out, 0, 1, -1), m), "dtoh");
+  std::vector<ProfileRecord> r = {rec(RecordType::kernel, in, 0, 3, -1), rec(RecordType::kernel, "conv_kernel", 3, 7, 0),
+                                  rec(RecordType::kernel, "fc_kernel", 7, 8, 2), rec(RecordType::kernel, out, 8, 8.5, -1)};
+  std::map<std::string, double> b = breakdown(r, m, 0, 9);
+  expect_parts(b, {{"htod", 3.0}, {"conv", 4.0}, {"fc", 1.0}, {"dtoh", 0.5}, {"host", 0.5}, {"other_kernel", 0.0}});
+}
+
 // A run from t=0 to t=10 (seconds, to keep the arithmetic readable):
 //   API cudaMemcpyAsync [0, 2] containing the HtoD copy [0.5, 1.5]
 //   API cudaLaunchKernel [2, 2.5]; conv kernel (layer 0) [2.4, 5]
@@ -440,4 +458,5 @@ TEST(InputPrecision, EightBitCarriesWholeNumbersAndRefusesTheRest) {
   EXPECT_EQ(input_buffer_floats(3, InputPrecision::fp32), 3u);
   EXPECT_EQ(transfers_label(Transfers::overlapped, true, InputPrecision::u8), "overlapped+graph+in-u8");
   EXPECT_EQ(transfers_label(Transfers::resident, false, InputPrecision::fp32), "resident");
+  EXPECT_EQ(transfers_label(Transfers::resident, true, InputPrecision::u8, Copies::kernel), "resident+graph+kernel-copies+in-u8");
 }

@@ -486,6 +486,26 @@ TEST(RunFlagsTest, AFlagTheBackendDoesNotUseIsAnError) {
   expect_flag_error({"--input-precision", "bf16"}, BackendKind::cuda, "--input-precision", "bf16 needs --precision bf16");
 }
 
+// --copies kernel: GPU backends, resident transfers, pinned host buffers; the default is the copy engines.
+TEST(RunFlagsTest, CopiesKernelNeedsAResidentPassOverPinnedHostMemory) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  EXPECT_EQ(flags({})->f.options(BackendKind::cuda).copies, Copies::engine);
+  test::expect_error_at([&] { flags({"--copies", "zero"}); }, "--copies", "unknown copy mode 'zero' (expected engine or kernel)");
+  expect_flag_error({"--copies", "kernel"}, BackendKind::cpu, "--copies", "applies to GPU backends only");
+  expect_flag_error({"--copies", "kernel"}, BackendKind::cuda, "--copies", "kernel needs --host-memory pinned");
+  expect_flag_error({"--copies", "kernel", "--host-memory", "pinned", "--transfers", "overlapped"}, BackendKind::cuda, "--copies",
+                    "kernel needs --transfers resident (overlapped makes its own copies)");
+  expect_flag_error({"--copies", "kernel", "--host-memory", "pinned", "--transfers", "per-layer"}, BackendKind::cudnn, "--copies",
+                    "kernel needs --transfers resident (per-layer makes its own copies)");
+  for (BackendKind b : {BackendKind::cuda, BackendKind::cudnn}) {
+    const auto f = flags({"--copies", "kernel", "--host-memory", "pinned", "--cuda-graph"});
+    EXPECT_NO_THROW(f->f.validate(b));
+    EXPECT_EQ(f->f.options(b).copies, Copies::kernel);
+  }
+  EXPECT_NO_THROW(flags({"--copies", "engine"})->f.validate(BackendKind::cpu));  // the default, said aloud
+  EXPECT_EQ(flags({"--copies", "engine"})->f.options(BackendKind::cpu).copies, Copies::engine);
+}
+
 // --weights int8: the cuda backend only; v15 (8-bit rows) only with it, and auto's choice for a few images in every
 // precision; tables keep the choice under signatures of their own.
 TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {

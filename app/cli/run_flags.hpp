@@ -1,6 +1,6 @@
 // The flags that say how a model runs, shared by infer, classify, sweep, profile, throughput and plan: the backend, the
 // kernel choices (each belongs to one backend), the precisions, and for the GPU backends the transfers, host memory,
-// chunks and graph capture. Parsed once into typed values (app/cli/flags.hpp); validate() refuses, naming the flag,
+// chunks, graph capture and copy mode. Parsed once into typed values (app/cli/flags.hpp); validate() refuses, naming the flag,
 // every flag the resolved backend or mode does not use (it would otherwise run and silently change nothing).
 #pragma once
 #include <CLI/CLI.hpp>
@@ -15,7 +15,7 @@ struct RunFlags {
   // What a subcommand offers (set before add_to).
   struct Scope {
     std::optional<BackendKind> default_backend;  // nullopt: auto (cuda where a GPU exists, else cpu)
-    bool transfers = false;                      // --transfers, --host-memory, --chunk, --cuda-graph
+    bool transfers = false;                      // --transfers, --host-memory, --chunk, --cuda-graph, --copies
     bool per_layer = true;                       // --transfers per-layer allowed
     HostMemory default_host_memory = HostMemory::pageable;
   };
@@ -32,6 +32,7 @@ struct RunFlags {
   HostMemory host_memory = HostMemory::pageable;
   int chunk = 0;
   bool cuda_graph = false;
+  Copies copies = Copies::engine;
 
   void add_to(CLI::App& app, const Scope& scope);
   // auto resolved: cuda where a GPU exists, else cpu.

@@ -105,7 +105,7 @@ void SweepDriver::prepare_rank() {
   id_.backend = name_of(backend_);
   id_.variant = o_.run.conv_label(backend_);
   id_.fc_variant = o_.run.fc_label(backend_);
-  id_.transfers = gpu_ ? transfers_label(opts_.transfers, opts_.cuda_graph, opts_.input_precision) : "host";
+  id_.transfers = gpu_ ? transfers_label(opts_.transfers, opts_.cuda_graph, opts_.input_precision, opts_.copies) : "host";
   id_.host_memory = opts_.pinned_host ? "pinned" : "pageable";
   id_.precision = name_of(opts_.precision);
   id_.profiler = profiler_ ? profiler_->kind() : "off";

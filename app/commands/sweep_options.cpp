@@ -90,7 +90,7 @@ void SweepOptions::validate(BackendKind backend, int ranks) const {
 
 nlohmann::json SweepOptions::resume_key(BackendKind backend, int ranks) const {
   const BackendOptions o = run.options(backend);
-  return {{"backend", name_of(backend)},
+  nlohmann::json key = {{"backend", name_of(backend)},
           {"conv_variant", run.conv_label(backend)},
           {"fc_variant", run.fc_label(backend)},
           {"tuning", o.tuning_file},
@@ -114,6 +114,8 @@ nlohmann::json SweepOptions::resume_key(BackendKind backend, int ranks) const {
           {"profile_reps", profile_reps},
           {"rep_gap_us", rep_gap_us},
           {"ranks", ranks}};
+  if (o.copies != Copies::engine) key["copies"] = name_of(o.copies);  // absent at the default: older files resume as before
+  return key;
 }
 
 }  // namespace bs

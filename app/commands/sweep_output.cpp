@@ -133,6 +133,9 @@ nlohmann::json SweepDriver::metadata() const {
     j["copy_hidden"] = "copy_hidden_ms: time a copy runs while a kernel runs; the breakdown gives that time to the kernel";
   }
   j["cuda_graph"] = opts_.cuda_graph;
+  j["copies"] = name_of(opts_.copies);
+  if (opts_.copies == Copies::kernel)
+    j["copies_note"] = "the input and output moved by kernels over the bus (inside the graph with cuda_graph), booked as htod_ms / dtoh_ms";
   j["host_memory"] = id_.host_memory;
   j["profiler"] = id_.profiler;
   if (profiler_) {

@@ -397,7 +397,7 @@ int run_throughput(ThroughputOptions o) {
   id.variant = o.run.conv_label(kind);
   id.fc_variant = o.run.fc_label(kind);
   id.precision = name_of(opts.precision);
-  id.transfers = gpu ? transfers_label(opts.transfers, opts.cuda_graph, opts.input_precision) : "host";
+  id.transfers = gpu ? transfers_label(opts.transfers, opts.cuda_graph, opts.input_precision, opts.copies) : "host";
   id.host_memory = host_memory;
   id.profiler = "off";
 
@@ -422,6 +422,7 @@ int run_throughput(ThroughputOptions o) {
     j["transfers"] = id.transfers;
     if (opts.transfers == Transfers::overlapped) j["chunk"] = opts.chunk;
     j["cuda_graph"] = opts.cuda_graph;
+    j["copies"] = name_of(opts.copies);
     j["streams"] = o.streams;
     j["images"] = o.images;
     j["batches"] = o.batches;

@@ -77,8 +77,9 @@ std::vector<uint8_t> to_input_precision(const float* src, size_t count, InputPre
   return out;
 }
 
-std::string transfers_label(Transfers transfers, bool cuda_graph, InputPrecision input) {
-  return name_of(transfers) + (cuda_graph ? "+graph" : "") + (input != InputPrecision::fp32 ? "+in-" + name_of(input) : "");
+std::string transfers_label(Transfers transfers, bool cuda_graph, InputPrecision input, Copies copies) {
+  return name_of(transfers) + (cuda_graph ? "+graph" : "") + (copies == Copies::kernel ? "+kernel-copies" : "") +
+         (input != InputPrecision::fp32 ? "+in-" + name_of(input) : "");
 }
 
 }  // namespace bs

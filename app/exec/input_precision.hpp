@@ -29,8 +29,8 @@ size_t input_buffer_floats(size_t values, InputPrecision input);
 void convert_input_bytes(const float* src, size_t count, InputPrecision input, void* dst);
 // convert_input_bytes into a vector of bytes, for u8, fp16 and bf16; empty for fp32 (the FP32 values go as they are).
 std::vector<uint8_t> to_input_precision(const float* src, size_t count, InputPrecision input);
-// The results' `transfers` label of a GPU run: resident | per-layer | overlapped, then +graph, then +in-u8 / +in-fp16 /
-// +in-bf16.
-std::string transfers_label(Transfers transfers, bool cuda_graph, InputPrecision input);
+// The results' `transfers` label of a GPU run: resident | per-layer | overlapped, then +graph, then +kernel-copies
+// (--copies kernel), then +in-u8 / +in-fp16 / +in-bf16.
+std::string transfers_label(Transfers transfers, bool cuda_graph, InputPrecision input, Copies copies = Copies::engine);
 
 }  // namespace bs

@@ -43,6 +43,12 @@ struct BackendOptions {
   // GPU, not per-layer: each batch (or chunk) size's layers captured once into a CUDA graph and replayed; the first
   // forward of a size runs eagerly (first-use work: algorithm searches, weight preparation) and then captures.
   bool cuda_graph = false;
+  // GPU, --transfers resident, pinned host buffers: who moves the input to the device and the output back. engine: the
+  // copy engines (cudaMemcpyAsync), around the layers or their graph. kernel: two kernels that read the pinned input and
+  // write the pinned output over the bus (cuda::bus_copy), inside the layers' graph with --cuda-graph: one submission
+  // per pass and no hand-over between copy engine and kernels, worth ~10 us at batch 1 (experiments/batch1-latency.md),
+  // at the SMs' bus rate, which is below the copy engines' at large batches. The breakdown books them as htod / dtoh.
+  Copies copies = Copies::engine;
   // cudnn: fastest takes cuDNN's fastest FP32 (FMA-math) algorithm, FFT and Winograd included, whose rounding differs
   // from a direct sum (seen: 8e-4 relative on AlexNet conv2); exact keeps to the GEMM and direct algorithms, which
   // agree with cpu-ref to FP32 rounding.

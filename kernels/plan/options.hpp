@@ -17,6 +17,7 @@ enum class InputPrecision { fp32, u8, fp16, bf16 };
 enum class WeightFormat { native, int8 };
 enum class Transfers { resident, per_layer, overlapped };
 enum class HostMemory { pageable, pinned };
+enum class Copies { engine, kernel };
 enum class CudnnAlgos { fastest, exact };
 enum class ProfiledPasses { automatic, separate, timed };
 
@@ -47,6 +48,9 @@ constexpr auto spellings(Transfers) {
 }
 constexpr auto spellings(HostMemory) {
   return Spellings<HostMemory, 2>{"host memory", {{{"pageable", HostMemory::pageable}, {"pinned", HostMemory::pinned}}}};
+}
+constexpr auto spellings(Copies) {
+  return Spellings<Copies, 2>{"copy mode", {{{"engine", Copies::engine}, {"kernel", Copies::kernel}}}};
 }
 constexpr auto spellings(CudnnAlgos) {
   return Spellings<CudnnAlgos, 2>{"cuDNN algorithm policy", {{{"fastest", CudnnAlgos::fastest}, {"exact", CudnnAlgos::exact}}}};

@@ -57,6 +57,7 @@ std::string plan_table(const Plan& p, const Model& m) {
     s += ", input " + name_of(o.input_precision) + ", transfers " + name_of(o.transfers);
     if (o.transfers == Transfers::overlapped) s += " (chunks " + chunks_text(p.chunks) + "; " + std::to_string(p.streams) + " streams)";
     s += std::string(", host memory ") + (o.pinned_host ? "pinned" : "pageable") + ", CUDA graph " + (o.cuda_graph ? "on" : "off");
+    if (o.copies == Copies::kernel) s += ", copies by kernels";
   }
   s += "\n";
   if (p.backend == BackendKind::cuda) s += "tuning table: " + p.tuning + "\n";
@@ -101,6 +102,7 @@ nlohmann::json plan_json(const Plan& p, const Model& m) {
     j["transfers"] = name_of(o.transfers);
     j["host_memory"] = o.pinned_host ? "pinned" : "pageable";
     j["cuda_graph"] = o.cuda_graph;
+    j["copies"] = name_of(o.copies);
     j["chunks"] = p.chunks;
     j["streams"] = p.streams;
   }

@@ -61,6 +61,7 @@ std::string gib(size_t bytes) {
 
 void check_backend_options(BackendKind b, const BackendOptions& o) {
   const bool cpu = !is_gpu(b);
+  if (cpu && o.copies != Copies::engine) usage_fail("--copies", "applies to GPU backends only");
   if (cpu && o.precision != Precision::fp32)
     usage_fail("--precision", "the " + name_of(b) + " backend computes in fp32 only (it is the reference); " + name_of(o.precision) +
                             " runs on --backend cuda or cudnn");
@@ -78,6 +79,12 @@ void check_backend_options(BackendKind b, const BackendOptions& o) {
   if (per_layer && o.input_precision != InputPrecision::fp32)
     usage_fail("--input-precision", name_of(o.input_precision) + " needs --transfers resident or overlapped (per-layer copies FP32 "
                               "values in and out around every layer)");
+  if (o.copies == Copies::kernel) {
+    if (o.transfers != Transfers::resident)
+      usage_fail("--copies", "kernel needs --transfers resident (" + name_of(o.transfers) + " makes its own copies)");
+    if (!o.pinned_host)
+      usage_fail("--copies", "kernel needs --host-memory pinned (the copy kernels read and write the host buffers over the bus)");
+  }
   if (per_layer && is_half(o.precision))
     usage_fail("--transfers", "per-layer transfers move FP32 tensors between layers; --precision " + name_of(o.precision) +
                             " keeps 16-bit activations on the device: use --transfers resident");

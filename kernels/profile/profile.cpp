@@ -22,9 +22,21 @@ const std::vector<std::string>& breakdown_categories() {
   return c;
 }
 
+std::string bus_copy_direction(const std::string& kernel_name) {
+  if (kernel_name.find(kBusCopyHtod) != std::string::npos) return "HtoD";
+  if (kernel_name.find(kBusCopyDtoh) != std::string::npos) return "DtoH";
+  return "";
+}
+
 std::string category_of(const ProfileRecord& r, const Model& m) {
   switch (r.type) {
     case RecordType::kernel:
+      if (r.layer < 0) {
+        const std::string dir = bus_copy_direction(r.name);
+        if (dir == "HtoD") return "htod";
+        if (dir == "DtoH") return "dtoh";
+      }
+      [[fallthrough]];
     case RecordType::cpu:
       if (r.layer >= 0 && r.layer < static_cast<int>(m.layers.size())) return kind_name(m.layers[r.layer].kind());
       if (r.type == RecordType::cpu) return r.name == "alloc" ? "alloc" : "host";  // CPU phases outside layers

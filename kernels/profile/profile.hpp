@@ -35,10 +35,16 @@ struct ProfileRecord {
 // A CPU-side phase record (Tracer::cpu_phase).
 ProfileRecord cpu_record(const std::string& name, int layer, double start, double end);
 
+// --copies kernel: the copy kernels' names (kernels/cuda/ops/ops.cu), and the direction a kernel record's name says
+// it copies in: "HtoD", "DtoH", or "" for every other kernel. category_of books these kernels as the copies they are.
+inline constexpr const char* kBusCopyHtod = "bus_copy_htod_kernel";
+inline constexpr const char* kBusCopyDtoh = "bus_copy_dtoh_kernel";
+std::string bus_copy_direction(const std::string& kernel_name);
+
 // Breakdown categories, in CSV column order.
 const std::vector<std::string>& breakdown_categories();
 // The category of a record: kernels and CPU phases by the kind of their layer ("conv", "pool", "fc",
-// "act", "lrn", "softmax", "flatten"; "other_kernel" outside layers), copies by direction ("htod", "dtoh",
+// "act", "lrn", "softmax", "flatten"; "other_kernel" outside layers), copies by direction (copy kernels too) ("htod", "dtoh",
 // "dtod"), "memset", and API calls by family ("alloc", "free", "memcpy_api", "sync", "launch", "other_api").
 std::string category_of(const ProfileRecord& r, const Model& m);
 

@@ -10,7 +10,9 @@
 //              chunk c's compute. Host buffers that are not pinned go through two pinned staging slots per direction,
 //              filled and drained by the host (OpenMP threads) while the device works on other chunks.
 // With cuda_graph, the layers of each batch or chunk size (and input place) are captured once into a CUDA graph
-// after one eager pass and replayed from then on; the copies stay outside the graph.
+// after one eager pass and replayed from then on; the copy engines' copies stay outside the graph. --copies kernel
+// (resident, pinned host buffers): the input and output are moved by two kernels (cuda::bus_copy) that run_layers
+// launches around the layers, inside their graph with cuda_graph, so that a pass is one graph launch.
 // --input-precision u8 (resident, overlapped): the bytes are copied as they are (a quarter of FP32's) and widened to
 // FP32 by one kernel inside the first layer's time (and graph), into a buffer of their own.
 // The plan (kernels/plan/plan.hpp) says what runs: which layers run inside another's kernel, each layer's workspace and
@@ -66,6 +68,7 @@ class GpuPipelineBackend : public Backend {
   size_t in_elem_bytes() const { return input_value_bytes(opts_.input_precision); }
   bool per_layer() const { return opts_.transfers == Transfers::per_layer; }
   bool overlapped() const { return opts_.transfers == Transfers::overlapped; }
+  bool kernel_copies() const { return opts_.copies == Copies::kernel; }
 
   const Model* model_ = nullptr;  // the model loaded, or quantized_ (--weights int8)
   Model quantized_;               // --weights int8: the loaded model with its weights quantised (kernels/model/quantize.hpp)
@@ -87,7 +90,8 @@ class GpuPipelineBackend : public Backend {
   // for every size in `runs` (default: n); poisons them if asked.
   void size_buffers(int n, size_t n_layers, int in_images, const std::vector<int>& runs = {});
   // Layers [0, n_layers) of n images from the device input src on stream_, with events from events_[ev]; the last
-  // result is copied to copy_to when given (and that is returned). Sets cur to the output shape.
+  // result is copied to copy_to when given (and that is returned). Sets cur to the output shape. With host_in_ set
+  // (--copies kernel), a copy kernel first fills src from it; with host_out_ set, one writes the result there last.
   const float* run_layers(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to);
   // run_layers, through a captured CUDA graph when cuda_graph is set.
   const float* run_layers_graphed(const float* src, int n, size_t n_layers, Shape& cur, size_t ev, float* copy_to);
@@ -106,14 +110,20 @@ class GpuPipelineBackend : public Backend {
   std::vector<cudaEvent_t> chunk_events_;  // per chunk: input copied, compute done, output copied
   float* stage_[2][2] = {{nullptr, nullptr}, {nullptr, nullptr}};  // [in|out][slot]: pinned staging, stage_floats_[dir] each
   size_t stage_floats_[2] = {0, 0};
-  // cuda_graph: instantiated graphs per (src, n, layers, timed, first event, copy_to), with the result and shape
+  // --copies kernel: the caller's pinned input and output during a resident forward (null otherwise), and the last pair
+  // found pinned (host_pinned asks the runtime, once per pair of buffers).
+  const void* host_in_ = nullptr;
+  float* host_out_ = nullptr;
+  std::pair<const void*, const void*> pinned_pair_{nullptr, nullptr};
+  // cuda_graph: instantiated graphs per (src, n, layers, timed, first event, copy_to, host_in_, host_out_), with the
+  // result and shape
   struct Graph {
     cudaGraphExec_t exec = nullptr;
     const float* result = nullptr;
     Shape cur;
     std::vector<size_t> events;  // indices into events_ the graph records
   };
-  std::map<std::tuple<const float*, int, size_t, bool, size_t, float*>, Graph> graphs_;
+  std::map<std::tuple<const float*, int, size_t, bool, size_t, float*, const void*, float*>, Graph> graphs_;
   uint64_t graphs_epoch_ = 0;  // device_alloc_epoch() when the graphs were captured
   bool capturing_ = false;
   void drop_graphs();

@@ -2,6 +2,7 @@
 // fc_gemm.cu, pooling and LRN in lrn_pool.cu).
 #include <algorithm>
 #include <cfloat>
+#include <cstdint>
 #include <string>
 
 #include "kernels/cuda/check.hpp"
@@ -26,6 +27,32 @@ __global__ void activation_kernel(float* x, long long count, int act, float alph
     x[i] = activate_alpha(x[i], act, alpha);
   }
 }
+
+// --copies kernel: a copy made by the SMs instead of a copy engine, one side of it pinned host memory read or written
+// over the bus through its unified address. All of a thread's 16-byte loads are issued before its stores, so that the
+// bus has as many reads in flight as the grid has threads; bytes past the last whole 16 (or every byte, where either
+// side is not 16-byte aligned) go one at a time. Two names, so that the profiler can tell the directions apart
+// (profile.hpp, kBusCopyHtod / kBusCopyDtoh).
+__device__ __forceinline__ void bus_copy(unsigned char* dst, const unsigned char* src, size_t bytes) {
+  constexpr int kUnroll = 4;
+  const bool wide = (reinterpret_cast<uintptr_t>(dst) | reinterpret_cast<uintptr_t>(src)) % 16 == 0;
+  const size_t vecs = wide ? bytes / 16 : 0, threads = static_cast<size_t>(gridDim.x) * blockDim.x;
+  const size_t first = blockIdx.x * static_cast<size_t>(blockDim.x) + threadIdx.x;
+  auto* d = reinterpret_cast<uint4*>(dst);
+  const auto* s = reinterpret_cast<const uint4*>(src);
+  for (size_t base = first; base < vecs; base += kUnroll * threads) {
+    uint4 v[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + u * threads < vecs) v[u] = s[base + u * threads];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (base + u * threads < vecs) d[base + u * threads] = v[u];
+  }
+  for (size_t i = 16 * vecs + first; i < bytes; i += threads) dst[i] = src[i];
+}
+__global__ void bus_copy_htod_kernel(unsigned char* dst, const unsigned char* src, size_t bytes) { bus_copy(dst, src, bytes); }
+__global__ void bus_copy_dtoh_kernel(unsigned char* dst, const unsigned char* src, size_t bytes) { bus_copy(dst, src, bytes); }
 
 // --input-precision u8: four bytes in, four floats out per thread (one 4-byte load, one 16-byte store); the last
 // thread also takes the count % 4 values left over. in and out must be 4- and 16-byte aligned.
@@ -178,6 +205,17 @@ void u8_to_float(const unsigned char* in, long long count, float* out, cudaStrea
   const long long quads = count / 4;
   u8_to_float_kernel<<<std::max(1u, blocks_for(quads, 256)), 256, 0, s>>>(reinterpret_cast<const uchar4*>(in), quads, count,
                                                                           reinterpret_cast<float4*>(out));
+  CUDA_CHECK_LAUNCH();
+}
+
+void bus_copy(void* dst, const void* src, size_t bytes, bool to_device, cudaStream_t s) {
+  if (!bytes) return;
+  // One 16-byte piece per thread where the grid allows, at most 1,024 blocks of 256 (beyond, each thread loops).
+  const unsigned blocks = std::max(1u, std::min(1024u, blocks_for(static_cast<long long>((bytes + 15) / 16), 256)));
+  auto* d = static_cast<unsigned char*>(dst);
+  const auto* from = static_cast<const unsigned char*>(src);
+  if (to_device) bus_copy_htod_kernel<<<blocks, 256, 0, s>>>(d, from, bytes);
+  else bus_copy_dtoh_kernel<<<blocks, 256, 0, s>>>(d, from, bytes);
   CUDA_CHECK_LAUNCH();
 }
 

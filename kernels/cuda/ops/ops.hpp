@@ -35,6 +35,11 @@ void softmax_forward(const float* in, int n, int features, float* out, cudaStrea
 // --input-precision u8: count bytes widened to floats (in 4-byte aligned, out 16-byte aligned).
 void u8_to_float(const unsigned char* in, long long count, float* out, cudaStream_t s);
 
+// --copies kernel: `bytes` copied by a kernel, to the device (src in pinned host memory, read over the bus) or from
+// it (dst in pinned host memory), so that a pass's copies can sit inside its CUDA graph. The profiler books these
+// kernels as htod / dtoh copies (kernels/profile/profile.hpp, bus_copy_direction).
+void bus_copy(void* dst, const void* src, size_t bytes, bool to_device, cudaStream_t s);
+
 struct FcArgs {
   const float* in = nullptr;  // (N, I)
   int n = 0, inputs = 0, outputs = 0;

@@ -81,7 +81,7 @@ import csv, glob, os, sys
 K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
 print("| precision | copies | round | batch | end to end ms (warm median) | p99 ms | kernels ms | input copy ms | output copy ms | end to end / (kernels + copy) | check |")
 print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
-for p in sorted(glob.glob(os.path.join(sys.argv[1], "*-graph-r*.csv"))):
+for p in sorted(q for q in glob.glob(os.path.join(sys.argv[1], "*-graph-r*.csv")) if not q.endswith(".layers.csv")):
     copies, rnd = os.path.basename(p).split("-")[1], os.path.basename(p).rsplit("-r", 1)[1][:-4]
     for r in csv.DictReader(open(p)):
         if r["run"] != "warm":

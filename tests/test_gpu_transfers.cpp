@@ -109,6 +109,30 @@ TEST(GpuTransfers, HalfPrecisionOverlappedAndGraphedWithinTolerance) {
     }
 }
 
+// A graph captured at one batch size must still be right after another size ran: at 9 images and at 1 the 16-bit plans
+// read the fully connected weights in different prepared layouts (fc v13 / v14), and the second size once remade the
+// first size's prepared buffer in its own layout, under the same address, so that 9's replayed graph read 1's layout
+// (rel. L2 about 1). Every pass against cpu-ref, eager ones and replays, sizes alternating.
+TEST(GpuTransfers, GraphsOfEachBatchSizeKeepTheirPreparedWeights) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  const Model m = load_model(test::data_file("models/ece408"));
+  for (const char* precision : {"fp32", "tf32", "fp16", "bf16"})
+    for (bool pinned : {true, false}) {
+      BackendOptions o;
+      o.precision = parse_enum<Precision>(precision, "--precision");
+      o.cuda_graph = true;
+      o.guard_check = true;
+      auto gpu = test::open_backend(m, "cuda", o);
+      for (int n : {9, 1, 9, 1, 9, 33, 1, 9}) {
+        const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+        EXPECT_LE(test::rel_l2(forward(*gpu, m, in, n, pinned), test::cpu_ref_output(m, in, n)), precision_tolerance(o.precision))
+            << precision << (pinned ? " pinned" : " pageable") << " batch " << n << " seed " << seed;
+      }
+    }
+}
+
 // The two models the converted-input tests run: ECE 408 (one channel) and a 3-channel chain (a pad channel on the
 // 16-bit NHWC paths).
 std::vector<Model> one_and_three_channel_models(std::mt19937& rng) {

@@ -53,9 +53,6 @@ class CudaBackend : public GpuPipelineBackend {
  protected:
   void after_load() override {
     prep_.clear();
-    prep_.resize(model_->layers.size());
-    prepared_.assign(model_->layers.size(), false);
-    prep_layout_.assign(model_->layers.size(), 0);
     if (!half_) return;
     if (!bf16_ && !ovf_host_) {  // fp16's overflow flags, one per layer, in mapped host memory: nothing to copy back
       CUDA_CHECK(cudaHostAlloc(&ovf_host_, sizeof(int) * std::max<size_t>(1, model_->layers.size()), cudaHostAllocMapped));
@@ -203,28 +200,33 @@ class CudaBackend : public GpuPipelineBackend {
     return spare;
   }
 
-  // Layer i's weights in the layout its version reads: made once with resident transfers (kept in prep_),
+  // Layer i's weights in the layout its version reads: made once per layout with resident transfers (kept in prep_),
   // made in the head of the workspace for each run with per-layer transfers.
-  // `layout` names the layout: versions that read different ones (v22 against v19-v21, v23-v25 against v12-v18) may
-  // take turns on a layer when a tuning table picks them for different batch sizes.
+  // `layout` names the layout: versions that read different ones (fc v14 against v12-v13, v22 against v19-v21, v23-v25
+  // against v12-v18) take turns on a layer when batch sizes have different plans (auto, a tuning table). Each layout
+  // keeps a buffer of its own: remaking one buffer in the other layout would change, under the same address, weights
+  // that a CUDA graph captured at the other batch size still reads (found with --copies kernel's tests: fp16 with
+  // --cuda-graph at 9, 1 and again 9 images gave 9's replay weights in 1's layout).
   template <class Make>
   const float* prepared(size_t i, size_t floats, Make&& make, int layout) {
     if (per_layer()) {
       make(ws_ptr_);
       return ws_ptr_;
     }
-    if (!prepared_[i] || prep_[i].size() < floats || prep_layout_[i] != layout) {
-      prep_[i].resize(floats);
-      make(prep_[i].get());
-      prepared_[i] = true;
-      prep_layout_[i] = layout;
+    Prepared& p = prep_[{i, layout}];
+    if (!p.made || p.buf.size() < floats) {  // growing reallocates: graphs are dropped (device_alloc_epoch)
+      p.buf.resize(floats);
+      make(p.buf.get());
+      p.made = true;
     }
-    return prep_[i].get();
+    return p.buf.get();
   }
 
-  std::vector<DeviceBuffer<float>> prep_;            // prepared weights (resident transfers)
-  std::vector<bool> prepared_;
-  std::vector<int> prep_layout_;
+  struct Prepared {
+    DeviceBuffer<float> buf;
+    bool made = false;
+  };
+  std::map<std::pair<size_t, int>, Prepared> prep_;  // prepared weights by (layer, layout) (resident transfers)
   // fp16 / bf16
   bool half_ = false, bf16_ = false;
   Shape out_phys_;               // the stored shape of the last layer run's output

@@ -166,7 +166,7 @@ TEST(Tuning, RefusesCorruptFilesWithOneLineNamingThem) {
   std::vector<Case> all = cases;
   if (!registry().menu(LayerKind::conv, BackendKind::cuda).empty()) {  // builds with the cuda backend know its menus
     all.push_back({replace("\"best\": 14", "\"best\": 99"), "best version 99 is not on the conv menu"});
-    all.push_back({replace("\"best\": 5", "\"best\": 17"), "best version 17 is not on the fc menu"});
+    all.push_back({replace("\"best\": 5", "\"best\": 18"), "best version 18 is not on the fc menu"});
     all.push_back({replace("\"best\": 5", "\"best\": 15"), "best version 15 reads 8-bit weights, but the signature is not one of "
                                                              "--weights int8 (no ' w8')"});
   }
@@ -241,7 +241,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_conv_variant("direct-half"), 37);
   EXPECT_EQ(parse_conv_variant("s2d-half"), 38);
   test::expect_error_at([] { parse_conv_variant("51"); }, "--conv-variant", "unknown variant '51' (choose auto or one of: 1 direct");
-  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "14 stream-half, 15 stream-int8, 16 wgmma-half)");
+  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "14 stream-half, 15 stream-int8, 16 wgmma-half, 17 stream-mma-half)");
 }
 
 TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
@@ -302,7 +302,7 @@ TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48");
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48");
-  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13, v14, v16");
+  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13, v14, v16, v17");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::tf32), "v16, v17, v18, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v50");

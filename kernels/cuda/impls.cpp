@@ -20,6 +20,7 @@ void register_cuda_impls(Registry& r) {
   cuda::register_fc_half(r);
   cuda::register_fc_stream_half(r);
   cuda::register_fc_stream_int8(r);
+  cuda::register_fc_stream_mma_half(r);
 }
 
 }  // namespace bs

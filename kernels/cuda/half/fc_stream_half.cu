@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
@@ -101,6 +102,100 @@ __global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* _
   }
 }
 
+// ---- fc v17, stream-mma-half: the same prepared rows and the same single pass over them, the products on the tensor
+// cores (mma.sync m16n8k16), for up to 16 images a pass, where v14's FMAs would need 16 times the arithmetic per weight.
+// A block of kMmaWarps warps takes 8 x NT outputs; its warps split K in 32-value chunks, taken in turn. In a chunk, lane
+// (g = lane / 4, t = lane % 4) loads the 16 bytes of k = 32c + 8t .. 32c + 8t + 7 of output row g of each of its NT
+// n-tiles (streaming loads) and of images g and g + 8 (read-only path), and feeds two mma steps: the first takes
+// k = 8t .. 8t + 3 of the chunk, the second 8t + 4 .. 8t + 7. The mma's k order is so permuted against memory, but it is
+// the same permutation for the images (A) and the weights (B), so each product meets its pair and the sum is the layer's.
+// Images past n are zero; where K is not a multiple of 8 the image rows are not 16-byte aligned and are read value by value. The warps' FP32 partial sums are added in shared memory in warp order (the same sum on every
+// run), then bias, activation and the 16-bit store, the pad output written as zero.
+constexpr int kMmaWarps = 8;
+constexpr int kMmaImages = 16;  // images per pass: the mma's m
+
+// The 8 values of image img from k = 8q: one 16-byte load where the rows are aligned (XVEC), else one at a time, zero
+// past K.
+template <bool XVEC>
+__device__ __forceinline__ uint4 input_chunk(const uint16_t* __restrict__ x, long long k, long long img, int q) {
+  if constexpr (XVEC) {
+    return __ldg(reinterpret_cast<const uint4*>(x + img * k) + q);
+  } else {
+    uint32_t v[4];
+    const uint16_t* at = x + img * k + 8LL * q;
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const uint32_t lo = 8LL * q + 2 * i < k ? __ldg(at + 2 * i) : 0u, hi = 8LL * q + 2 * i + 1 < k ? __ldg(at + 2 * i + 1) : 0u;
+      v[i] = lo | hi << 16;
+    }
+    return make_uint4(v[0], v[1], v[2], v[3]);
+  }
+}
+
+template <bool BF16, int NT, bool XVEC>
+__global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uint4* __restrict__ w, const uint16_t* __restrict__ x,
+                                                                       long long k, int k8, int n, int outputs, int os, const float* __restrict__ bias,
+                                                                       int act, uint16_t* __restrict__ out, int* ovf) {
+  __shared__ float partial[kMmaWarps][NT * 8][kMmaImages];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int o0 = blockIdx.x * NT * 8;
+  const int chunks = (k8 + 3) / 4;  // 32-value chunks (4 uint4 per row); k8 uint4 per row, the last chunk may be short
+  const uint4* rows[NT];
+#pragma unroll
+  for (int j = 0; j < NT; ++j) rows[j] = w + static_cast<long long>(min(o0 + 8 * j + g, outputs - 1)) * k8;
+  for (int n0 = 0; n0 < n; n0 += kMmaImages) {
+    const int nb = min(kMmaImages, n - n0);
+    const bool has_a = g < nb, has_b = g + 8 < nb;
+    float acc[NT][4];
+#pragma unroll
+    for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+    constexpr int U = 2;  // chunks whose loads are in flight together
+    for (int c0 = warp; c0 < chunks; c0 += U * kMmaWarps) {
+      uint4 wv[U][NT], av[U], bv[U];
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const int q = 4 * (c0 + u * kMmaWarps) + t;  // this lane's uint4 of the chunk
+        const bool in = c0 + u * kMmaWarps < chunks && q < k8;
+        const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
+#pragma unroll
+        for (int j = 0; j < NT; ++j) wv[u][j] = in ? __ldcs(rows[j] + q) : zero;
+        av[u] = in && has_a ? input_chunk<XVEC>(x, k, n0 + g, q) : zero;
+        bv[u] = in && has_b ? input_chunk<XVEC>(x, k, n0 + g + 8, q) : zero;
+      }
+#pragma unroll
+      for (int u = 0; u < U; ++u) {
+        const uint32_t a1[4] = {av[u].x, bv[u].x, av[u].y, bv[u].y}, a2[4] = {av[u].z, bv[u].z, av[u].w, bv[u].w};
+#pragma unroll
+        for (int j = 0; j < NT; ++j) {
+          gemm::mma_m16n8k16(acc[j], a1, wv[u][j].x, wv[u][j].y, BF16);
+          gemm::mma_m16n8k16(acc[j], a2, wv[u][j].z, wv[u][j].w, BF16);
+        }
+      }
+    }
+    // acc[j]: (image g, outputs 2t, 2t + 1) and (image g + 8, the same outputs) of n-tile j.
+#pragma unroll
+    for (int j = 0; j < NT; ++j) {
+      partial[warp][8 * j + 2 * t][g] = acc[j][0];
+      partial[warp][8 * j + 2 * t + 1][g] = acc[j][1];
+      partial[warp][8 * j + 2 * t][g + 8] = acc[j][2];
+      partial[warp][8 * j + 2 * t + 1][g + 8] = acc[j][3];
+    }
+    __syncthreads();
+    for (int i = threadIdx.x; i < NT * 8 * kMmaImages; i += kMmaWarps * 32) {
+      const int col = i / kMmaImages, img = i % kMmaImages, o = o0 + col;
+      if (img >= nb || o >= outputs) continue;
+      float v = 0.0f;
+#pragma unroll
+      for (int q = 0; q < kMmaWarps; ++q) v += partial[q][col][img];
+      if (bias) v += bias[o];
+      uint16_t* dst = out + static_cast<long long>(n0 + img) * os;
+      dst[o] = store_value<BF16>(activate_or_keep(v, act), ovf);
+      if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
+    }
+    __syncthreads();  // partial is reused by the next pass
+  }
+}
+
 // W (O, C*H*W) FP32 in the model's NCHW flattening -> (O, Kp) 16-bit in the input's NHWC one, K = H * W * Cs: value
 // (o, k) is input (y, x, c) = (k / (W * Cs), k / Cs % W, k % Cs), zero for the pad channel and for K <= k < Kp.
 template <bool BF16>
@@ -134,6 +229,45 @@ void launch(const HalfFcArgs& a, cudaStream_t s) {
   else if (nb <= 4) go(std::integral_constant<int, 4>{});
   else go(std::integral_constant<int, kMaxImages>{});
   CUDA_CHECK_LAUNCH();
+}
+
+// n-tiles of 8 outputs a block: the most that still give every multiprocessor a block (fewer blocks, each reading
+// the images once for more outputs), down to 1.
+int mma_tiles(int outputs, int sms) {
+  for (int nt : {4, 2})
+    if ((outputs + 8 * nt - 1) / (8 * nt) >= sms) return nt;
+  return 1;
+}
+
+template <bool BF16>
+void launch_mma(const HalfFcArgs& a, cudaStream_t s) {
+  const long long k = k_values(a.is);
+  const int k8 = static_cast<int>(k_padded(a.is) / 8), os = stored_channels(a.outputs);
+  const auto* w = reinterpret_cast<const uint4*>(a.prepared);
+  const int nt = mma_tiles(a.outputs, sm_count());
+  auto go = [&](auto tiles) {
+    constexpr int NT = decltype(tiles)::value;
+    const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);
+    if (k % 8 == 0)
+      fc_stream_mma_kernel<BF16, NT, true><<<blocks, kMmaWarps * 32, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
+    else
+      fc_stream_mma_kernel<BF16, NT, false><<<blocks, kMmaWarps * 32, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
+  };
+  if (nt == 4) go(std::integral_constant<int, 4>{});
+  else if (nt == 2) go(std::integral_constant<int, 2>{});
+  else go(std::integral_constant<int, 1>{});
+  CUDA_CHECK_LAUNCH();
+}
+
+Support stream_mma_supports(const Layer& l) {
+  if (l.in.size() >= (1LL << 33)) return {false, "v17: the input exceeds 2^33 values per image"};  // K / 8 chunks fit an int
+  return {};
+}
+
+void stream_mma_forward(int, const HalfFcArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("fc v17", "weights were not prepared");
+  if (a.bf16) launch_mma<true>(a, s);
+  else launch_mma<false>(a, s);
 }
 
 Support stream_supports(const Layer& l) {
@@ -173,6 +307,24 @@ void register_fc_stream_half(Registry& r) {
   i.fuses_act = true;
   i.prep_layout = 14;  // (O, K) 16-bit rows in the NHWC flattening
   i.supports = [](const Layer& l, const Epilogue&) { return half::stream_supports(l); };
+  i.prepared_floats = [](const Layer& l, Shape stored, Precision) {
+    return static_cast<size_t>(half::k_padded(stored) * std::get<FcParams>(l.op).outputs / 2);
+  };
+  r.add(std::move(i));
+}
+
+void register_fc_stream_mma_half(Registry& r) {
+  static const ImplHooks hooks{.half_fc_prepare = half::stream_prepare, .half_fc_forward = half::stream_mma_forward};
+  Impl i = cuda_impl(LayerKind::fc, 17, "stream-mma-half",
+                     "v14's 16-bit weight rows streamed once per pass of up to 16 images, the products on the tensor cores "
+                     "(mma.sync m16n8k16): blocks of 8 warps splitting K over 8 to 32 outputs, FP32 accumulation, bias + "
+                     "activation fused; for 5-16 images",
+                     &hooks);
+  i.math = "fp16/bf16 tensor cores";
+  i.precisions = {Precision::fp16, Precision::bf16};
+  i.fuses_act = true;
+  i.prep_layout = 14;  // v14's rows
+  i.supports = [](const Layer& l, const Epilogue&) { return half::stream_mma_supports(l); };
   i.prepared_floats = [](const Layer& l, Shape stored, Precision) {
     return static_cast<size_t>(half::k_padded(stored) * std::get<FcParams>(l.op).outputs / 2);
   };

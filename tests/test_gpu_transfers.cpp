@@ -109,10 +109,11 @@ TEST(GpuTransfers, HalfPrecisionOverlappedAndGraphedWithinTolerance) {
     }
 }
 
-// A graph captured at one batch size must still be right after another size ran: at 9 images and at 1 the 16-bit plans
-// read the fully connected weights in different prepared layouts (fc v13 / v14), and the second size once remade the
-// first size's prepared buffer in its own layout, under the same address, so that 9's replayed graph read 1's layout
-// (rel. L2 about 1). Every pass against cpu-ref, eager ones and replays, sizes alternating.
+// A graph captured at one batch size must still be right after another size ran: sizes whose 16-bit plans read the
+// fully connected weights in different prepared layouts (found with fc v13 at 9 images and v14 at 1; now v17 up to 16
+// images and v13 at 33) once remade the first size's prepared buffer in the other layout, under the same address, so
+// that the first size's replayed graph read the wrong layout (rel. L2 about 1). Every pass against cpu-ref, eager ones
+// and replays, sizes alternating.
 TEST(GpuTransfers, GraphsOfEachBatchSizeKeepTheirPreparedWeights) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;

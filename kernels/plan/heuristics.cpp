@@ -97,9 +97,10 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
   } else if (is_half(p)) {
     if (!conv) {
       // v17 streams the weights once per pass of up to 16 images on the tensor cores: AlexNet's fc6-fc8 on the H100
-      // (experiments/batch1-latency.md, "fc v17") 51.7 us at 2 images (v14 54.2), 54.1 at 8 and 57.3 at 16 (v13 71.2,
-      // 73.5); v14's FMAs lose from 8 images on, v13 from 2 to 16.
-      v = n <= 16 ? 17 : n <= 256 ? 13 : 12;
+      // (experiments/batch1-latency.md, "fc v17") 51.7-52.0 us at 2 images (v14 54.2-54.5), 54.1 at 8 and 57.1-57.4
+      // at 16 (v13 71.2 and 73.5-74.1); at 1 image v14 stays ahead (45.5-45.8 against 51.4-51.6), at 32 v13 (78 against
+      // 103 us, v17 reading the weights twice).
+      v = n <= 1 ? 14 : n <= 16 ? 17 : n <= 256 ? 13 : 12;
       if (n >= kFcWgmmaImages && runs(LayerKind::fc, 16, l)) v = 16;  // the layer as a 1x1 convolution on wgmma
     } else if (runs(LayerKind::conv, 22, l)) {
       v = 22;  // ECE 408's shapes
@@ -166,7 +167,7 @@ std::string heuristic_text(LayerKind op) {
            "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
-         "v11 up to 256, else v10; with fp16 or bf16: v17 (stream on the tensor cores) up to 16 images, then from 64 images v16 (wgmma) where it "
+         "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) at 1 image, v17 (stream on the tensor cores) up to 16, then from 64 images v16 (wgmma) where it "
          "runs (compute capability 9.0, a multiple of 8 input values), else v13 up to 256, else v12; with --weights int8, "
          "v15 (8-bit rows streamed) up to " + std::to_string(kInt8StreamImages) + " images in every precision, then as above";
 }

@@ -1,8 +1,10 @@
 // Helpers shared by the GPU test files: whether a GPU backend can be made (else each test skips, saying why),
 // the cpu-ref output of a model, and a conv -> activation -> pool chain with random weights.
 #pragma once
+#include <cuda_runtime.h>
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <vector>
@@ -55,6 +57,16 @@ inline std::string cupti_missing() {
   } while (0)
 
 // A version from a test table's string: "" or "auto" for auto, else a number or name of the menu.
+// n values of T in pinned host memory (cudaMallocHost), for as long as it lives (a CUDA graph may hold its address).
+template <class T>
+struct PinnedHost {
+  T* p = nullptr;
+  explicit PinnedHost(size_t n) { EXPECT_EQ(cudaMallocHost(&p, std::max<size_t>(n, 1) * sizeof(T)), cudaSuccess); }
+  ~PinnedHost() { cudaFreeHost(p); }
+  PinnedHost(const PinnedHost&) = delete;
+  PinnedHost& operator=(const PinnedHost&) = delete;
+};
+
 inline int conv_version(const std::string& v) { return v.empty() ? kAutoVariant : parse_conv_variant(v); }
 inline int fc_version(const std::string& v) { return v.empty() ? kAutoVariant : parse_fc_variant(v); }
 

@@ -22,18 +22,9 @@ using bs::test::gpu_missing;
 
 namespace {
 
-// A pinned host buffer of `bytes`, kept for the backend's whole life (a graph holds its address).
-struct PinnedBytes {
-  void* p = nullptr;
-  explicit PinnedBytes(size_t bytes) { EXPECT_EQ(cudaMallocHost(&p, bytes), cudaSuccess); }
-  ~PinnedBytes() { cudaFreeHost(p); }
-  PinnedBytes(const PinnedBytes&) = delete;
-  PinnedBytes& operator=(const PinnedBytes&) = delete;
-};
-
 // One backend's pinned input and output for batches of up to `images`, reused pass after pass.
 struct Buffers {
-  PinnedBytes in, out;
+  test::PinnedHost<unsigned char> in, out;
   Buffers(const Model& m, int images)
       : in(static_cast<size_t>(m.input.size()) * images * sizeof(float)),
         out(static_cast<size_t>(m.layers.back().out.size()) * images * sizeof(float)) {}
@@ -45,8 +36,8 @@ struct Buffers {
       const std::vector<uint8_t> bytes = to_input_precision(values.data(), values.size(), input);
       std::memcpy(in.p, bytes.data(), bytes.size());
     }
-    b.forward(static_cast<const float*>(in.p), n, m.layers.size(), static_cast<float*>(out.p), nullptr);
-    const float* o = static_cast<const float*>(out.p);
+    b.forward(reinterpret_cast<const float*>(in.p), n, m.layers.size(), reinterpret_cast<float*>(out.p), nullptr);
+    const float* o = reinterpret_cast<const float*>(out.p);
     return std::vector<float>(o, o + static_cast<size_t>(m.layers.back().out.size()) * n);
   }
 };
@@ -103,7 +94,7 @@ TEST(GpuCopies, PageableBuffersAreRefused) {
   test::expect_error_at([&] { b->forward(in.data(), 1, m.layers.size(), out.data(), nullptr); }, "cuda",
                         "--copies kernel needs the input and the output in pinned host memory");
   Buffers pinned(m, 1);  // one side pinned is not enough
-  test::expect_error_at([&] { b->forward(static_cast<const float*>(pinned.in.p), 1, m.layers.size(), out.data(), nullptr); }, "cuda",
+  test::expect_error_at([&] { b->forward(reinterpret_cast<const float*>(pinned.in.p), 1, m.layers.size(), out.data(), nullptr); }, "cuda",
                         "one of them is pageable");
 }
 

@@ -27,12 +27,6 @@ using bs::test::gpu_missing;
 
 namespace {
 
-struct PinnedFloats {
-  float* p = nullptr;
-  explicit PinnedFloats(size_t n) { EXPECT_EQ(cudaMallocHost(&p, n * sizeof(float)), cudaSuccess); }
-  ~PinnedFloats() { cudaFreeHost(p); }
-};
-
 std::vector<float> forward(Backend& b, const Model& m, const std::vector<float>& in, int n, bool pinned, RunStats* stats = nullptr) {
   const size_t out_floats = static_cast<size_t>(m.layers.back().out.size()) * n;
   std::vector<float> out(out_floats);
@@ -40,7 +34,7 @@ std::vector<float> forward(Backend& b, const Model& m, const std::vector<float>&
     b.forward(in.data(), n, m.layers.size(), out.data(), stats);
     return out;
   }
-  PinnedFloats pin_in(in.size()), pin_out(out_floats);
+  test::PinnedHost<float> pin_in(in.size()), pin_out(out_floats);
   std::copy(in.begin(), in.end(), pin_in.p);
   b.forward(pin_in.p, n, m.layers.size(), pin_out.p, stats);
   std::copy(pin_out.p, pin_out.p + out_floats, out.begin());

@@ -311,39 +311,38 @@ void stream_forward(int, const HalfFcArgs& a, cudaStream_t s) {
 
 namespace bs::cuda {
 
-void register_fc_stream_half(Registry& r) {
-  static const ImplHooks hooks{.half_fc_prepare = half::stream_prepare, .half_fc_forward = half::stream_forward};
-  Impl i = cuda_impl(LayerKind::fc, 14, "stream-half",
-                     "16-bit weights streamed once per pass of up to 8 images (--precision fp16 or bf16): a block of four "
-                     "warps per output, 16-byte streaming loads, FP32 accumulation, bias + activation fused; for small batches",
-                     &hooks);
-  i.math = "fp16/bf16";
+namespace {
+// v14 and v17: the same prepared rows (v14's layout), made by the same function.
+Impl stream_rows_impl(int number, const char* name, const char* description, const ImplHooks* hooks, const char* math,
+                      Support (*supports)(const Layer&)) {
+  Impl i = cuda_impl(LayerKind::fc, number, name, description, hooks);
+  i.math = math;
   i.precisions = {Precision::fp16, Precision::bf16};
   i.fuses_act = true;
   i.prep_layout = 14;  // (O, K) 16-bit rows in the NHWC flattening
-  i.supports = [](const Layer& l, const Epilogue&) { return half::stream_supports(l); };
+  i.supports = [supports](const Layer& l, const Epilogue&) { return supports(l); };
   i.prepared_floats = [](const Layer& l, Shape stored, Precision) {
     return static_cast<size_t>(half::k_padded(stored) * std::get<FcParams>(l.op).outputs / 2);
   };
-  r.add(std::move(i));
+  return i;
+}
+}  // namespace
+
+void register_fc_stream_half(Registry& r) {
+  static const ImplHooks hooks{.half_fc_prepare = half::stream_prepare, .half_fc_forward = half::stream_forward};
+  r.add(stream_rows_impl(14, "stream-half",
+                         "16-bit weights streamed once per pass of up to 8 images (--precision fp16 or bf16): a block of four "
+                         "warps per output, 16-byte streaming loads, FP32 accumulation, bias + activation fused; for small batches",
+                         &hooks, "fp16/bf16", half::stream_supports));
 }
 
 void register_fc_stream_mma_half(Registry& r) {
   static const ImplHooks hooks{.half_fc_prepare = half::stream_prepare, .half_fc_forward = half::stream_mma_forward};
-  Impl i = cuda_impl(LayerKind::fc, 17, "stream-mma-half",
-                     "v14's 16-bit weight rows streamed once per pass of up to 16 images, the products on the tensor cores "
-                     "(mma.sync m16n8k16): blocks of 8 warps splitting K over 8 to 32 outputs, FP32 accumulation, bias + "
-                     "activation fused; for 5-16 images",
-                     &hooks);
-  i.math = "fp16/bf16 tensor cores";
-  i.precisions = {Precision::fp16, Precision::bf16};
-  i.fuses_act = true;
-  i.prep_layout = 14;  // v14's rows
-  i.supports = [](const Layer& l, const Epilogue&) { return half::stream_mma_supports(l); };
-  i.prepared_floats = [](const Layer& l, Shape stored, Precision) {
-    return static_cast<size_t>(half::k_padded(stored) * std::get<FcParams>(l.op).outputs / 2);
-  };
-  r.add(std::move(i));
+  r.add(stream_rows_impl(17, "stream-mma-half",
+                         "v14's 16-bit weight rows streamed once per pass of up to 16 images, the products on the tensor cores "
+                         "(mma.sync m16n8k16): blocks of 8 warps splitting K over 8 to 32 outputs, two register stages of loads, "
+                         "FP32 accumulation, bias + activation fused; for 2-16 images",
+                         &hooks, "fp16/bf16 tensor cores", half::stream_mma_supports));
 }
 
 }  // namespace bs::cuda

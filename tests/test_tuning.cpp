@@ -504,6 +504,26 @@ TEST(RunFlagsTest, CopiesKernelNeedsAResidentPassOverPinnedHostMemory) {
   }
   EXPECT_NO_THROW(flags({"--copies", "engine"})->f.validate(BackendKind::cpu));  // the default, said aloud
   EXPECT_EQ(flags({"--copies", "engine"})->f.options(BackendKind::cpu).copies, Copies::engine);
+  // The plan says who copies; the planner refuses what the flags refuse (options from a file or a test).
+  Model m;
+  m.name = "c";
+  m.input = {2, 3, 3};
+  FcParams f;
+  f.outputs = 5;
+  f.weight.resize(5 * 18);
+  m.layers = {{"flat", FlattenParams{}, {}, {}}, {"fc", f, {}, {}}};
+  infer_shapes(m, "c");
+  const DeviceSpec gpu{"test GPU", 132, 9, 0, size_t{1} << 34, size_t{1} << 34};
+  BackendOptions o;
+  o.copies = Copies::kernel;
+  o.pinned_host = true;
+  o.cuda_graph = true;
+  const Planner pl(m, BackendKind::cuda, o, gpu);
+  EXPECT_EQ(plan_json(pl.plan(1), m)["copies"], "kernel");
+  EXPECT_NE(plan_table(pl.plan(1), m).find("CUDA graph on, copies by kernels"), std::string::npos) << plan_table(pl.plan(1), m);
+  EXPECT_EQ(plan_json(Planner(m, BackendKind::cuda, BackendOptions{}, gpu).plan(1), m)["copies"], "engine");
+  o.pinned_host = false;
+  test::expect_error_at([&] { Planner(m, BackendKind::cuda, o, gpu); }, "--copies", "kernel needs --host-memory pinned");
 }
 
 // --weights int8: the cuda backend only; v15 (8-bit rows) only with it, and auto's choice for a few images in every

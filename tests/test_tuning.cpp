@@ -10,12 +10,15 @@
 #include "app/cli/run_flags.hpp"
 #include "app/commands/variants.hpp"
 #include "cli_util.hpp"
+#include "run_flags_util.hpp"
 #include "kernels/plan/plan.hpp"
 #include "kernels/plan/registry.hpp"
 #include "kernels/plan/tuning.hpp"
 #include "test_util.hpp"
 
 using namespace bs;
+using bs::test::expect_flag_error;
+using bs::test::flags;
 
 namespace {
 
@@ -220,13 +223,6 @@ TEST(Tuning, DefaultPathFollowsTheEnvironmentAndNamesTheDevice) {
   EXPECT_EQ(default_tuning_path("  Odd/Name!  "), "/home/u/.cache/batchscope/tuning-odd-name.json");
 }
 
-// The registry's cuda menus exist in builds with the cuda backend (CI's normal build compiles it; the sanitizer build
-// has no CUDA and skips these, saying so).
-#define SKIP_WITHOUT_CUDA_MENUS()                                                                  \
-  do {                                                                                            \
-    if (registry().menu(LayerKind::conv, BackendKind::cuda).empty()) GTEST_SKIP() << "this build has no cuda backend"; \
-  } while (0)
-
 TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   SKIP_WITHOUT_CUDA_MENUS();
   EXPECT_EQ(parse_conv_variant("13"), 13);
@@ -310,28 +306,6 @@ TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp32), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v34, v35, v36, v49");
   for (const Impl* i : registry().menu(LayerKind::conv, BackendKind::cuda))
     EXPECT_TRUE(i->math == "fp32" || i->math == "tf32" || i->math == "fp16/bf16") << i->label();
-}
-
-// The run flags a command line gives (app/cli/run_flags.hpp), parsed as main parses them.
-struct Flags {
-  CLI::App app{"batchscope"};
-  RunFlags f;
-};
-std::unique_ptr<Flags> flags(std::vector<std::string> args) {
-  auto p = std::make_unique<Flags>();
-  p->app.allow_extras();
-  p->app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast);
-  p->f.add_to(p->app, {std::nullopt, true, true, HostMemory::pageable});
-  std::reverse(args.begin(), args.end());
-  try {
-    p->app.parse(args);
-  } catch (const CLI::ParseError& e) {
-    throw UsageError(cli_error_text(e));
-  }
-  return p;
-}
-void expect_flag_error(std::vector<std::string> args, BackendKind b, const std::string& flag, const std::string& needle) {
-  test::expect_error_at([&] { flags(args)->f.validate(b); }, flag, needle);
 }
 
 TEST(Precision, FlagsRefuseTheCpuBackendsAndVersionsOfTheOtherPrecision) {
@@ -460,70 +434,6 @@ TEST(Menus, TheListingHasEveryVersionAndPolicy) {
   for (BackendKind b : backend_kinds())
     for (LayerKind k : {LayerKind::conv, LayerKind::act, LayerKind::pool, LayerKind::lrn, LayerKind::flatten, LayerKind::fc, LayerKind::softmax})
       EXPECT_FALSE(registry().of(k, b).empty()) << kind_name(k) << " on " << name_of(b);
-}
-
-TEST(RunFlagsTest, AFlagTheBackendDoesNotUseIsAnError) {
-  SKIP_WITHOUT_CUDA_MENUS();
-  EXPECT_NO_THROW(flags({})->f.validate(BackendKind::cpu));
-  test::expect_error_at([&] { flags({"--conv-variant", "99"}); }, "--conv-variant", "unknown variant '99'");
-  expect_flag_error({"--conv-variant", "13"}, BackendKind::cpu, "--conv-variant", "the cpu backend does not use it (it applies to --backend cuda)");
-  EXPECT_NO_THROW(flags({"--conv-variant", "13"})->f.validate(BackendKind::cuda));
-  expect_flag_error({"--conv-variant", "13"}, BackendKind::cudnn, "--conv-variant", "the cudnn backend does not use it");
-  expect_flag_error({"--fc-variant", "stream"}, BackendKind::cpu_ref, "--fc-variant", "does not use it");
-  expect_flag_error({"--tuning", "t.json"}, BackendKind::cudnn, "--tuning", "the cudnn backend does not use it (it applies to --backend cuda)");
-  expect_flag_error({"--cudnn-algos", "exact"}, BackendKind::cuda, "--cudnn-algos", "(it applies to --backend cudnn)");
-  EXPECT_NO_THROW(flags({"--cudnn-algos", "exact"})->f.validate(BackendKind::cudnn));
-  EXPECT_EQ(flags({"--cudnn-algos", "exact"})->f.options(BackendKind::cudnn).cudnn_algos, CudnnAlgos::exact);
-  test::expect_error_at([&] { flags({"--cudnn-algos", "fast"}); }, "--cudnn-algos", "unknown cuDNN algorithm policy 'fast' (expected fastest or exact)");
-  EXPECT_EQ(flags({})->f.options(BackendKind::cudnn).cudnn_algos, CudnnAlgos::fastest);
-  expect_flag_error({"--threads", "2"}, BackendKind::cuda, "--threads", "(it applies to --backend cpu and cpu-ref)");
-  EXPECT_NO_THROW(flags({"--threads", "2"})->f.validate(BackendKind::cpu));
-  test::expect_error_at([&] { flags({"--threads", "0"}); }, "--threads", "must be at least 1, found 0");
-  expect_flag_error({"--transfers", "overlapped"}, BackendKind::cpu, "--transfers", "applies to GPU backends only");
-  expect_flag_error({"--chunk", "8"}, BackendKind::cuda, "--chunk", "applies to --transfers overlapped only");
-  expect_flag_error({"--transfers", "per-layer", "--cuda-graph"}, BackendKind::cuda, "--cuda-graph", "needs --transfers resident or overlapped");
-  expect_flag_error({"--transfers", "per-layer", "--precision", "fp16"}, BackendKind::cuda, "--transfers", "per-layer transfers move FP32");
-  expect_flag_error({"--input-precision", "bf16"}, BackendKind::cuda, "--input-precision", "bf16 needs --precision bf16");
-}
-
-// --copies kernel: GPU backends, resident transfers, pinned host buffers; the default is the copy engines.
-TEST(RunFlagsTest, CopiesKernelNeedsAResidentPassOverPinnedHostMemory) {
-  SKIP_WITHOUT_CUDA_MENUS();
-  EXPECT_EQ(flags({})->f.options(BackendKind::cuda).copies, Copies::engine);
-  test::expect_error_at([&] { flags({"--copies", "zero"}); }, "--copies", "unknown copy mode 'zero' (expected engine or kernel)");
-  expect_flag_error({"--copies", "kernel"}, BackendKind::cpu, "--copies", "applies to GPU backends only");
-  expect_flag_error({"--copies", "kernel"}, BackendKind::cuda, "--copies", "kernel needs --host-memory pinned");
-  expect_flag_error({"--copies", "kernel", "--host-memory", "pinned", "--transfers", "overlapped"}, BackendKind::cuda, "--copies",
-                    "kernel needs --transfers resident (overlapped makes its own copies)");
-  expect_flag_error({"--copies", "kernel", "--host-memory", "pinned", "--transfers", "per-layer"}, BackendKind::cudnn, "--copies",
-                    "kernel needs --transfers resident (per-layer makes its own copies)");
-  for (BackendKind b : {BackendKind::cuda, BackendKind::cudnn}) {
-    const auto f = flags({"--copies", "kernel", "--host-memory", "pinned", "--cuda-graph"});
-    EXPECT_NO_THROW(f->f.validate(b));
-    EXPECT_EQ(f->f.options(b).copies, Copies::kernel);
-  }
-  EXPECT_NO_THROW(flags({"--copies", "engine"})->f.validate(BackendKind::cpu));  // the default, said aloud
-  EXPECT_EQ(flags({"--copies", "engine"})->f.options(BackendKind::cpu).copies, Copies::engine);
-  // The plan says who copies; the planner refuses what the flags refuse (options from a file or a test).
-  Model m;
-  m.name = "c";
-  m.input = {2, 3, 3};
-  FcParams f;
-  f.outputs = 5;
-  f.weight.resize(5 * 18);
-  m.layers = {{"flat", FlattenParams{}, {}, {}}, {"fc", f, {}, {}}};
-  infer_shapes(m, "c");
-  const DeviceSpec gpu{"test GPU", 132, 9, 0, size_t{1} << 34, size_t{1} << 34};
-  BackendOptions o;
-  o.copies = Copies::kernel;
-  o.pinned_host = true;
-  o.cuda_graph = true;
-  const Planner pl(m, BackendKind::cuda, o, gpu);
-  EXPECT_EQ(plan_json(pl.plan(1), m)["copies"], "kernel");
-  EXPECT_NE(plan_table(pl.plan(1), m).find("CUDA graph on, copies by kernels"), std::string::npos) << plan_table(pl.plan(1), m);
-  EXPECT_EQ(plan_json(Planner(m, BackendKind::cuda, BackendOptions{}, gpu).plan(1), m)["copies"], "engine");
-  o.pinned_host = false;
-  test::expect_error_at([&] { Planner(m, BackendKind::cuda, o, gpu); }, "--copies", "kernel needs --host-memory pinned");
 }
 
 // --weights int8: the cuda backend only; v15 (8-bit rows) only with it, and auto's choice for a few images in every

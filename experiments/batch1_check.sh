@@ -32,6 +32,11 @@ BS=$bin/batchscope
 record_device
 alexnet_model
 mkdir -p b1
+# The labels in the order a round runs them: as given in odd rounds, reversed in even ones. alternate ROUND LABEL...
+alternate() {
+  local round=$1; shift
+  if [ $((round % 2)) = 0 ]; then echo "$@" | tr ' ' '\n' | tac | tr '\n' ' '; else echo "$@"; fi
+}
 # One AlexNet sweep with a version forced, 20 reps, checked on 1 image, into DIR/PRECISION-LABEL-rROUND.csv:
 # forced_sweep DIR PRECISION FLAG VERSION LABEL BATCHES ROUND
 forced_sweep() {
@@ -42,7 +47,7 @@ forced_sweep() {
 }
 if [ "${FC:-0}" = 1 ]; then
   for round in $(seq 1 "${ROUNDS:-2}"); do
-    order="${FC_VERSIONS:-13 14 auto}"; [ $((round % 2)) = 0 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
+    order=$(alternate $round ${FC_VERSIONS:-13 14 auto})
     for p in fp16 bf16; do
       for fc in $order; do
         forced_sweep b1 $p --fc-variant $fc fc$fc "${FC_BATCHES:-1,2,4,8,16}" $round
@@ -68,7 +73,7 @@ fi
 if [ "${E2E:-0}" = 1 ]; then
   mkdir -p e2e1
   for round in $(seq 1 "${E2E_ROUNDS:-1}"); do
-    order="${E2E_COPIES:-engine}"; [ $((round % 2)) = 0 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
+    order=$(alternate $round ${E2E_COPIES:-engine})
     for c in $order; do
       for p in fp32 fp16; do
         "$BS" sweep --model data/models/alexnet --backend cuda --precision $p --cuda-graph --copies $c --batches 1,16 --reps 300 --warmup 30 \
@@ -97,7 +102,7 @@ fi
 if [ "${INT8:-0}" = 1 ]; then
   mkdir -p w8
   for round in $(seq 1 "${ROUNDS:-2}"); do
-    order="auto w8"; [ $((round % 2)) = 0 ] && order="w8 auto"
+    order=$(alternate $round auto w8)
     for p in fp32 fp16 bf16; do
       for w in $order; do
         wf=native; [ $w = w8 ] && wf=int8

@@ -5,8 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_util.hpp"
 #include "kernels/plan/plan.hpp"
-#include "run_flags_util.hpp"
 
 using namespace bs;
 using bs::test::expect_flag_error;

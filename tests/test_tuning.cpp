@@ -10,7 +10,6 @@
 #include "app/cli/run_flags.hpp"
 #include "app/commands/variants.hpp"
 #include "cli_util.hpp"
-#include "run_flags_util.hpp"
 #include "kernels/plan/plan.hpp"
 #include "kernels/plan/registry.hpp"
 #include "kernels/plan/tuning.hpp"

@@ -191,7 +191,8 @@ def lrn(x, l):
 
 
 def forward(m, ws, x, mode, acc, taps=None):
-    """One image (C, H, W) through the model; taps collects every conv / fc output by layer name."""
+    """One image (C, H, W) through the model: its logits (the output before a closing softmax); taps collects every
+    conv / fc output by layer name."""
     conv_scheme, fc_scheme = MODES[mode]
     logits = None
     for l in m["layers"]:
@@ -227,7 +228,7 @@ def forward(m, ws, x, mode, acc, taps=None):
             x = x.astype(np.float32)  # FP32 storage between layers
         if taps is not None and t in ("convolution", "fully_connected"):
             taps[name] = x.reshape(-1).astype(np.float64)
-    return x.reshape(-1), (logits if logits is not None else x.reshape(-1))
+    return logits if logits is not None else x.reshape(-1)
 
 
 def rel(a, b):
@@ -265,13 +266,13 @@ def main():
         if md not in MODES:
             fail(f"--modes: {md} is not one of {', '.join(MODES)}")
     acc = np.float32 if a.acc == "float32" else np.float64
-    ref, ref_logits, ref_taps = [], [], []
+    ref_logits, ref_taps = [], []
     for i, x in enumerate(xs):
         print(f"image {i + 1}/{len(xs)}: float64", file=sys.stderr, flush=True)
         taps = {}
-        o, lg = forward(m, ws, x.astype(np.float64), "fp32", np.float64, taps)
-        ref.append(o), ref_logits.append(lg), ref_taps.append(taps)
-    ref, ref_logits = np.concatenate(ref), np.concatenate(ref_logits)
+        ref_logits.append(forward(m, ws, x.astype(np.float64), "fp32", np.float64, taps))
+        ref_taps.append(taps)
+    ref_logits = np.concatenate(ref_logits)
     print(f"{m.get('name', a.model)}: {len(xs)} images, sums in {a.acc}"
           f"{f', 3xfp16 headroom {a.headroom} bits' if a.headroom else ''}; relative L2 against float64\n")
     if a.check:
@@ -287,12 +288,11 @@ def main():
         rule += "---:|" * len(names)
     print(head + "\n" + rule)
     for md in modes:
-        outs, lgs, taps = [], [], {n: [] for n in names}
+        lgs, taps = [], {n: [] for n in names}
         for i, x in enumerate(xs):
             print(f"image {i + 1}/{len(xs)}: {md}", file=sys.stderr, flush=True)
             t = {}
-            o, lg = forward(m, ws, x, md, acc, t)
-            outs.append(o), lgs.append(lg)
+            lgs.append(forward(m, ws, x, md, acc, t))
             for n in names:
                 taps[n].append(t[n])
         lg = np.concatenate(lgs)

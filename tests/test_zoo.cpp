@@ -43,6 +43,7 @@ TEST(Zoo, ParameterCountsArePublished) {
   EXPECT_EQ(synthesize_zoo("alexnet-torchvision", 1, false).parameters, 61100840);
   EXPECT_EQ(synthesize_zoo("vgg11", 1, false).parameters, 132863336);
   EXPECT_EQ(synthesize_zoo("vgg16", 1, false).parameters, 138357544);
+  EXPECT_EQ(synthesize_zoo("vgg19", 1, false).parameters, 143667240);
   EXPECT_EQ(synthesize_zoo("zfnet", 1, false).parameters, 62357608);
   int64_t ece408 = 0;  // the real weights shipped in data/models/ece408
   for (const Layer& l : load_model(test::data_file("models/ece408")).layers) ece408 += l.weight_count();

@@ -127,7 +127,7 @@ void zfnet(Builder& b) {
   b.fc("fc6", 4096), b.relu("relu6"), b.fc("fc7", 4096), b.relu("relu7"), b.fc("fc8", 1000), b.softmax("prob");
 }
 
-// Simonyan & Zisserman 2014 (torchvision's vgg11 / vgg16 without batch norm): blocks of 3x3 convolutions, 2x2 pools;
+// Simonyan & Zisserman 2014 (torchvision's vgg11 / vgg16 / vgg19 without batch norm): blocks of 3x3 convolutions, 2x2 pools;
 // AdaptiveAvgPool2d(7) is the identity at 224 x 224.
 void vgg(Builder& b, const std::vector<std::vector<int>>& blocks, const char* config) {
   b.note(std::string("VGG configuration ") + config + " (Simonyan & Zisserman 2014; torchvision.models layout); "
@@ -167,6 +167,10 @@ const std::vector<Net>& nets() {
        [](Builder& b) { vgg(b, {{64}, {128}, {256, 256}, {512, 512}, {512, 512}}, "A (VGG-11)"); }},
       {{"vgg16", "VGG-16 (configuration D), 3x224x224"}, {3, 224, 224},
        [](Builder& b) { vgg(b, {{64, 64}, {128, 128}, {256, 256, 256}, {512, 512, 512}, {512, 512, 512}}, "D (VGG-16)"); }},
+      {{"vgg19", "VGG-19 (configuration E), 3x224x224"}, {3, 224, 224},
+       [](Builder& b) {
+         vgg(b, {{64, 64}, {128, 128}, {256, 256, 256, 256}, {512, 512, 512, 512}, {512, 512, 512, 512}}, "E (VGG-19)");
+       }},
       {{"ece408", "the ECE 408 network, 1x48x48"}, {1, 48, 48}, ece408},
   };
   return n;

@@ -28,9 +28,12 @@
 // Measured (H100, AlexNet at batch 1024, experiments/precision-tf32.md and alexnet-engine.md): v23-v25 were no faster
 // than v17's mma.sync (conv3 3.83 ms against 3.70): the loaders, not the tensor cores, bound them.
 //
-// Rounding: the weights are TF32 already; the tensor cores truncate an activation's low 13 bits (they read the top
-// 19), where v16-v18 round it to nearest: the relative error of a product is up to 2^-10 instead of 2^-11, and its
-// mean is -2^-11 (a bias toward zero, which scales a dot product by about 1 - 4.9e-4 rather than adding noise).
+// Rounding: the weights are prepared as TF32 rounded to nearest. The tensor cores read an operand's top 19 bits, so an
+// activation they are handed as it is gets its low 13 bits truncated: a product's relative error up to 2^-10 instead
+// of 2^-11, with mean -2^-11, a bias toward zero that adds up linearly over the layers (VGG-16's tf32 error 4.5e-3
+// against cuDNN's 1.0e-3; experiments/precision-tf32.md, "Why VGG-16's tf32 error is 4x cuDNN's"). v26-v33 round
+// the activations to nearest in their transpose pass, at no extra pass; v23-v25, which read the NCHW input as it is,
+// still truncate (the tuning measures their error like every candidate's).
 #include <algorithm>
 #include <climits>
 #include <type_traits>
@@ -267,9 +270,11 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   if constexpr (std::is_same_v<Problem, WgConvNhwcProblem>) {
     float* nhwc = a.workspace;
     const long long hw = static_cast<long long>(a.is.h) * a.is.w;
-    for (int b0 = 0; b0 < a.n; b0 += 65535)  // (N, C, H, W) -> (N, H, W, Cs), grid z over images
+    // (N, C, H, W) -> (N, H, W, Cs), grid z over images; TF32 (PARTS 1): rounded to nearest on the way, which the
+    // tensor cores would otherwise truncate (3xTF32 splits the exact copy below).
+    for (int b0 = 0; b0 < a.n; b0 += 65535)
       transpose_pad(a.in + b0 * static_cast<long long>(a.is.size()), std::min(65535, a.n - b0), a.is.c, static_cast<int>(hw),
-                    nhwc + b0 * hw * g.cs, g.cs, static_cast<int>(hw), s);
+                    nhwc + b0 * hw * g.cs, g.cs, static_cast<int>(hw), s, T::PARTS == 1);
     if constexpr (T::PARTS == 2) {
       const long long count = static_cast<long long>(a.n) * hw * g.cs;
       split_tf32_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 8192)), 256, 0, s>>>(nhwc, count, count);

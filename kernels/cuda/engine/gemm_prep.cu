@@ -1,3 +1,5 @@
+#include <cstdint>
+
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 
@@ -5,7 +7,8 @@ namespace bs::cuda {
 namespace {
 
 // 32x32 tiles through shared memory (one column of padding against bank conflicts): reads and writes both
-// coalesced.
+// coalesced. ROUND: each value rounded to the nearest TF32 on its way (cvt.rna, ties away from zero).
+template <bool ROUND>
 __global__ void transpose_pad_kernel(const float* __restrict__ src, int rows, int cols, float* __restrict__ dst,
                                      int rows_pad, int cols_pad) {
   __shared__ float tile[32][33];
@@ -14,7 +17,13 @@ __global__ void transpose_pad_kernel(const float* __restrict__ src, int rows, in
 #pragma unroll
   for (int j = 0; j < 32; j += 8) {
     const int r = r0 + ty + j, c = c0 + tx;
-    tile[ty + j][tx] = (r < rows && c < cols) ? src[(b * rows + r) * cols + c] : 0.0f;
+    float v = (r < rows && c < cols) ? src[(b * rows + r) * cols + c] : 0.0f;
+    if constexpr (ROUND) {
+      uint32_t t;
+      asm("cvt.rna.tf32.f32 %0, %1;" : "=r"(t) : "f"(v));
+      v = __uint_as_float(t);
+    }
+    tile[ty + j][tx] = v;
   }
   __syncthreads();
 #pragma unroll
@@ -50,9 +59,11 @@ __global__ void nhwc_k_table_kernel(int2* table, int chunks, int k, int cgs, int
 
 }  // namespace
 
-void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s) {
+void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s,
+                   bool round_tf32) {
   const dim3 grid((cols_pad + 31) / 32, (rows_pad + 31) / 32, batch);
-  transpose_pad_kernel<<<grid, dim3(32, 8), 0, s>>>(src, rows, cols, dst, rows_pad, cols_pad);
+  if (round_tf32) transpose_pad_kernel<true><<<grid, dim3(32, 8), 0, s>>>(src, rows, cols, dst, rows_pad, cols_pad);
+  else transpose_pad_kernel<false><<<grid, dim3(32, 8), 0, s>>>(src, rows, cols, dst, rows_pad, cols_pad);
   CUDA_CHECK_LAUNCH();
 }
 

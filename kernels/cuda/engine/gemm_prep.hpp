@@ -9,8 +9,10 @@
 
 namespace bs::cuda {
 
-// dst (batch, cols_pad, rows_pad) = src (batch, rows, cols) transposed, zeros in the padding.
-void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s);
+// dst (batch, cols_pad, rows_pad) = src (batch, rows, cols) transposed, zeros in the padding; round_tf32: every value
+// rounded to the nearest TF32 (for a tensor-core operand that would otherwise be truncated: conv_wgmma.cu).
+void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s,
+                   bool round_tf32 = false);
 
 // The implicit-im2col table of a convolution: for reduction index k = (c * KH + ky) * KW + kx of one group, the tap's
 // offsets from the window's origin {c * H * W + y * W + x, y << 16 | x}, y = ky * dh and x = kx * dw (dilation);

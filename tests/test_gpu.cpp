@@ -292,7 +292,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                                            Config{"cudnn", "", "", "fastest", "tf32"}, Config{"cudnn", "", "", "fastest", "fp16"},
                                            Config{"cudnn", "", "", "fastest", "bf16"}, Config{"cuda", "23", "", "exact", "tf32"},
                                            Config{"cuda", "26", "", "exact", "tf32"}, Config{"cuda", "33", "", "exact", "tf32"},
-                                           Config{"cuda", "34", ""}, Config{"cuda", "36", ""},
+                                           Config{"cuda", "34", ""}, Config{"cuda", "36", ""}, Config{"cuda", "51", ""},
                                            Config{"cuda", "37", "", "exact", "fp16"}),
                          [](const auto& info) { return info.param.label(); });
 

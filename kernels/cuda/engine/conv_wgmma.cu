@@ -60,27 +60,11 @@ struct RowsState {
   int iy0[2], ix0[2];
 };
 
-// What both problems share: the geometry, the prepared weights and k table, B's loader (wgmma_conv_loads.cuh), and
-// the epilogue (C's rows are pixels, its columns filters). The NHWC problem of v26-v36 is this with the shared A
-// loader over 16-byte chunks of 4 channels of an NHWC copy of the input (made by a transpose pass into the workspace,
-// channels padded to a multiple of 4 with zeros when there is one group); the NCHW problem of v23-v25 replaces it.
-struct WgConvCommon : wg::NhwcConvLoads {
-  int m_total, act;
-  const float* bias;
-  float* out;   // (N, M, OH, OW)
-  float* part;  // split-K partial sums (splits, G, Mg, ncols)
-
-  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
-    if (m >= ncols || n >= mg) return;
-    if (splits > 1) {
-      part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
-      return;
-    }
-    const int img = m / p, q = m - img * p, nn = group * mg + n;
-    if (bias) v += bias[nn];
-    out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
-  }
-};
+// What both problems share: the geometry, the prepared weights and k table, B's loader and the FP32 NCHW epilogue
+// (wgmma_conv_loads.cuh). The NHWC problem of v26-v36 is this with the shared A loader over 16-byte chunks of 4
+// channels of an NHWC copy of the input (made by a transpose pass into the workspace, channels padded to a multiple
+// of 4 with zeros when there is one group); the NCHW problem of v23-v25 replaces it.
+using WgConvCommon = wg::NchwOutConv;
 using WgConvNhwcProblem = WgConvCommon;
 
 struct WgConvProblem : WgConvCommon {

@@ -3,7 +3,8 @@
 // that reads both operands straight from shared memory: no fragment loads through registers, and 64 x N x 8 per
 // instruction instead of mma.sync's 16 x 8 x 8 per warp. Precision: one TF32 product (--precision tf32), or three
 // (3xTF32, FP32 accuracy: WgTile's PARTS); the tensor cores read an operand's top 19 bits, so a value not already a
-// TF32 is truncated (conv_wgmma.cu says what that costs); or one FP16 / BF16 product (WgTile's TYPE, --precision fp16
+// TF32 is truncated (conv_wgmma.cu says what that costs); 3xFP16 (FP32 accuracy on the FP16 tensor cores:
+// conv_wgmma_3xf16.cu); or one FP16 / BF16 product (WgTile's TYPE, --precision fp16
 // or bf16: conv_wgmma_half.cu), exact in FP32 as on mma.sync.
 //
 // Layout: TF32 wgmma reads only K-major operands (k contiguous). A stage holds A as BM rows and B as BN rows of
@@ -36,9 +37,10 @@ namespace bs::cuda::wg {
 // (one m64nBNk8 each per k step, the B tile shared). MI = 2 (256 rows, 2 warpgroups) halves the B tile's reads per
 // product at BN accumulator registers per thread; more warpgroups (3 or 4) give the schedulers more warps to issue
 // the loaders' instructions from.
-// PARTS = 2: 3xTF32 (FP32 accuracy). Every operand comes as two TF32 parts, hi (x rounded to the nearest TF32) and
-// lo = x - hi, each a tile of its own (A hi, A lo, B hi, B lo per stage), and each product is taken as
-// a_lo b_hi + a_hi b_lo + a_hi b_hi, the small terms first (gemm_math.cuh says why that keeps FP32 accuracy).
+// PARTS = 2: FP32 accuracy from three products. Every operand comes as two parts of the tile's type, hi (x rounded to
+// the nearest TF32, or FP16 after a power-of-two scale: conv_wgmma_3xf16.cu) and lo = x - hi, each a tile of its own
+// (A hi, A lo, B hi, B lo per stage), and each product is taken as a_lo b_hi + a_hi b_lo + a_hi b_hi, the small terms
+// first (gemm_math.cuh says why that keeps FP32 accuracy).
 // TYPE: what a stage's 32-bit words hold, and so which wgmma reads them: one TF32 value (kTf32) or a pair of FP16 /
 // BF16 values, the lower k in the low half (kF16, kBf16; conv_wgmma_half.cu). A K-major row of 32 words is 32 TF32 or
 // 64 16-bit values; a k step of the instruction (8 TF32 or 16 16-bit) is 32 bytes of it either way, so the stages, the
@@ -48,13 +50,12 @@ template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2, int PARTS_ = 1, int 
 struct WgTile {
   static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, WG = WG_, THREADS = 128 * WG, MI = BM / (64 * WG);
   static constexpr int PARTS = PARTS_, TYPE = TYPE_;
-  static_assert(TYPE == kTf32 || PARTS == 1, "3xTF32 parts are TF32");
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
   static_assert(BN % 32 == 0 && BN <= 192, "B tiles in whole swizzle atoms; wgmma_ops.cuh has N up to 192");
   static_assert(STAGES >= 3, "loads run STAGES - 2 ahead of the products");
   static_assert(MI >= 1 && MI * 64 * WG == BM && (BM * 8) % THREADS == 0, "whole 64-row pieces per warpgroup");
-  static_assert(PARTS == 1 || PARTS == 2, "one TF32 product, or three");
+  static_assert(PARTS == 1 || PARTS == 2, "one product, or three");
 };
 
 // Byte offset of (row r, chunk c of 16 bytes) and of (row r, word k < 32) in a swizzled tile.

@@ -16,6 +16,7 @@
 #include <climits>
 #include <cstdint>
 
+#include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
 
 namespace bs::cuda::wg {
@@ -115,6 +116,26 @@ struct NhwcConvLoads {
       if constexpr (T::PARTS == 2)  // the lo weights follow the hi weights
         cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride + lo_w : wt, ok);
     }
+  }
+};
+
+// The FP32 convolutions' epilogue (conv_wgmma.cu, conv_wgmma_3xf16.cu): C's rows are pixels and its columns filters,
+// stored into the NCHW output with bias and activation, or as split-K partial sums (splits, G, Mg, ncols) reduced after.
+struct NchwOutConv : NhwcConvLoads {
+  int m_total, act;
+  const float* bias;
+  float* out;   // (N, M, OH, OW)
+  float* part;  // split-K partial sums
+
+  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
+    if (m >= ncols || n >= mg) return;
+    if (splits > 1) {
+      part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
+      return;
+    }
+    const int img = m / p, q = m - img * p, nn = group * mg + n;
+    if (bias) v += bias[nn];
+    out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
   }
 };
 

@@ -1,0 +1,353 @@
+// Convolution versions v51-v53: FP32 accuracy on the FP16 tensor cores (3xFP16), on the engine's Hopper mainloop
+// (gemm_wgmma.cuh) with the NHWC loaders of v26-v36 (wgmma_conv_loads.cuh). Built for sm_90a only.
+//
+// The three products of 3xTF32 (v34-v36), over FP16 parts: an operand x becomes hi = fp16(s x) and lo = fp16(s x - hi),
+// s a power of two, and each product is a_lo b_hi + a_hi b_lo + a_hi b_hi (summed per stage and promoted to FP32
+// registers, as v34-v36). FP16 keeps 11 significant bits as TF32 does, so hi + lo carries 22 of x's 24, the same as
+// 3xTF32's split; FP16 runs at twice TF32's rate on the H100 and a 32-bit word holds two k, so a stage covers 64 k where
+// v34-v36's covers 32. FP16's range is what the scale is for: s puts the largest |x| of the operand in [2^14, 2^15),
+// where hi cannot overflow (65504) and lo (2^-11 of hi) stays a normal FP16 for every value within 2^17 of the
+// largest; smaller ones lose lo's low bits, an error below 2^-24 of the largest value. The weights get one s per
+// filter (prepared once); the activations one per tensor, found on the device before each launch (a max |x| pass,
+// graph-capturable), and the epilogue divides by both (exact: powers of two). Emulated before it was built:
+// 2.1e-7 own error on AlexNet, 3.0e-7 on VGG-16, as 3xTF32 (experiments/tuning-accuracy.md, "FP32 on the FP16 tensor
+// cores, by emulation").
+//
+// Per launch: max |x| of the input into the workspace; the NCHW input -> an NHWC copy of FP16 words, two channels a
+// word (channels padded to a multiple of 8 with zeros with one group; groups need a multiple of 8 each), hi then lo;
+// the wgmma kernel; split-K partial sums (already unscaled) reduced as for v34-v36.
+//
+//   v51 wgmma-3xf16       192 pixels x 96 filters on 3 warpgroups, 3 stages (v34's shape)
+//   v52 wgmma-3xf16-128   128 x 128 on 2 warpgroups, 3 stages (v35's)
+//   v53 wgmma-3xf16-64    192 x 64 on 3 warpgroups, 3 stages (v36's)
+#include <cuda_fp16.h>
+
+#include <algorithm>
+#include <climits>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/gemm_launch.cuh"
+#include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/engine/gemm_wgmma.cuh"
+#include "kernels/cuda/engine/wgmma_conv_loads.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
+#include "kernels/cuda/ops/conv.hpp"
+#include "weights_tools/error.hpp"
+
+namespace bs::cuda {
+namespace {
+
+using gemm::kPadK;
+using gemm::pad_to;
+
+// The power of two that puts a largest magnitude m (as its FP32 bits) in [2^14, 2^15): s = 2^shift. 0 for m = 0, and
+// for m not finite (the products are then inf or NaN whatever s is, as in FP32). Clamped so that s and 1/s are normal.
+__device__ __forceinline__ int scale_shift(unsigned bits) {
+  const float m = __uint_as_float(bits);
+  if (!(m > 0.0f) || !isfinite(m)) return 0;
+  int e;
+  frexpf(m, &e);  // m = f 2^e, f in [0.5, 1)
+  return min(max(15 - e, -120), 120);
+}
+
+// The two FP16 parts of s x, hi rounded to nearest (s x is exact: a power of two).
+__device__ __forceinline__ void split_f16(float x, float s, __half& hi, __half& lo) {
+  const float y = x * s;
+  hi = __float2half_rn(y);
+  lo = __float2half_rn(y - __half2float(hi));
+}
+__device__ __forceinline__ uint32_t word(__half lo_k, __half hi_k) {  // the lower k in the low half
+  return static_cast<uint32_t>(__half_as_ushort(lo_k)) | (static_cast<uint32_t>(__half_as_ushort(hi_k)) << 16);
+}
+
+// max |x| over count values into *out (FP32 bits, compared as integers: non-negative floats order as their bits).
+__global__ void absmax_kernel(const float* __restrict__ x, long long count, unsigned* __restrict__ out) {
+  float m = 0.0f;
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const float a = fabsf(x[i]);
+    m = a > m || a != a ? a : m;  // NaN wins, so that the scale says "not finite"
+  }
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) {
+    const float b = __shfl_xor_sync(0xffffffffu, m, o);
+    m = b > m || b != b ? b : m;
+  }
+  if (threadIdx.x % 32 == 0 && m != 0.0f) atomicMax(out, __float_as_uint(m));
+}
+
+// (N, C, H, W) FP32 -> (N, H*W, cs) words of two channels, hi, and the lo words `lo` words further on; channels past C
+// are zeros. 32 pixels x 32 words a block through shared memory, both sides coalesced. Grid: x over words, y over
+// pixels, z over images.
+__global__ void nhwc_split_f16_kernel(const float* __restrict__ in, int c, int hw, int cs, const unsigned* __restrict__ amax,
+                                      uint32_t* __restrict__ dst, long long lo) {
+  __shared__ uint32_t th[32][33], tl[32][33];
+  const float s = ldexpf(1.0f, scale_shift(*amax));
+  const long long img = blockIdx.z;
+  const int w0 = blockIdx.x * 32, p0 = blockIdx.y * 32, tx = threadIdx.x, ty = threadIdx.y;
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const int wd = w0 + ty + j, p = p0 + tx, c0 = 2 * wd;
+    __half h[2], l[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const float x = (p < hw && c0 + q < c) ? in[(img * c + c0 + q) * hw + p] : 0.0f;
+      split_f16(x, s, h[q], l[q]);
+    }
+    th[ty + j][tx] = word(h[0], h[1]);
+    tl[ty + j][tx] = word(l[0], l[1]);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const int p = p0 + ty + j, wd = w0 + tx;
+    if (p < hw && wd < cs) {
+      const long long i = (img * hw + p) * cs + wd;
+      dst[i] = th[tx][ty + j];
+      dst[i + lo] = tl[tx][ty + j];
+    }
+  }
+}
+
+// Weights (G Mg rows, Cg, KH, KW) -> hi words (rows, kw_pad) in the NHWC k order (ky, kx, c) over cgs channels, the lo
+// words `lo` words further on, and 1 / s per row into inv (s from the row's largest |w|). One block per row.
+__global__ void prep_weights_f16_kernel(const float* __restrict__ w, int cg, int cgs, int kh, int kwid, int kw_pad,
+                                        uint32_t* __restrict__ dst, long long lo, float* __restrict__ inv) {
+  const long long r = blockIdx.x;
+  const int fan = cg * kh * kwid;
+  const float* row = w + r * fan;
+  __shared__ float red[32];
+  float m = 0.0f;
+  for (int i = threadIdx.x; i < fan; i += blockDim.x) m = fmaxf(m, fabsf(row[i]));
+  for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (threadIdx.x % 32 == 0) red[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x < 32) {
+    m = threadIdx.x < blockDim.x / 32 ? red[threadIdx.x] : 0.0f;
+    for (int o = 16; o > 0; o /= 2) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (threadIdx.x == 0) red[0] = m;
+  }
+  __syncthreads();
+  const int shift = scale_shift(__float_as_uint(red[0]));
+  const float s = ldexpf(1.0f, shift);
+  if (threadIdx.x == 0) inv[r] = ldexpf(1.0f, -shift);
+  const int k = kh * kwid * cgs;
+  for (int kw = threadIdx.x; kw < kw_pad; kw += blockDim.x) {
+    __half h[2], l[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int kk = 2 * kw + q;
+      float v = 0.0f;
+      if (kk < k) {
+        const int tap = kk / cgs, c = kk - tap * cgs, ky = tap / kwid, kx = tap - ky * kwid;
+        if (c < cg) v = row[(c * kh + ky) * kwid + kx];
+      }
+      split_f16(v, s, h[q], l[q]);
+    }
+    dst[r * kw_pad + kw] = word(h[0], h[1]);
+    dst[r * kw_pad + kw + lo] = word(l[0], l[1]);
+  }
+}
+
+// The FP32 epilogue, each value first divided by its filter's and the input's scale (exact: powers of two).
+struct Wg3xF16Problem : wg::NchwOutConv {
+  const float* inv_w;    // 1 / s per filter (G Mg)
+  const unsigned* amax;  // the input's max |x| (FP32 bits)
+  template <class T>
+  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
+    const float inv_a = ldexpf(1.0f, -scale_shift(__ldg(amax)));
+#pragma unroll
+    for (int j = 0; j < T::BN / 8; ++j)
+#pragma unroll
+      for (int q = 0; q < 2; ++q) {
+        const int n = c + 8 * j + q;
+        if (n >= mg) continue;
+        const float f = inv_a * __ldg(inv_w + group * mg + n);
+#pragma unroll
+        for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+          for (int h = 0; h < 2; ++h) store(group, split, r + 64 * mi + 8 * h, n, acc[mi][4 * j + 2 * h + q] * f);
+      }
+  }
+};
+
+struct Geometry {
+  int groups, mg, cg, p;
+  int cs_ch, cgs_ch;     // channels stored per pixel (C padded to 8 with one group), and per group in k's order
+  int cs, kw, kw_pad;    // words: per pixel, K, K padded to whole stages
+  long long ncols;
+  long long nhwc_words;  // one part of the NHWC copy
+  long long rows;        // G Mg
+};
+Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
+  Geometry g;
+  g.groups = c.groups;
+  g.mg = c.filters / c.groups;
+  g.cg = is.c / c.groups;
+  g.p = os.h * os.w;
+  g.cs_ch = c.groups == 1 ? pad_to(is.c, 8) : is.c;
+  g.cgs_ch = c.groups == 1 ? g.cs_ch : g.cg;
+  g.cs = g.cs_ch / 2;
+  g.kw = c.kh * c.kw * g.cgs_ch / 2;
+  g.kw_pad = pad_to(g.kw, kPadK);
+  g.ncols = static_cast<long long>(n) * g.p;
+  g.nhwc_words = static_cast<long long>(n) * is.h * is.w * g.cs;
+  g.rows = static_cast<long long>(g.groups) * g.mg;
+  return g;
+}
+// Workspace (floats): the NHWC copy's hi and lo words, 4 words for max |x|, then the split-K partial sums.
+long long scale_at(const Geometry& g) { return 2 * g.nhwc_words; }
+long long partials_at(const Geometry& g) { return 2 * g.nhwc_words + 4; }
+// Prepared (floats): hi words (rows, kw_pad), lo words, 1 / s per row (rows rounded up to even), the k table.
+long long inv_at(const Geometry& g) { return 2 * g.rows * g.kw_pad; }
+long long table_at(const Geometry& g) { return inv_at(g) + (g.rows + 1) / 2 * 2; }
+
+template <int BN, int BM, int WG>
+using Tile3 = wg::WgTile<BN, 3, BM, WG, 2, wg::kF16>;
+
+template <class F>
+void with_tile(int version, F&& f) {
+  switch (version) {
+    case 51: return f.template operator()<Tile3<96, 192, 3>>();
+    case 52: return f.template operator()<Tile3<128, 128, 2>>();
+    case 53: return f.template operator()<Tile3<64, 192, 3>>();
+    default: fail("--conv-variant", "version " + std::to_string(version) + " is not a 3xFP16 wgmma version");
+  }
+}
+
+template <class T>
+int splits_for(const Geometry& g) {
+  const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
+  return gemm::choose_splits(blocks, g.kw_pad / T::BK, wg::wgmma_occupancy<T, Wg3xF16Problem>());
+}
+
+template <class T>
+void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
+  const ConvParams& c = *a.p;
+  auto* nhwc = reinterpret_cast<uint32_t*>(a.workspace);
+  auto* amax = reinterpret_cast<unsigned*>(a.workspace + scale_at(g));
+  const long long count = static_cast<long long>(a.n) * a.is.size();
+  CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
+  absmax_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 2048)), 256, 0, s>>>(a.in, count, amax);
+  CUDA_CHECK_LAUNCH();
+  const int hw = a.is.h * a.is.w;
+  for (int b0 = 0; b0 < a.n; b0 += 65535) {
+    const dim3 grid((g.cs + 31) / 32, (hw + 31) / 32, std::min(65535, a.n - b0));
+    nhwc_split_f16_kernel<<<grid, dim3(32, 8), 0, s>>>(a.in + b0 * static_cast<long long>(a.is.size()), a.is.c, hw, g.cs, amax,
+                                                       nhwc + b0 * static_cast<long long>(hw) * g.cs, g.nhwc_words);
+    CUDA_CHECK_LAUNCH();
+  }
+  Wg3xF16Problem pr;
+  pr.in = a.workspace;  // words
+  pr.ktab = reinterpret_cast<const int2*>(a.prepared + table_at(g));
+  pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
+  pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
+  pr.wt = a.prepared;
+  pr.k_pad = g.kw_pad;
+  pr.mg = g.mg;
+  pr.ncols = static_cast<int>(g.ncols);
+  pr.groups = g.groups;
+  pr.k_tiles = g.kw_pad / T::BK;
+  pr.splits = splits_for<T>(g);
+  pr.cs = g.cs;
+  pr.cg = g.cg / 2;
+  pr.hwc = static_cast<long long>(hw) * g.cs;
+  pr.lo_in = g.nhwc_words;
+  pr.lo_w = g.rows * g.kw_pad;
+  pr.m_total = c.filters;
+  pr.act = act;
+  pr.bias = a.bias;
+  pr.out = a.out;
+  pr.part = a.workspace + partials_at(g);
+  pr.inv_w = a.prepared + inv_at(g);
+  pr.amax = amax;
+  const size_t need = static_cast<size_t>(partials_at(g)) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * g.rows * g.ncols : 0);
+  if (a.workspace_floats < need)
+    fail("layer convolution", "3xFP16 workspace too small (internal: workspace_floats disagrees with the launch)");
+  wg::launch_wgmma<T>(pr, g.ncols, g.mg, g.groups, s);
+  if (pr.splits > 1) {
+    ConvArgs red = a;
+    red.workspace = pr.part;
+    detail::conv_splitk_finish(red, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
+  }
+}
+
+bool device_can_run() {
+  static const bool ok = wg::wgmma_image_ok(wg::wgmma_kernel<Tile3<128, 128, 2>, Wg3xF16Problem>);
+  return ok;
+}
+
+Support supports(int version, const Layer& layer, const Epilogue& epi) {
+  const std::string v = "v" + std::to_string(version);
+  if (epi.pool2x2) return {false, v + " fuses the activation that follows, not pooling"};
+  const ConvParams& c = std::get<ConvParams>(layer.op);
+  if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
+    return {false, v + " indexes images and kernels below 16384 rows"};
+  const Geometry g = geometry(layer.in, c, layer.out, 1);
+  if (c.groups > 1 && g.cg % 8 != 0)
+    return {false, v + " reads 8 channels (16 bytes of FP16 words) at a time: with groups, each group needs a multiple of 8 "
+                       "channels (this layer has " + std::to_string(g.cg) + ")"};
+  if (static_cast<long long>(layer.in.h) * layer.in.w * g.cs >= INT_MAX) return {false, v + ": one image's input exceeds 2^31 words"};
+  if (!device_can_run()) return {false, v + " needs wgmma: a compute capability 9.0 GPU and a build for sm_90 (kernels/CMakeLists.txt adds sm_90a)"};
+  return {};
+}
+
+size_t workspace_floats(int version, const Layer& layer, int n) {
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
+  size_t floats = 0;
+  with_tile(version, [&]<class T>() {
+    const int splits = splits_for<T>(g);
+    floats = static_cast<size_t>(partials_at(g)) + (splits > 1 ? static_cast<size_t>(splits) * g.rows * g.ncols : 0);
+  });
+  return floats;
+}
+
+size_t prepared_floats(const Layer& layer) {
+  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
+  return static_cast<size_t>(table_at(g)) + static_cast<size_t>(g.kw_pad) / 2;  // the table: one int2 per 4 words
+}
+
+void prepare(int, const ConvArgs& a, float* prepared, cudaStream_t s) {
+  const ConvParams& c = *a.p;
+  const Geometry g = geometry(a.is, c, a.os, 1);
+  prep_weights_f16_kernel<<<static_cast<unsigned>(g.rows), 256, 0, s>>>(a.w, g.cg, g.cgs_ch, c.kh, c.kw, g.kw_pad,
+                                                                        reinterpret_cast<uint32_t*>(prepared), g.rows * g.kw_pad,
+                                                                        prepared + inv_at(g));
+  CUDA_CHECK_LAUNCH();
+  build_nhwc_k_table(reinterpret_cast<int2*>(prepared + table_at(g)), g.kw_pad / 4, g.kw, g.cgs_ch / 2, c.kw, c.dh, c.dw, a.is.w,
+                     g.cs, s);
+}
+
+void forward(int version, const ConvArgs& a, cudaStream_t s) {
+  if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
+  const Geometry g = geometry(a.is, *a.p, a.os, a.n);
+  if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the wgmma engine (images x OH x OW > 2^31)");
+  const int act = a.epi.has_act ? act_code(a.epi.act) : -1;
+  with_tile(version, [&]<class T>() { run<T>(a, g, act, s); });
+}
+
+}  // namespace
+
+void register_conv_wgmma_3xf16(Registry& r) {
+  static const ImplHooks hooks{.conv_prepare = prepare, .conv_forward = forward};
+  auto add = [&](int v, const char* name, const char* summary) {
+    Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
+    i.shapes = "any (groups: a multiple of 8 channels each; compute capability 9.0, sm_90a build)";
+    i.math = "fp32";
+    i.precisions = {Precision::fp32};
+    i.fuses_act = true;
+    i.dilation = true;  // the k table holds each tap's dilated offsets
+    i.prep_layout = 51;  // FP16 hi and lo words (G, Mg, Kw_pad) in the NHWC k order, 1 / s per filter, the k table
+    i.supports = [v](const Layer& l, const Epilogue& e) { return supports(v, l, e); };
+    i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return workspace_floats(v, l, n); };
+    i.prepared_floats = [](const Layer& l, Shape, Precision) { return prepared_floats(l); };
+    r.add(std::move(i));
+  };
+  add(51, "wgmma-3xf16", "FP32-accurate on the FP16 tensor cores: every operand split into two FP16 parts after a power-of-two "
+                         "scale (per filter for the weights, per tensor for the input, found on the device each launch), three "
+                         "products per product (3xFP16), v34's NHWC loaders over two channels a word, 192 pixels x 96 filters "
+                         "on three warpgroups, 3 stages of 64 k");
+  add(52, "wgmma-3xf16-128", "v51 with 128 x 128 tiles on two warpgroups");
+  add(53, "wgmma-3xf16-64", "v51 with 192 pixels x 64 filters");
+}
+
+}  // namespace bs::cuda

@@ -89,6 +89,10 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
       {{40, 13, 13}, conv_layer("conv", 130, 3, 1, 1, 2), Act::sigmoid, false, 2},
       {{16, 17, 19}, conv_layer("conv", 64, 5, 1, 2, 2), Act::relu, true, 9},
       {{7, 9, 11}, conv_layer("conv", 5, 3, 2, 1, 1), Act::tanh, true, 4},  // odd channels in and out: NHWC pad channels
+      // Strided over fewer than 8 channels: v51-v53's space-to-depth rewrite at stride 2 with padding (Ct = 4) and at
+      // stride 3 (Ct = 8), and above at stride 4 (conv1's shape, Ct = 3).
+      {{3, 30, 29}, conv_layer("conv", 64, 7, 2, 3, 1), Act::relu, false, 3},
+      {{5, 20, 19}, conv_layer("conv", 24, 5, 3, 2, 1), Act::relu, false, 2},
   };
   for (const Case& c : cases) {
     uint32_t seed;

@@ -25,23 +25,19 @@ int conv_fp32(const Layer& l, int n, int sms) {
   const double use128 = static_cast<double>(mg) / ((mg + 127) / 128 * 128), use64 = static_cast<double>(mg) / ((mg + 63) / 64 * 64);
   return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
 }
-// FP32 on Hopper, where conv v34-v36 (3xTF32 on wgmma, FP32-accurate since their products are summed per stage:
-// experiments/tuning-accuracy.md) run, from the batch where v13's grid fills the GPU and for groups of 16 channels or
-// more (AlexNet's conv1, 3 channels, stays on v13, 1.2x faster: its NHWC copy is mostly padding). The AlexNet tuning on
-// the H100 takes v34 (192 x 96 tiles) where a group's filters are a multiple of 96 (conv3, conv4), v36 (192 x 64) where
-// they are a multiple of 64 (conv2, conv5: K = 1,200 and 1,728). On VGG-16 v36 wins up to K = 1,152 (conv2_1 to conv3_1,
-// 0.80-0.88x v13's time at batch 256) and loses from K = 2,304 on (conv3_2 to conv5_3, 1.10-1.19x): v36 up to K = 2,048.
-// Beyond that v34 takes 0.84-0.93x v13's time there, its 96-wide tiles over 256 and 512 filters included (`tune`, H100,
-// batch 256; experiments/precision-half.md, "VGG-16: conv1_1 by v38, pooling"), so a multiple of 64 takes v34 there.
-// 0: none of them.
+// FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts, FP32-accurate
+// like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100, experiments/tuning-accuracy.md,
+// "3xFP16 on the device"), from the batch where v13's grid fills the GPU and for groups of 16 channels or more
+// (AlexNet's conv1, 3 channels, stays on v13). The AlexNet and VGG-16 tuning on the H100 takes v53 (192 x 64 tiles) for
+// 64 or 128 filters per group (AlexNet's conv2 and conv5, VGG's conv1_2 to conv2_2) and v51 (192 x 96) for the rest
+// (conv3, conv4; VGG's 256 and 512). 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
-  const long long cols = static_cast<long long>(n) * l.out.h * l.out.w, k = static_cast<long long>(cg) * p.kh * p.kw;
+  const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
   if (cg < 16 || ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
-  if (mg % 96 == 0 && runs(LayerKind::conv, 34, l)) return 34;
-  if (mg % 64 == 0 && k <= 2048 && runs(LayerKind::conv, 36, l)) return 36;
-  if (mg % 64 == 0 && runs(LayerKind::conv, 34, l)) return 34;
+  if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
+  if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
 }
 // 16-bit on Hopper, where conv v39-v45 (wgmma) run (a multiple of 8 channels per group as stored). From the AlexNet
@@ -149,8 +145,8 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
 std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
     return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
-           "channels or more, v34 (3xTF32 on wgmma) for a multiple of 96 filters per group, else v36 for a multiple of 64 "
-           "with K = C/groups x KH x KW up to 2048, and v34 for a multiple of 64 beyond; "
+           "channels or more (a multiple of 8 with groups), v53 (3xFP16 on wgmma, 192 x 64) for 64 or 128 filters per group, "
+           "else v51 (192 x 96); "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "
            "v14's split-K reduced in a thread-block cluster where the GPU launches clusters), else v13; with --precision "

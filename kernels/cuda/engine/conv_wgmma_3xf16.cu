@@ -16,6 +16,11 @@
 // Per launch: max |x| of the input into the workspace; the NCHW input -> an NHWC copy of FP16 words, two channels a
 // word (channels padded to a multiple of 8 with zeros with one group; groups need a multiple of 8 each), hi then lo;
 // the wgmma kernel; split-K partial sums (already unscaled) reduced as for v34-v36.
+// A strided convolution over fewer than 8 channels (AlexNet's conv1: 3 channels, 11x11, stride 4) is run as v38 runs
+// it in 16 bits (conv_s2d_half.cu says why and how): the copy is written space-to-depth, S x S pixels of Ct channels
+// each becoming one pixel of S S Ct (a multiple of 8), and the weights rearranged to match, so that the layer becomes
+// ceil(KH / S) x ceil(KW / S) taps at stride 1 with no padding: conv1's K is 3 x 3 x 48 = 432 where the plain copy's
+// would be 11 x 11 x 8 = 968, mostly padding channels. The copy pass does the rewrite at no extra cost.
 //
 //   v51 wgmma-3xf16       192 pixels x 96 filters on 3 warpgroups, 3 stages (v34's shape)
 //   v52 wgmma-3xf16-128   128 x 128 on 2 warpgroups, 3 stages (v35's)
@@ -75,23 +80,37 @@ __global__ void absmax_kernel(const float* __restrict__ x, long long count, unsi
   if (threadIdx.x % 32 == 0 && m != 0.0f) atomicMax(out, __float_as_uint(m));
 }
 
-// (N, C, H, W) FP32 -> (N, H*W, cs) words of two channels, hi, and the lo words `lo` words further on; channels past C
-// are zeros. 32 pixels x 32 words a block through shared memory, both sides coalesced. Grid: x over words, y over
+// Where a word's two channels come from: the copy is (N, H2, W2, cs) words, and channel ch of pixel (Y, X) is input
+// channel c of pixel (Y S + r - ph, X S + q - pw), ch = (r S + q) Ct + c; zero outside the image and for c >= C.
+// Without the rewrite S = 1, Ct = cs_ch, no padding: the plain NHWC transpose.
+struct CopyMap {
+  int c, h, w;       // the input's channels, rows, columns
+  int s, ct, ph, pw;  // the rewrite's stride, channels per sub-pixel, padding
+  int h2, w2, cs;     // the copy's rows, columns, words per pixel
+};
+
+// (N, C, H, W) FP32 -> the copy's hi words, and its lo words `lo` words further on. 32 pixels x 32 words a block through
+// shared memory, the writes coalesced (and the reads, without the rewrite). Grid: x over words, y over the copy's
 // pixels, z over images.
-__global__ void nhwc_split_f16_kernel(const float* __restrict__ in, int c, int hw, int cs, const unsigned* __restrict__ amax,
+__global__ void nhwc_split_f16_kernel(const float* __restrict__ in, CopyMap g, const unsigned* __restrict__ amax,
                                       uint32_t* __restrict__ dst, long long lo) {
   __shared__ uint32_t th[32][33], tl[32][33];
   const float s = ldexpf(1.0f, scale_shift(*amax));
   const long long img = blockIdx.z;
+  const int hw2 = g.h2 * g.w2;
   const int w0 = blockIdx.x * 32, p0 = blockIdx.y * 32, tx = threadIdx.x, ty = threadIdx.y;
+  const int p = p0 + tx, py = p / g.w2, px = p - py * g.w2;
 #pragma unroll
   for (int j = 0; j < 32; j += 8) {
-    const int wd = w0 + ty + j, p = p0 + tx, c0 = 2 * wd;
+    const int ch0 = 2 * (w0 + ty + j);
     __half h[2], l[2];
 #pragma unroll
     for (int q = 0; q < 2; ++q) {
-      const float x = (p < hw && c0 + q < c) ? in[(img * c + c0 + q) * hw + p] : 0.0f;
-      split_f16(x, s, h[q], l[q]);
+      const int ch = ch0 + q, sub = ch / g.ct, c = ch - sub * g.ct, r = sub / g.s, qq = sub - r * g.s;
+      const int y = py * g.s + r - g.ph, x = px * g.s + qq - g.pw;
+      const bool ok = p < hw2 && c < g.c && sub < g.s * g.s && static_cast<unsigned>(y) < static_cast<unsigned>(g.h) &&
+                      static_cast<unsigned>(x) < static_cast<unsigned>(g.w);
+      split_f16(ok ? in[((img * g.c + c) * g.h + y) * g.w + x] : 0.0f, s, h[q], l[q]);
     }
     th[ty + j][tx] = word(h[0], h[1]);
     tl[ty + j][tx] = word(l[0], l[1]);
@@ -99,21 +118,28 @@ __global__ void nhwc_split_f16_kernel(const float* __restrict__ in, int c, int h
   __syncthreads();
 #pragma unroll
   for (int j = 0; j < 32; j += 8) {
-    const int p = p0 + ty + j, wd = w0 + tx;
-    if (p < hw && wd < cs) {
-      const long long i = (img * hw + p) * cs + wd;
+    const int pp = p0 + ty + j, wd = w0 + tx;
+    if (pp < hw2 && wd < g.cs) {
+      const long long i = (img * hw2 + pp) * g.cs + wd;
       dst[i] = th[tx][ty + j];
       dst[i + lo] = tl[tx][ty + j];
     }
   }
 }
 
-// Weights (G Mg rows, Cg, KH, KW) -> hi words (rows, kw_pad) in the NHWC k order (ky, kx, c) over cgs channels, the lo
-// words `lo` words further on, and 1 / s per row into inv (s from the row's largest |w|). One block per row.
-__global__ void prep_weights_f16_kernel(const float* __restrict__ w, int cg, int cgs, int kh, int kwid, int kw_pad,
-                                        uint32_t* __restrict__ dst, long long lo, float* __restrict__ inv) {
+// Where a weight word's two values come from: k = (KY, KX, ch) over kh2 x kw2 taps of cgs channels, ch = (r S + q) Ct + c
+// as in the copy, the value w[m][c][KY S + r][KX S + q] (zero past the kernel and for c >= Cg).
+struct WeightMap {
+  int cg, kh, kw;            // the layer's channels per group and kernel
+  int s, ct, cgs, kh2, kw2;  // the rewrite (S = 1, Ct = cgs without it), the copy's channels per group, the taps
+};
+
+// Weights (G Mg rows, Cg, KH, KW) -> hi words (rows, kw_pad) in the copy's k order, the lo words `lo` words further on,
+// and 1 / s per row into inv (s from the row's largest |w|). One block per row.
+__global__ void prep_weights_f16_kernel(const float* __restrict__ w, WeightMap g, int kw_pad, uint32_t* __restrict__ dst, long long lo,
+                                        float* __restrict__ inv) {
   const long long r = blockIdx.x;
-  const int fan = cg * kh * kwid;
+  const int fan = g.cg * g.kh * g.kw;
   const float* row = w + r * fan;
   __shared__ float red[32];
   float m = 0.0f;
@@ -130,7 +156,7 @@ __global__ void prep_weights_f16_kernel(const float* __restrict__ w, int cg, int
   const int shift = scale_shift(__float_as_uint(red[0]));
   const float s = ldexpf(1.0f, shift);
   if (threadIdx.x == 0) inv[r] = ldexpf(1.0f, -shift);
-  const int k = kh * kwid * cgs;
+  const int k = g.kh2 * g.kw2 * g.cgs;
   for (int kw = threadIdx.x; kw < kw_pad; kw += blockDim.x) {
     __half h[2], l[2];
 #pragma unroll
@@ -138,8 +164,10 @@ __global__ void prep_weights_f16_kernel(const float* __restrict__ w, int cg, int
       const int kk = 2 * kw + q;
       float v = 0.0f;
       if (kk < k) {
-        const int tap = kk / cgs, c = kk - tap * cgs, ky = tap / kwid, kx = tap - ky * kwid;
-        if (c < cg) v = row[(c * kh + ky) * kwid + kx];
+        const int tap = kk / g.cgs, ch = kk - tap * g.cgs, ty = tap / g.kw2, tx = tap - ty * g.kw2;
+        const int sub = ch / g.ct, c = ch - sub * g.ct, sr = sub / g.s, sq = sub - sr * g.s;
+        const int ky = ty * g.s + sr, kx = tx * g.s + sq;
+        if (c < g.cg && sub < g.s * g.s && ky < g.kh && kx < g.kw) v = row[(c * g.kh + ky) * g.kw + kx];
       }
       split_f16(v, s, h[q], l[q]);
     }
@@ -170,10 +198,17 @@ struct Wg3xF16Problem : wg::NchwOutConv {
   }
 };
 
+// The space-to-depth rewrite (the header): a strided convolution over fewer than 8 channels with one group.
+bool rewrites(Shape is, const ConvParams& c) {
+  return c.groups == 1 && is.c < 8 && c.sh == c.sw && c.sh >= 2 && c.sh <= 4 && !c.dilated();
+}
+
 struct Geometry {
   int groups, mg, cg, p;
-  int cs_ch, cgs_ch;     // channels stored per pixel (C padded to 8 with one group), and per group in k's order
-  int cs, kw, kw_pad;    // words: per pixel, K, K padded to whole stages
+  CopyMap copy;          // the input's NHWC copy (space-to-depth where rewritten)
+  WeightMap wm;          // the weights' k order
+  int kh, kw, sh, sw, ph, pw, dh, dw;  // the convolution the kernel runs over the copy (the rewritten one: stride 1, no padding)
+  int kwords, kw_pad;    // K in words, padded to whole stages
   long long ncols;
   long long nhwc_words;  // one part of the NHWC copy
   long long rows;        // G Mg
@@ -184,13 +219,29 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
   g.mg = c.filters / c.groups;
   g.cg = is.c / c.groups;
   g.p = os.h * os.w;
-  g.cs_ch = c.groups == 1 ? pad_to(is.c, 8) : is.c;
-  g.cgs_ch = c.groups == 1 ? g.cs_ch : g.cg;
-  g.cs = g.cs_ch / 2;
-  g.kw = c.kh * c.kw * g.cgs_ch / 2;
-  g.kw_pad = pad_to(g.kw, kPadK);
+  const bool s2d = rewrites(is, c);
+  const int s = s2d ? c.sh : 1;
+  const int cs_ch = c.groups == 1 ? pad_to(is.c, 8) : is.c;  // channels per copy pixel without the rewrite
+  int ct = cs_ch, cgs = c.groups == 1 ? cs_ch : g.cg;
+  g.kh = c.kh; g.kw = c.kw; g.sh = c.sh; g.sw = c.sw; g.ph = c.ph; g.pw = c.pw; g.dh = c.dh; g.dw = c.dw;
+  CopyMap& m = g.copy;
+  m.c = is.c; m.h = is.h; m.w = is.w; m.s = s; m.ph = 0; m.pw = 0; m.h2 = is.h; m.w2 = is.w;
+  if (s2d) {
+    ct = is.c;
+    while (s * s * ct % 8 != 0) ++ct;
+    cgs = s * s * ct;
+    g.kh = (c.kh + s - 1) / s; g.kw = (c.kw + s - 1) / s;
+    g.sh = g.sw = 1; g.ph = g.pw = 0;
+    m.ph = c.ph; m.pw = c.pw;
+    m.h2 = os.h + g.kh - 1; m.w2 = os.w + g.kw - 1;
+  }
+  m.ct = ct;
+  m.cs = (s2d ? cgs : cs_ch) / 2;
+  g.wm = WeightMap{g.cg, c.kh, c.kw, s, ct, cgs, g.kh, g.kw};
+  g.kwords = g.kh * g.kw * cgs / 2;
+  g.kw_pad = pad_to(g.kwords, kPadK);
   g.ncols = static_cast<long long>(n) * g.p;
-  g.nhwc_words = static_cast<long long>(n) * is.h * is.w * g.cs;
+  g.nhwc_words = static_cast<long long>(n) * m.h2 * m.w2 * m.cs;
   g.rows = static_cast<long long>(g.groups) * g.mg;
   return g;
 }
@@ -229,18 +280,18 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
   absmax_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 2048)), 256, 0, s>>>(a.in, count, amax);
   CUDA_CHECK_LAUNCH();
-  const int hw = a.is.h * a.is.w;
+  const long long hw2 = static_cast<long long>(g.copy.h2) * g.copy.w2;
   for (int b0 = 0; b0 < a.n; b0 += 65535) {
-    const dim3 grid((g.cs + 31) / 32, (hw + 31) / 32, std::min(65535, a.n - b0));
-    nhwc_split_f16_kernel<<<grid, dim3(32, 8), 0, s>>>(a.in + b0 * static_cast<long long>(a.is.size()), a.is.c, hw, g.cs, amax,
-                                                       nhwc + b0 * static_cast<long long>(hw) * g.cs, g.nhwc_words);
+    const dim3 grid((g.copy.cs + 31) / 32, static_cast<unsigned>((hw2 + 31) / 32), std::min(65535, a.n - b0));
+    nhwc_split_f16_kernel<<<grid, dim3(32, 8), 0, s>>>(a.in + b0 * static_cast<long long>(a.is.size()), g.copy, amax,
+                                                       nhwc + b0 * hw2 * g.copy.cs, g.nhwc_words);
     CUDA_CHECK_LAUNCH();
   }
   Wg3xF16Problem pr;
   pr.in = a.workspace;  // words
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + table_at(g));
-  pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
-  pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
+  pr.h = g.copy.h2; pr.w = g.copy.w2; pr.ow = a.os.w; pr.p = g.p;
+  pr.sh = g.sh; pr.sw = g.sw; pr.ph = g.ph; pr.pw = g.pw;
   pr.wt = a.prepared;
   pr.k_pad = g.kw_pad;
   pr.mg = g.mg;
@@ -248,9 +299,9 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   pr.groups = g.groups;
   pr.k_tiles = g.kw_pad / T::BK;
   pr.splits = splits_for<T>(g);
-  pr.cs = g.cs;
+  pr.cs = g.copy.cs;
   pr.cg = g.cg / 2;
-  pr.hwc = static_cast<long long>(hw) * g.cs;
+  pr.hwc = hw2 * g.copy.cs;
   pr.lo_in = g.nhwc_words;
   pr.lo_w = g.rows * g.kw_pad;
   pr.m_total = c.filters;
@@ -286,7 +337,7 @@ Support supports(int version, const Layer& layer, const Epilogue& epi) {
   if (c.groups > 1 && g.cg % 8 != 0)
     return {false, v + " reads 8 channels (16 bytes of FP16 words) at a time: with groups, each group needs a multiple of 8 "
                        "channels (this layer has " + std::to_string(g.cg) + ")"};
-  if (static_cast<long long>(layer.in.h) * layer.in.w * g.cs >= INT_MAX) return {false, v + ": one image's input exceeds 2^31 words"};
+  if (static_cast<long long>(g.copy.h2) * g.copy.w2 * g.copy.cs >= INT_MAX) return {false, v + ": one image's input exceeds 2^31 words"};
   if (!device_can_run()) return {false, v + " needs wgmma: a compute capability 9.0 GPU and a build for sm_90 (kernels/CMakeLists.txt adds sm_90a)"};
   return {};
 }
@@ -307,14 +358,12 @@ size_t prepared_floats(const Layer& layer) {
 }
 
 void prepare(int, const ConvArgs& a, float* prepared, cudaStream_t s) {
-  const ConvParams& c = *a.p;
-  const Geometry g = geometry(a.is, c, a.os, 1);
-  prep_weights_f16_kernel<<<static_cast<unsigned>(g.rows), 256, 0, s>>>(a.w, g.cg, g.cgs_ch, c.kh, c.kw, g.kw_pad,
-                                                                        reinterpret_cast<uint32_t*>(prepared), g.rows * g.kw_pad,
-                                                                        prepared + inv_at(g));
+  const Geometry g = geometry(a.is, *a.p, a.os, 1);
+  prep_weights_f16_kernel<<<static_cast<unsigned>(g.rows), 256, 0, s>>>(a.w, g.wm, g.kw_pad, reinterpret_cast<uint32_t*>(prepared),
+                                                                        g.rows * g.kw_pad, prepared + inv_at(g));
   CUDA_CHECK_LAUNCH();
-  build_nhwc_k_table(reinterpret_cast<int2*>(prepared + table_at(g)), g.kw_pad / 4, g.kw, g.cgs_ch / 2, c.kw, c.dh, c.dw, a.is.w,
-                     g.cs, s);
+  build_nhwc_k_table(reinterpret_cast<int2*>(prepared + table_at(g)), g.kw_pad / 4, g.kwords, g.wm.cgs / 2, g.kw, g.dh, g.dw,
+                     g.copy.w2, g.copy.cs, s);
 }
 
 void forward(int version, const ConvArgs& a, cudaStream_t s) {

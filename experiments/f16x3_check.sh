@@ -6,8 +6,14 @@
 #   TUNE=1   `tune` in fp32 over the FP32 wgmma versions, 3xTF32 (v34-v36) against 3xFP16 (v51-v53), each candidate's
 #            time and error per layer: AlexNet (synthetic, seed 1) at TUNE_BATCHES (default 128,1024) and VGG-16 at 256
 #            (VGG_BATCHES); then the kernel time and check of auto without a table (the heuristic) and with the tuned table
+#   FORCE=1  AlexNet with every convolution forced to each of FORCE_VERSIONS (default 51 53 34 13) at 128 and 1024
+#            images: each layer's time (conv1 through the space-to-depth rewrite on v51-v53): force.md
+#   FORCE_FC=1  AlexNet with its fully connected layers forced to each of FC_VERSIONS (default 18 7 8; convolutions
+#            auto) at 16, 128 and 1024 images: fc6-fc8's times: force_fc.md
+#   ACC=1    AlexNet on 128 pixel-like images (seed 5) at batch 16 and 128, fp32 auto without a table and cudnn exact,
+#            against PyTorch's FP64 and FP32 forwards of the same weights (experiments/fp32_accuracy.py): accuracy.md
 #   PT=1     PyTorch's FP32 forward of the same AlexNet and VGG-16 on the same GPU (experiments/pytorch_alexnet.py)
-# Logs and tables in $OUT.
+# Logs and tables in $OUT (tune outputs in tune.tgz: the device tool returns a limited number of files).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 source experiments/device_env.sh
@@ -41,16 +47,92 @@ if [ "${TUNE:-0}" = 1 ]; then
     [ $net = vgg16 ] && model=zoo/models/vgg16 batches=${VGG_BATCHES:-256}
     step "tune $net fp32, batches $batches, conv v$VT,$V3"
     timeout 250 "$BS" tune --model $model --precision fp32 --batches $batches --reps 3 --conv-variants $VT,$V3 \
-      --out "$OUT/tune-$net.json" >"$OUT/tune-$net.log" 2>&1 || echo "tune $net: exit $?"
+      --out f3/tune-$net.json >f3/tune-$net.log 2>&1 || echo "tune $net: exit $?"
     for t in heuristic tuned; do
-      extra=""; [ $t = tuned ] && extra="--tuning $OUT/tune-$net.json"
+      extra=""; [ $t = tuned ] && extra="--tuning f3/tune-$net.json"
       timeout 200 "$BS" sweep --model $model --backend cuda --precision fp32 --batches $batches --reps 10 --warmup 3 \
         --host-memory pinned --check-images 2 --check-backend cpu $extra --out f3/$net-$t-fp32.csv >f3/$net-$t.log 2>&1 ||
         echo "sweep $net $t: exit $? $(grep -h error f3/$net-$t.log | head -1)"
     done
   done
   python3 experiments/zoo_summary.py zoo f3 | tee "$OUT/sweeps.md"  # the backend column: heuristic or tuned
-  tar czf "$OUT/f3.tgz" f3
+  tar czf "$OUT/tune.tgz" f3
+fi
+
+if [ "${FORCE:-0}" = 1 ]; then
+  alexnet_model
+  mkdir -p force
+  for v in ${FORCE_VERSIONS:-51 53 34 13}; do
+    step "AlexNet fp32, every convolution on v$v"
+    timeout 120 "$BS" sweep --model data/models/alexnet --backend cuda --precision fp32 --conv-variant $v --batches 128,1024 --reps 10 \
+      --warmup 3 --host-memory pinned --check-images 2 --check-backend cpu --out force/alexnet-v$v-fp32.csv >force/v$v.log 2>&1 ||
+      echo "v$v: exit $? $(grep -h error force/v$v.log | head -1)"
+  done
+  python3 - force <<'PY' | tee "$OUT/force.md"
+import csv, glob, os, sys
+print("| version | batch | conv1 | conv2 | conv3 | conv4 | conv5 | all kernels ms | check |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
+K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.layers.csv"))):
+    v = os.path.basename(p).split("-")[1]
+    lay = {}
+    for r in csv.DictReader(open(p)):
+        if r["run"] == "warm":
+            lay.setdefault(r["batch"], {})[r["layer"]] = float(r["median_ms"])
+    tot = {r["batch"]: r for r in csv.DictReader(open(p.replace(".layers.csv", ".csv"))) if r["run"] == "warm"}
+    for b in sorted(lay, key=int):
+        t = tot[b]
+        print(f"| {v} | {b} | " + " | ".join(f"{lay[b].get('conv%d' % i, 0):.3f}" for i in range(1, 6)) +
+              f" | {sum(float(t[k] or 0) for k in K):.3f} | {t['check']} {float(t['check_rel_l2']):.2e} |")
+PY
+  tar czf "$OUT/force.tgz" force
+fi
+
+if [ "${FORCE_FC:-0}" = 1 ]; then
+  alexnet_model
+  mkdir -p forcefc
+  for v in ${FC_VERSIONS:-18 7 8}; do
+    step "AlexNet fp32, fc on v$v"
+    timeout 120 "$BS" sweep --model data/models/alexnet --backend cuda --precision fp32 --fc-variant $v --batches 16,128,1024 --reps 10 \
+      --warmup 3 --host-memory pinned --check-images 2 --check-backend cpu --out forcefc/alexnet-fc$v-fp32.csv >forcefc/v$v.log 2>&1 ||
+      echo "fc v$v: exit $? $(grep -h error forcefc/v$v.log | head -1)"
+  done
+  python3 - forcefc <<'PY' | tee "$OUT/force_fc.md"
+import csv, glob, os, sys
+print("| fc version | batch | fc6 | fc7 | fc8 | all kernels ms | check |")
+print("|---|---:|---:|---:|---:|---:|---|")
+K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
+for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.layers.csv"))):
+    v = os.path.basename(p).split("-")[1]
+    lay = {}
+    for r in csv.DictReader(open(p)):
+        if r["run"] == "warm":
+            lay.setdefault(r["batch"], {})[r["layer"]] = float(r["median_ms"])
+    tot = {r["batch"]: r for r in csv.DictReader(open(p.replace(".layers.csv", ".csv"))) if r["run"] == "warm"}
+    for b in sorted(lay, key=int):
+        t = tot[b]
+        print(f"| {v} | {b} | " + " | ".join(f"{lay[b].get(f, 0):.3f}" for f in ("fc6", "fc7", "fc8")) +
+              f" | {sum(float(t[k] or 0) for k in K):.3f} | {t['check']} {float(t['check_rel_l2']):.2e} |")
+PY
+  tar czf "$OUT/force_fc.tgz" forcefc
+fi
+
+if [ "${ACC:-0}" = 1 ]; then
+  alexnet_model
+  mkdir -p acc
+  python3 -c "import numpy as np; np.save('acc/x.npy', np.random.default_rng(5).uniform(-125, 130, (128, 3, 227, 227)).astype(np.float32))"
+  specs=""
+  for n in 16 128; do
+    for t in heuristic cudnn-exact; do
+      args="--backend cuda"; [ $t = cudnn-exact ] && args="--backend cudnn --cudnn-algos exact"
+      "$BS" infer --model data/models/alexnet $args --input acc/x.npy --batch $n --output acc/y-$t-n$n.npy >acc/infer-$t-n$n.log 2>&1 ||
+        echo "infer $t n$n: exit $?"
+      specs="$specs $t@$n=acc/y-$t-n$n.npy"
+    done
+  done
+  step "references"
+  python3 experiments/fp32_accuracy.py --model data/models/alexnet --input acc/x.npy $specs >"$OUT/accuracy.md" 2>&1
+  cat "$OUT/accuracy.md"
 fi
 
 if [ "${PT:-0}" = 1 ]; then

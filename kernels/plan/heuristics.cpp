@@ -27,15 +27,21 @@ int conv_fp32(const Layer& l, int n, int sms) {
 }
 // FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts, FP32-accurate
 // like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100, experiments/tuning-accuracy.md,
-// "3xFP16 on the device"), from the batch where v13's grid fills the GPU and for groups of 16 channels or more
-// (AlexNet's conv1, 3 channels, stays on v13). The AlexNet and VGG-16 tuning on the H100 takes v53 (192 x 64 tiles) for
-// 64 or 128 filters per group (AlexNet's conv2 and conv5, VGG's conv1_2 to conv2_2) and v51 (192 x 96) for the rest
-// (conv3, conv4; VGG's 256 and 512). 0: none of them.
+// "3xFP16 on the device"), from the batch where v13's grid fills the GPU. The AlexNet and VGG-16 tuning on the H100
+// takes v53 (192 x 64 tiles) for 64 or 128 filters per group (AlexNet's conv2 and conv5, VGG's conv1_2 to conv2_2) and
+// v51 (192 x 96) for the rest (conv3, conv4; VGG's 256 and 512). Under 16 channels per group only the strided layers
+// v51 rewrites space-to-depth (AlexNet's conv1: 4.8 ms at batch 1024 against v13's 7.8 and v34's 9.6); VGG's conv1_1
+// (3 channels, stride 1: mostly padding channels in any NHWC copy) stays on v14, 6.6 ms against v51-v53's 10.9 and more.
+// 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
   const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
-  if (cg < 16 || ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
+  if (((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
+  if (cg < 16) {  // v51-v53's space-to-depth rewrite (conv_wgmma_3xf16.cu)
+    const bool s2d = p.groups == 1 && l.in.c < 8 && p.sh == p.sw && p.sh >= 2 && p.sh <= 4 && !p.dilated();
+    return s2d && runs(LayerKind::conv, 51, l) ? 51 : 0;
+  }
   if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
@@ -146,7 +152,7 @@ std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
     return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
            "channels or more (a multiple of 8 with groups), v53 (3xFP16 on wgmma, 192 x 64) for 64 or 128 filters per group, "
-           "else v51 (192 x 96); "
+           "else v51 (192 x 96), and v51 (rewritten space-to-depth) for a stride of 2-4 over fewer than 8 channels; "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "
            "v14's split-K reduced in a thread-block cluster where the GPU launches clusters), else v13; with --precision "

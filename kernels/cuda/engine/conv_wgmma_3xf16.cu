@@ -25,6 +25,8 @@
 //   v51 wgmma-3xf16       192 pixels x 96 filters on 3 warpgroups, 3 stages (v34's shape)
 //   v52 wgmma-3xf16-128   128 x 128 on 2 warpgroups, 3 stages (v35's)
 //   v53 wgmma-3xf16-64    192 x 64 on 3 warpgroups, 3 stages (v36's)
+//   fc v18 wgmma-3xf16    a fully connected layer as the 1x1 convolution it is over its (N, I, 1, 1) input, on v51:
+//                         the weights (O, I) are already (M, C, 1, 1), and the copy pass is a flat split
 #include <cuda_fp16.h>
 
 #include <algorithm>
@@ -124,6 +126,22 @@ __global__ void nhwc_split_f16_kernel(const float* __restrict__ in, CopyMap g, c
       dst[i] = th[tx][ty + j];
       dst[i + lo] = tl[tx][ty + j];
     }
+  }
+}
+
+// The copy of a 1x1 image (fully connected layers): word i of image n is input channels 2i, 2i + 1, so the pass is a
+// flat split, each thread a word (the tiled transpose would leave 31 of 32 pixels of every tile empty).
+__global__ void flat_split_f16_kernel(const float* __restrict__ in, int c, int cs, long long words, const unsigned* __restrict__ amax,
+                                      uint32_t* __restrict__ dst, long long lo) {
+  const float s = ldexpf(1.0f, scale_shift(*amax));
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < words; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long img = i / cs;
+    const int ch = 2 * static_cast<int>(i - img * cs);
+    __half h[2], l[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q) split_f16(ch + q < c ? in[img * c + ch + q] : 0.0f, s, h[q], l[q]);
+    dst[i] = word(h[0], h[1]);
+    dst[i + lo] = word(l[0], l[1]);
   }
 }
 
@@ -281,11 +299,18 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   absmax_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 2048)), 256, 0, s>>>(a.in, count, amax);
   CUDA_CHECK_LAUNCH();
   const long long hw2 = static_cast<long long>(g.copy.h2) * g.copy.w2;
-  for (int b0 = 0; b0 < a.n; b0 += 65535) {
-    const dim3 grid((g.copy.cs + 31) / 32, static_cast<unsigned>((hw2 + 31) / 32), std::min(65535, a.n - b0));
-    nhwc_split_f16_kernel<<<grid, dim3(32, 8), 0, s>>>(a.in + b0 * static_cast<long long>(a.is.size()), g.copy, amax,
-                                                       nhwc + b0 * hw2 * g.copy.cs, g.nhwc_words);
+  if (hw2 == 1 && g.copy.s == 1) {
+    const long long words = static_cast<long long>(a.n) * g.copy.cs;
+    flat_split_f16_kernel<<<static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192)), 256, 0, s>>>(
+        a.in, a.is.c, g.copy.cs, words, amax, nhwc, g.nhwc_words);
     CUDA_CHECK_LAUNCH();
+  } else {
+    for (int b0 = 0; b0 < a.n; b0 += 65535) {
+      const dim3 grid((g.copy.cs + 31) / 32, static_cast<unsigned>((hw2 + 31) / 32), std::min(65535, a.n - b0));
+      nhwc_split_f16_kernel<<<grid, dim3(32, 8), 0, s>>>(a.in + b0 * static_cast<long long>(a.is.size()), g.copy, amax,
+                                                         nhwc + b0 * hw2 * g.copy.cs, g.nhwc_words);
+      CUDA_CHECK_LAUNCH();
+    }
   }
   Wg3xF16Problem pr;
   pr.in = a.workspace;  // words
@@ -374,6 +399,43 @@ void forward(int version, const ConvArgs& a, cudaStream_t s) {
   with_tile(version, [&]<class T>() { run<T>(a, g, act, s); });
 }
 
+// fc v18: the layer (I inputs, O outputs) as a 1x1 convolution of O filters over (I, 1, 1), run on v51.
+constexpr int kFcTile = 51;
+Layer as_conv(int inputs, int outputs) {
+  ConvParams p;
+  p.filters = outputs;
+  p.kh = p.kw = 1;
+  return {"", p, {inputs, 1, 1}, {outputs, 1, 1}};
+}
+
+void fc_prepare(int, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s) {
+  const Layer l = as_conv(inputs, outputs);
+  ConvArgs a;
+  a.w = w;
+  a.is = l.in;
+  a.os = l.out;
+  a.p = &std::get<ConvParams>(l.op);
+  prepare(kFcTile, a, prepared, s);
+}
+
+void fc_forward(int, const FcArgs& f, cudaStream_t s) {
+  if (!f.prepared) fail("fc v18", "weights were not prepared for the wgmma engine");
+  const Layer l = as_conv(f.inputs, f.outputs);
+  ConvArgs a;
+  a.in = f.in;
+  a.bias = f.bias;
+  a.out = f.out;
+  a.n = f.n;
+  a.is = l.in;
+  a.os = l.out;
+  a.p = &std::get<ConvParams>(l.op);
+  a.prepared = f.prepared;
+  a.workspace = f.workspace;
+  a.workspace_floats = f.workspace_floats;
+  const Geometry g = geometry(a.is, *a.p, a.os, a.n);
+  with_tile(kFcTile, [&]<class T>() { run<T>(a, g, f.act, s); });
+}
+
 }  // namespace
 
 void register_conv_wgmma_3xf16(Registry& r) {
@@ -397,6 +459,31 @@ void register_conv_wgmma_3xf16(Registry& r) {
                          "on three warpgroups, 3 stages of 64 k");
   add(52, "wgmma-3xf16-128", "v51 with 128 x 128 tiles on two warpgroups");
   add(53, "wgmma-3xf16-64", "v51 with 192 pixels x 64 filters");
+}
+
+void register_fc_wgmma_3xf16(Registry& r) {
+  static const ImplHooks fc{.fc_prepare = fc_prepare, .fc_forward = fc_forward};
+  Impl i = cuda_impl(LayerKind::fc, 18, "wgmma-3xf16",
+                     "FP32-accurate on the FP16 tensor cores: the layer as a 1x1 convolution over its input, run by conv v51 "
+                     "(3xFP16: the weights split once with a power-of-two scale per output, the input per launch), split-K, "
+                     "bias + activation fused; for large batches",
+                     &fc);
+  i.shapes = "any (compute capability 9.0, sm_90a build)";
+  i.math = "fp32";
+  i.precisions = {Precision::fp32};
+  i.fuses_act = true;
+  i.prep_layout = 18;  // conv v51's layout for the 1x1 convolution the layer is
+  i.supports = [](const Layer& l, const Epilogue&) {
+    const Support c = supports(kFcTile, as_conv(static_cast<int>(std::min<long long>(l.in.size(), INT_MAX)), std::get<FcParams>(l.op).outputs), {});
+    return c.ok ? c : Support{false, "fc v18 runs the layer on conv v51: " + c.reason};
+  };
+  i.workspace_floats = [](const Layer& l, Shape, int n, Precision) {
+    return workspace_floats(kFcTile, as_conv(static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs), n);
+  };
+  i.prepared_floats = [](const Layer& l, Shape, Precision) {
+    return prepared_floats(as_conv(static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs));
+  };
+  r.add(std::move(i));
 }
 
 }  // namespace bs::cuda

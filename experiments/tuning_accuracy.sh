@@ -9,8 +9,9 @@
 #      and cudnn exact, against PyTorch's FP64 and FP32 forwards of the same weights (fp32_accuracy.py): accuracy.md;
 #   4. the kernel time of each at batches 16, 128 and 1024 (sweep, resident, pinned, ROUNDS rounds): times.md.
 # Steps 1-4 run with DERIVE=1 (the default). RETUNE=1: the shipped table (experiments/tuning/h100-alexnet.json) tuned
-# again in fp32, tf32, fp16 and bf16 (RETUNE_PRECISIONS) at batches 1, 16, 128, 1024 (RETUNE_BATCHES) with the default
-# budgets (fp32 over the versions of its first tuning), so that every entry records its versions' errors:
+# again in fp32, tf32, fp16 and bf16 (RETUNE_PRECISIONS) at batches 1, 16, 128, 1024 (RETUNE_BATCHES; fp32's
+# RETUNE_FP32_BATCHES) with the default budgets (fp32 over RETUNE_FP32_CONV, default the versions of its first tuning
+# with v49 and the 3xFP16 v51-v53), so that every entry records its versions' errors:
 # $OUT/h100-alexnet.json and retune.log. WG_AB=1: conv v34-v36 forced on every convolution, these binaries against
 # .device/base.tar.xz's, batches 128 and 1024, ROUNDS rounds alternating: conv time and AlexNet's error: wg_ab.md.
 # HEUR_AB=1: FP32 auto with no table (the heuristic), these binaries against the base's: AlexNet at 16, 128, 1024 and
@@ -27,8 +28,9 @@ if [ "${RETUNE:-0}" = 1 ]; then
   cp experiments/tuning/h100-alexnet.json ta/retuned.json
   for p in ${RETUNE_PRECISIONS:-fp32 tf32 fp16 bf16}; do
     echo "== retune $p ($(date +%T))"
-    v=""; [ $p = fp32 ] && v="--conv-variants 6,12,13,14,15,34,35,36"
-    "$BS" tune --model data/models/alexnet --precision $p --batches ${RETUNE_BATCHES:-1,16,128,1024} --reps 3 $v --out ta/retuned.json \
+    v=""; [ $p = fp32 ] && v="--conv-variants ${RETUNE_FP32_CONV:-6,12,13,14,15,34,35,36,49,51,52,53}"
+    b=${RETUNE_BATCHES:-1,16,128,1024}; [ $p = fp32 ] && b=${RETUNE_FP32_BATCHES:-$b}
+    timeout "${RETUNE_TIMEOUT:-1000}" "$BS" tune --model data/models/alexnet --precision $p --batches $b --reps 3 $v --out ta/retuned.json \
       >>ta/retune.log 2>&1 || echo "retune $p: exit $?"
   done
   cp ta/retuned.json "$OUT/h100-alexnet.json"

@@ -83,6 +83,10 @@ int cluster_twin(int v, const Layer& l, int n) {
 // From the AlexNet tuning runs on the H100: streaming wins while the batch is a few images (one pass over the weights),
 // the 64x64-tile engine (v8) up to a few hundred, the 128x128 one (v7) beyond.
 int fc_fp32(int n) { return n <= 4 ? 5 : n <= 256 ? 8 : 7; }
+// FP32 on Hopper from 65 images: fc v18 (3xFP16 on wgmma, the layer as a 1x1 convolution on conv v51). AlexNet's fc6 +
+// fc7 + fc8 on the H100: 0.244 ms at batch 128 against v7's 0.306, 0.891 at 1024 against 2.040; at 16 images v8's 0.168
+// against 0.187 (experiments/tuning-accuracy.md, "3xFP16 on the device").
+constexpr int kFc3xF16Images = 65;
 // 16-bit on Hopper: fc v16 (the layer as a 1x1 convolution on the wgmma versions) from this batch on. The AlexNet tuning
 // run on the H100 (experiments/precision-half.md, "fc v16"): fc6 + fc7 + fc8 at 16 images 1.04x v13's time, at 64 0.97x,
 // 128 0.89x, 256 0.98x, 512 1.00x (fc7 alone 1.1-1.2x v12 at 256-512), 1024 0.51x v12's.
@@ -143,7 +147,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
     v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
     if (!v) v = cluster_twin(conv_fp32(l, n, sms), l, n);
   } else {
-    v = fc_fp32(n);
+    v = n >= kFc3xF16Images && runs(LayerKind::fc, 18, l) ? 18 : fc_fp32(n);
   }
   return &version(l.kind(), v);
 }
@@ -168,7 +172,8 @@ std::string heuristic_text(LayerKind op) {
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
-  return "v5 (stream) up to 4 images, v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
+  return "v5 (stream) up to 4 images, v8 up to 64; from 65 images v18 (3xFP16 on wgmma) where it runs (compute capability "
+         "9.0), else v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
          "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) at 1 image, v17 (stream on the tensor cores) up to 16, then from 64 images v16 (wgmma) where it "
          "runs (compute capability 9.0, a multiple of 8 input values), else v13 up to 256, else v12; with --weights int8, "
          "v15 (8-bit rows streamed) up to " + std::to_string(kInt8StreamImages) + " images in every precision, then as above";

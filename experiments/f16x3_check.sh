@@ -12,6 +12,9 @@
 #            auto) at 16, 128 and 1024 images: fc6-fc8's times: force_fc.md
 #   ACC=1    AlexNet on 128 pixel-like images (seed 5) at batch 16 and 128, fp32 auto without a table and cudnn exact,
 #            against PyTorch's FP64 and FP32 forwards of the same weights (experiments/fp32_accuracy.py): accuracy.md
+#   FINAL=1  the record: AlexNet fp32 at 1, 16, 128, 1024 with auto (heuristic), auto with the shipped table
+#            (experiments/tuning/h100-alexnet.json; tf32 with it too) and cudnn exact; VGG-16 at 256 with auto and cudnn
+#            exact; each point checked on 2 images against the cpu backend: final.md (use with PT=1 for PyTorch)
 #   PT=1     PyTorch's FP32 forward of the same AlexNet and VGG-16 on the same GPU (experiments/pytorch_alexnet.py)
 # Logs and tables in $OUT (tune outputs in tune.tgz: the device tool returns a limited number of files).
 set -uo pipefail
@@ -135,9 +138,29 @@ if [ "${ACC:-0}" = 1 ]; then
   cat "$OUT/accuracy.md"
 fi
 
+if [ "${FINAL:-0}" = 1 ]; then
+  alexnet_model
+  [ -f zoo/models/vgg16/model.json ] || "$BW" synthesize --model vgg16 --seed 1 --out zoo/models/vgg16 >/dev/null
+  mkdir -p final
+  point() {  # NAME MODEL BATCHES PRECISION ARGS...
+    local name=$1 model=$2 batches=$3 p=$4; shift 4
+    timeout 200 "$BS" sweep --model $model --precision $p --batches $batches --reps 10 --warmup 3 --host-memory pinned --check-images 2 \
+      --check-backend cpu "$@" --out final/$name-$p.csv >final/$name-$p.log 2>&1 || echo "$name $p: exit $? $(grep -h error final/$name-$p.log | head -1)"
+  }
+  step "final: AlexNet and VGG-16"
+  point alexnet-heuristic data/models/alexnet 1,16,128,1024 fp32 --backend cuda
+  point alexnet-tuned data/models/alexnet 1,16,128,1024 fp32 --backend cuda --tuning experiments/tuning/h100-alexnet.json
+  point alexnet-tuned data/models/alexnet 1,16,128,1024 tf32 --backend cuda --tuning experiments/tuning/h100-alexnet.json
+  point alexnet-cudnnexact data/models/alexnet 1,16,128,1024 fp32 --backend cudnn --cudnn-algos exact
+  point vgg16-heuristic zoo/models/vgg16 256 fp32 --backend cuda
+  point vgg16-cudnnexact zoo/models/vgg16 256 fp32 --backend cudnn --cudnn-algos exact
+  python3 experiments/zoo_summary.py zoo final | tee "$OUT/final.md"  # the backend column: heuristic, tuned or cudnnexact
+  tar czf "$OUT/final.tgz" final
+fi
+
 if [ "${PT:-0}" = 1 ]; then
   for net in alexnet vgg16; do
-    b=${TUNE_BATCHES:-128,1024}; [ $net = vgg16 ] && b=${VGG_BATCHES:-256}
+    b=${PT_BATCHES:-1,16,128,1024}; [ $net = vgg16 ] && b=${VGG_BATCHES:-256}
     step "PyTorch $net fp32"
     python3 experiments/pytorch_alexnet.py --net $net --batches $b --modes fp32 --json "$OUT/pytorch-$net.json" >"$OUT/pytorch-$net.txt" 2>&1 ||
       echo "PyTorch $net: exit $?"

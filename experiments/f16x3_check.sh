@@ -3,9 +3,10 @@
 # (scripts/pack_device.sh). Steps (switches):
 #   TESTS=1  the GPU tests that run v51-v53 (the op table, GpuEngine, ECE 408's 0.8397), and compute-sanitizer memcheck
 #            and racecheck over a few of their cases
-#   TUNE=1   `tune` in fp32 over the FP32 wgmma versions, 3xTF32 (v34-v36) against 3xFP16 (v51-v53), each candidate's
-#            time and error per layer: AlexNet (synthetic, seed 1) at TUNE_BATCHES (default 128,1024) and VGG-16 at 256
-#            (VGG_BATCHES); then the kernel time and check of auto without a table (the heuristic) and with the tuned table
+#   TUNE=1   `tune` in TUNE_PREC (default fp32) over TUNE_VERSIONS (default the FP32 wgmma versions, 3xTF32 v34-v36 against
+#            3xFP16 v51-v53; for tf32 e.g. 25,28,33,54,55,56), each candidate's time and error per layer: AlexNet
+#            (synthetic, seed 1) at TUNE_BATCHES (default 128,1024) and VGG-16 at 256 (VGG_BATCHES); then the kernel time
+#            and check of auto without a table (the heuristic) and with the tuned table
 #   FORCE=1  AlexNet with every convolution forced to each of FORCE_VERSIONS (default 51 53 34 13) at 128 and 1024
 #            images: each layer's time (conv1 through the space-to-depth rewrite on v51-v53): force.md
 #   FORCE_FC=1  AlexNet with its fully connected layers forced to each of FC_VERSIONS (default 18 7 8; convolutions
@@ -25,7 +26,7 @@ export HOME=$PWD/.home  # no tuning table from an earlier run
 mkdir -p "$HOME" zoo/models f3
 record_device
 step() { echo "== $1 ($(date +%T))"; }
-V3=51,52,53 VT=34,35,36
+TP=${TUNE_PREC:-fp32} TV=${TUNE_VERSIONS:-34,35,36,51,52,53}
 
 if [ "${TESTS:-0}" = 1 ]; then
   step "GPU tests"
@@ -48,13 +49,13 @@ if [ "${TUNE:-0}" = 1 ]; then
   for net in alexnet vgg16; do
     model=data/models/alexnet batches=${TUNE_BATCHES:-128,1024}
     [ $net = vgg16 ] && model=zoo/models/vgg16 batches=${VGG_BATCHES:-256}
-    step "tune $net fp32, batches $batches, conv v$VT,$V3"
-    timeout 250 "$BS" tune --model $model --precision fp32 --batches $batches --reps 3 --conv-variants $VT,$V3 \
+    step "tune $net $TP, batches $batches, conv v$TV"
+    timeout 250 "$BS" tune --model $model --precision $TP --batches $batches --reps 3 --conv-variants $TV \
       --out f3/tune-$net.json >f3/tune-$net.log 2>&1 || echo "tune $net: exit $?"
     for t in heuristic tuned; do
       extra=""; [ $t = tuned ] && extra="--tuning f3/tune-$net.json"
-      timeout 200 "$BS" sweep --model $model --backend cuda --precision fp32 --batches $batches --reps 10 --warmup 3 \
-        --host-memory pinned --check-images 2 --check-backend cpu $extra --out f3/$net-$t-fp32.csv >f3/$net-$t.log 2>&1 ||
+      timeout 200 "$BS" sweep --model $model --backend cuda --precision $TP --batches $batches --reps 10 --warmup 3 \
+        --host-memory pinned --check-images 2 --check-backend cpu $extra --out f3/$net-$t-$TP.csv >f3/$net-$t.log 2>&1 ||
         echo "sweep $net $t: exit $? $(grep -h error f3/$net-$t.log | head -1)"
     done
   done

@@ -371,7 +371,8 @@ TEST(GpuEngine, Tf32EndToEndWithinItsTolerance) {
     for (const Cfg& c : {Cfg{"cuda", "auto"}, Cfg{"cuda", "16"}, Cfg{"cuda", "17"}, Cfg{"cuda", "18"}, Cfg{"cuda", "23"}, Cfg{"cuda", "24"},
                           Cfg{"cuda", "25"}, Cfg{"cuda", "26"}, Cfg{"cuda", "27"}, Cfg{"cuda", "28"},
                           Cfg{"cuda", "29"}, Cfg{"cuda", "30"},
-                          Cfg{"cuda", "31"}, Cfg{"cuda", "32"}, Cfg{"cuda", "33"}, Cfg{"cudnn", ""}}) {
+                          Cfg{"cuda", "31"}, Cfg{"cuda", "32"}, Cfg{"cuda", "33"}, Cfg{"cuda", "54"}, Cfg{"cuda", "55"},
+                          Cfg{"cuda", "56"}, Cfg{"cudnn", ""}}) {
       auto gpu = make_backend(c.backend, test::guarded_options(std::string(c.backend) == "cuda" ? c.conv : "", "", "tf32"));
       gpu->load(m);
       const double err = test::rel_l2(run(*gpu, m, in, n), want);

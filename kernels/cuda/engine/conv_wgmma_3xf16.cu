@@ -124,7 +124,7 @@ __global__ void nhwc_split_f16_kernel(const float* __restrict__ in, CopyMap g, c
     if (pp < hw2 && wd < g.cs) {
       const long long i = (img * hw2 + pp) * g.cs + wd;
       dst[i] = th[tx][ty + j];
-      dst[i + lo] = tl[tx][ty + j];
+      if (lo) dst[i + lo] = tl[tx][ty + j];
     }
   }
 }
@@ -141,7 +141,7 @@ __global__ void flat_split_f16_kernel(const float* __restrict__ in, int c, int c
 #pragma unroll
     for (int q = 0; q < 2; ++q) split_f16(ch + q < c ? in[img * c + ch + q] : 0.0f, s, h[q], l[q]);
     dst[i] = word(h[0], h[1]);
-    dst[i + lo] = word(l[0], l[1]);
+    if (lo) dst[i + lo] = word(l[0], l[1]);
   }
 }
 
@@ -190,7 +190,7 @@ __global__ void prep_weights_f16_kernel(const float* __restrict__ w, WeightMap g
       split_f16(v, s, h[q], l[q]);
     }
     dst[r * kw_pad + kw] = word(h[0], h[1]);
-    dst[r * kw_pad + kw + lo] = word(l[0], l[1]);
+    if (lo) dst[r * kw_pad + kw + lo] = word(l[0], l[1]);
   }
 }
 
@@ -228,11 +228,16 @@ struct Geometry {
   int kh, kw, sh, sw, ph, pw, dh, dw;  // the convolution the kernel runs over the copy (the rewritten one: stride 1, no padding)
   int kwords, kw_pad;    // K in words, padded to whole stages
   long long ncols;
+  int parts;             // 2: hi and lo (3xFP16); 1: hi alone
   long long nhwc_words;  // one part of the NHWC copy
   long long rows;        // G Mg
 };
-Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
+// v51-v53 take two parts (3xFP16), v54-v56 one (the scaled FP16 product of --precision tf32).
+int parts_of(int version) { return version >= 54 ? 1 : 2; }
+
+Geometry geometry(int version, Shape is, const ConvParams& c, Shape os, int n) {
   Geometry g;
+  g.parts = parts_of(version);
   g.groups = c.groups;
   g.mg = c.filters / c.groups;
   g.cg = is.c / c.groups;
@@ -264,14 +269,16 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) {
   return g;
 }
 // Workspace (floats): the NHWC copy's hi and lo words, 4 words for max |x|, then the split-K partial sums.
-long long scale_at(const Geometry& g) { return 2 * g.nhwc_words; }
-long long partials_at(const Geometry& g) { return 2 * g.nhwc_words + 4; }
+long long scale_at(const Geometry& g) { return g.parts * g.nhwc_words; }
+long long partials_at(const Geometry& g) { return scale_at(g) + 4; }
 // Prepared (floats): hi words (rows, kw_pad), lo words, 1 / s per row (rows rounded up to even), the k table.
-long long inv_at(const Geometry& g) { return 2 * g.rows * g.kw_pad; }
+long long inv_at(const Geometry& g) { return g.parts * g.rows * g.kw_pad; }
 long long table_at(const Geometry& g) { return inv_at(g) + (g.rows + 1) / 2 * 2; }
 
 template <int BN, int BM, int WG>
 using Tile3 = wg::WgTile<BN, 3, BM, WG, 2, wg::kF16>;
+template <int BN, int STAGES, int BM, int WG>
+using Tile1 = wg::WgTile<BN, STAGES, BM, WG, 1, wg::kF16>;
 
 template <class F>
 void with_tile(int version, F&& f) {
@@ -279,6 +286,9 @@ void with_tile(int version, F&& f) {
     case 51: return f.template operator()<Tile3<96, 192, 3>>();
     case 52: return f.template operator()<Tile3<128, 128, 2>>();
     case 53: return f.template operator()<Tile3<64, 192, 3>>();
+    case 54: return f.template operator()<Tile1<128, 3, 128, 2>>();  // v45's: two blocks per multiprocessor
+    case 55: return f.template operator()<Tile1<96, 4, 256, 4>>();   // v42's
+    case 56: return f.template operator()<Tile1<64, 4, 128, 2>>();   // v46's: two blocks per multiprocessor
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a 3xFP16 wgmma version");
   }
 }
@@ -302,13 +312,13 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   if (hw2 == 1 && g.copy.s == 1) {
     const long long words = static_cast<long long>(a.n) * g.copy.cs;
     flat_split_f16_kernel<<<static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192)), 256, 0, s>>>(
-        a.in, a.is.c, g.copy.cs, words, amax, nhwc, g.nhwc_words);
+        a.in, a.is.c, g.copy.cs, words, amax, nhwc, g.parts == 2 ? g.nhwc_words : 0);
     CUDA_CHECK_LAUNCH();
   } else {
     for (int b0 = 0; b0 < a.n; b0 += 65535) {
       const dim3 grid((g.copy.cs + 31) / 32, static_cast<unsigned>((hw2 + 31) / 32), std::min(65535, a.n - b0));
       nhwc_split_f16_kernel<<<grid, dim3(32, 8), 0, s>>>(a.in + b0 * static_cast<long long>(a.is.size()), g.copy, amax,
-                                                         nhwc + b0 * hw2 * g.copy.cs, g.nhwc_words);
+                                                         nhwc + b0 * hw2 * g.copy.cs, g.parts == 2 ? g.nhwc_words : 0);
       CUDA_CHECK_LAUNCH();
     }
   }
@@ -358,7 +368,7 @@ Support supports(int version, const Layer& layer, const Epilogue& epi) {
   const ConvParams& c = std::get<ConvParams>(layer.op);
   if (layer.in.h >= 16384 - c.ph || layer.in.w >= 65536 || c.window_h() >= 16384 || c.window_w() >= 65536)
     return {false, v + " indexes images and kernels below 16384 rows"};
-  const Geometry g = geometry(layer.in, c, layer.out, 1);
+  const Geometry g = geometry(version, layer.in, c, layer.out, 1);
   if (c.groups > 1 && g.cg % 8 != 0)
     return {false, v + " reads 8 channels (16 bytes of FP16 words) at a time: with groups, each group needs a multiple of 8 "
                        "channels (this layer has " + std::to_string(g.cg) + ")"};
@@ -368,7 +378,7 @@ Support supports(int version, const Layer& layer, const Epilogue& epi) {
 }
 
 size_t workspace_floats(int version, const Layer& layer, int n) {
-  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
+  const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_tile(version, [&]<class T>() {
     const int splits = splits_for<T>(g);
@@ -377,15 +387,15 @@ size_t workspace_floats(int version, const Layer& layer, int n) {
   return floats;
 }
 
-size_t prepared_floats(const Layer& layer) {
-  const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
+size_t prepared_floats(int version, const Layer& layer) {
+  const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
   return static_cast<size_t>(table_at(g)) + static_cast<size_t>(g.kw_pad) / 2;  // the table: one int2 per 4 words
 }
 
-void prepare(int, const ConvArgs& a, float* prepared, cudaStream_t s) {
-  const Geometry g = geometry(a.is, *a.p, a.os, 1);
+void prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
+  const Geometry g = geometry(version, a.is, *a.p, a.os, 1);
   prep_weights_f16_kernel<<<static_cast<unsigned>(g.rows), 256, 0, s>>>(a.w, g.wm, g.kw_pad, reinterpret_cast<uint32_t*>(prepared),
-                                                                        g.rows * g.kw_pad, prepared + inv_at(g));
+                                                                        g.parts == 2 ? g.rows * g.kw_pad : 0, prepared + inv_at(g));
   CUDA_CHECK_LAUNCH();
   build_nhwc_k_table(reinterpret_cast<int2*>(prepared + table_at(g)), g.kw_pad / 4, g.kwords, g.wm.cgs / 2, g.kw, g.dh, g.dw,
                      g.copy.w2, g.copy.cs, s);
@@ -393,33 +403,34 @@ void prepare(int, const ConvArgs& a, float* prepared, cudaStream_t s) {
 
 void forward(int version, const ConvArgs& a, cudaStream_t s) {
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
-  const Geometry g = geometry(a.is, *a.p, a.os, a.n);
+  const Geometry g = geometry(version, a.is, *a.p, a.os, a.n);
   if (g.ncols > INT_MAX) fail("layer convolution", "batch too large for one launch of the wgmma engine (images x OH x OW > 2^31)");
   const int act = a.epi.has_act ? act_code(a.epi.act) : -1;
   with_tile(version, [&]<class T>() { run<T>(a, g, act, s); });
 }
 
-// fc v18: the layer (I inputs, O outputs) as a 1x1 convolution of O filters over (I, 1, 1), run on v51.
-constexpr int kFcTile = 51;
+// fc v18 / v19: the layer (I inputs, O outputs) as a 1x1 convolution of O filters over (I, 1, 1), run on conv v51 / v54.
+int fc_tile(int fc_version) { return fc_version == 18 ? 51 : 54; }
 Layer as_conv(int inputs, int outputs) {
   ConvParams p;
   p.filters = outputs;
   p.kh = p.kw = 1;
   return {"", p, {inputs, 1, 1}, {outputs, 1, 1}};
 }
+Layer as_conv(const Layer& fc) { return as_conv(static_cast<int>(std::min<long long>(fc.in.size(), INT_MAX)), std::get<FcParams>(fc.op).outputs); }
 
-void fc_prepare(int, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s) {
+void fc_prepare(int version, const float* w, int inputs, int outputs, float* prepared, cudaStream_t s) {
   const Layer l = as_conv(inputs, outputs);
   ConvArgs a;
   a.w = w;
   a.is = l.in;
   a.os = l.out;
   a.p = &std::get<ConvParams>(l.op);
-  prepare(kFcTile, a, prepared, s);
+  prepare(fc_tile(version), a, prepared, s);
 }
 
-void fc_forward(int, const FcArgs& f, cudaStream_t s) {
-  if (!f.prepared) fail("fc v18", "weights were not prepared for the wgmma engine");
+void fc_forward(int version, const FcArgs& f, cudaStream_t s) {
+  if (!f.prepared) fail("fc v" + std::to_string(version), "weights were not prepared for the wgmma engine");
   const Layer l = as_conv(f.inputs, f.outputs);
   ConvArgs a;
   a.in = f.in;
@@ -432,8 +443,9 @@ void fc_forward(int, const FcArgs& f, cudaStream_t s) {
   a.prepared = f.prepared;
   a.workspace = f.workspace;
   a.workspace_floats = f.workspace_floats;
-  const Geometry g = geometry(a.is, *a.p, a.os, a.n);
-  with_tile(kFcTile, [&]<class T>() { run<T>(a, g, f.act, s); });
+  const int tile = fc_tile(version);
+  const Geometry g = geometry(tile, a.is, *a.p, a.os, a.n);
+  with_tile(tile, [&]<class T>() { run<T>(a, g, f.act, s); });
 }
 
 }  // namespace
@@ -442,15 +454,17 @@ void register_conv_wgmma_3xf16(Registry& r) {
   static const ImplHooks hooks{.conv_prepare = prepare, .conv_forward = forward};
   auto add = [&](int v, const char* name, const char* summary) {
     Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
+    const Precision p = parts_of(v) == 2 ? Precision::fp32 : Precision::tf32;
     i.shapes = "any (groups: a multiple of 8 channels each; compute capability 9.0, sm_90a build)";
-    i.math = "fp32";
-    i.precisions = {Precision::fp32};
+    i.math = name_of(p);
+    i.precisions = {p};
     i.fuses_act = true;
     i.dilation = true;  // the k table holds each tap's dilated offsets
-    i.prep_layout = 51;  // FP16 hi and lo words (G, Mg, Kw_pad) in the NHWC k order, 1 / s per filter, the k table
+    // FP16 words (G, Mg, Kw_pad) in the NHWC k order (hi, then lo for 3xFP16), 1 / s per filter, the k table
+    i.prep_layout = parts_of(v) == 2 ? 51 : 54;
     i.supports = [v](const Layer& l, const Epilogue& e) { return supports(v, l, e); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return workspace_floats(v, l, n); };
-    i.prepared_floats = [](const Layer& l, Shape, Precision) { return prepared_floats(l); };
+    i.prepared_floats = [v](const Layer& l, Shape, Precision) { return prepared_floats(v, l); };
     r.add(std::move(i));
   };
   add(51, "wgmma-3xf16", "FP32-accurate on the FP16 tensor cores: every operand split into two FP16 parts after a power-of-two "
@@ -459,31 +473,36 @@ void register_conv_wgmma_3xf16(Registry& r) {
                          "on three warpgroups, 3 stages of 64 k");
   add(52, "wgmma-3xf16-128", "v51 with 128 x 128 tiles on two warpgroups");
   add(53, "wgmma-3xf16-64", "v51 with 192 pixels x 64 filters");
+  add(54, "wgmma-f16s", "--precision tf32 on the FP16 tensor cores: one FP16 product of operands scaled as v51's (TF32's 11 "
+                        "significant bits, rounded to nearest, at twice TF32's rate and half its bytes), 128 x 128 tiles, "
+                        "3 stages, two blocks per multiprocessor");
+  add(55, "wgmma-f16s-4wg-96", "v54 with 256 pixels x 96 filters on four warpgroups, 4 stages");
+  add(56, "wgmma-f16s-64", "v54 with 128 pixels x 64 filters, 4 stages, two blocks per multiprocessor");
 }
 
 void register_fc_wgmma_3xf16(Registry& r) {
   static const ImplHooks fc{.fc_prepare = fc_prepare, .fc_forward = fc_forward};
-  Impl i = cuda_impl(LayerKind::fc, 18, "wgmma-3xf16",
-                     "FP32-accurate on the FP16 tensor cores: the layer as a 1x1 convolution over its input, run by conv v51 "
-                     "(3xFP16: the weights split once with a power-of-two scale per output, the input per launch), split-K, "
-                     "bias + activation fused; for large batches",
-                     &fc);
-  i.shapes = "any (compute capability 9.0, sm_90a build)";
-  i.math = "fp32";
-  i.precisions = {Precision::fp32};
-  i.fuses_act = true;
-  i.prep_layout = 18;  // conv v51's layout for the 1x1 convolution the layer is
-  i.supports = [](const Layer& l, const Epilogue&) {
-    const Support c = supports(kFcTile, as_conv(static_cast<int>(std::min<long long>(l.in.size(), INT_MAX)), std::get<FcParams>(l.op).outputs), {});
-    return c.ok ? c : Support{false, "fc v18 runs the layer on conv v51: " + c.reason};
+  auto add = [&](int v, const char* name, const char* summary) {
+    Impl i = cuda_impl(LayerKind::fc, v, name, summary, &fc);
+    const Precision p = v == 18 ? Precision::fp32 : Precision::tf32;
+    i.shapes = "any (compute capability 9.0, sm_90a build)";
+    i.math = name_of(p);
+    i.precisions = {p};
+    i.fuses_act = true;
+    i.prep_layout = v;  // conv v51's / v54's layout for the 1x1 convolution the layer is
+    i.supports = [v](const Layer& l, const Epilogue&) {
+      const Support c = supports(fc_tile(v), as_conv(l), {});
+      return c.ok ? c : Support{false, "fc v" + std::to_string(v) + " runs the layer on conv v" + std::to_string(fc_tile(v)) + ": " + c.reason};
+    };
+    i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return workspace_floats(fc_tile(v), as_conv(l), n); };
+    i.prepared_floats = [v](const Layer& l, Shape, Precision) { return prepared_floats(fc_tile(v), as_conv(l)); };
+    r.add(std::move(i));
   };
-  i.workspace_floats = [](const Layer& l, Shape, int n, Precision) {
-    return workspace_floats(kFcTile, as_conv(static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs), n);
-  };
-  i.prepared_floats = [](const Layer& l, Shape, Precision) {
-    return prepared_floats(as_conv(static_cast<int>(l.in.size()), std::get<FcParams>(l.op).outputs));
-  };
-  r.add(std::move(i));
+  add(18, "wgmma-3xf16", "FP32-accurate on the FP16 tensor cores: the layer as a 1x1 convolution over its input, run by conv v51 "
+                         "(3xFP16: the weights split once with a power-of-two scale per output, the input per launch), split-K, "
+                         "bias + activation fused; for large batches");
+  add(19, "wgmma-f16s", "--precision tf32 on the FP16 tensor cores: the layer as a 1x1 convolution, run by conv v54 (one scaled "
+                        "FP16 product: TF32's 11 significant bits); for large batches");
 }
 
 }  // namespace bs::cuda

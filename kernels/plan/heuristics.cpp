@@ -137,11 +137,24 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
         // at K = 2304 (conv3_2, conv4_1) v33 stayed 0.85x v28's.
         const long long k = static_cast<long long>(c.kh) * c.kw * (l.in.c / c.groups);
         if (v == 33 && k > 4096 && runs(LayerKind::conv, 28, l)) v = 28;
+        // Where a wgmma version fills the GPU, the scaled FP16 product (v54-v56: TF32's rounding at FP16's rate) in its
+        // place: `tune` on the H100 (AlexNet 128 and 1024, VGG-16 256; precision-tf32.md, "TF32 on the FP16 tensor
+        // cores") took v56 (128 x 64) for 64 or 128 filters per group (1.4-1.6x v31-v33 on conv2, conv5, VGG's
+        // conv1_2-conv3_1), v55 (256 x 96) for the rest (1.3-1.8x v33/v28), and v54 for conv1 rewritten
+        // space-to-depth (3.29 against v25's 4.80 ms at 1024). VGG's conv1_1 (3 channels, stride 1) stays on v33.
+        if (v) {
+          const int mg = c.filters / c.groups, cg = l.in.c / c.groups;
+          const bool s2d = c.groups == 1 && l.in.c < 8 && c.sh == c.sw && c.sh >= 2 && c.sh <= 4 && !c.dilated();
+          const int f = s2d ? 54 : cg < 16 ? 0 : mg % 64 == 0 && mg <= 128 ? 56 : 55;
+          if (f && runs(LayerKind::conv, f, l)) v = f;
+        }
       }
       if (!v) v = cluster_twin(conv_fp32(l, n, sms) == 14 ? 18 : 17, l, n);
     } else {
       const int f = fc_fp32(n);
       v = f == 5 ? 5 : f == 8 ? 11 : 10;
+      // fc v19 (the scaled FP16 product on wgmma) from 256 images: AlexNet's fc6-fc8 at 1024 0.48 ms against v10's 1.16.
+      if (n >= 256 && runs(LayerKind::fc, 19, l)) v = 19;
     }
   } else if (conv) {
     v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
@@ -160,8 +173,10 @@ std::string heuristic_text(LayerKind op) {
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "
            "v14's split-K reduced in a thread-block cluster where the GPU launches clusters), else v13; with --precision "
-           "tf32: v33 (wgmma) where it runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, v28 "
-           "(128 x 96) in its place for K = C/groups x KH x KW over 4096; else "
+           "tf32: where v33 (wgmma) runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, the scaled "
+           "FP16 product on wgmma: v56 (128 x 64) for 64 or 128 filters per group, v55 (256 x 96) for other counts, v54 for "
+           "a stride of 2-4 over fewer than 8 channels (space-to-depth), and under 16 channels otherwise v33 (v28 in its "
+           "place for K = C/groups x KH x KW over 4096); else "
            "v18 where the fp32 heuristic would take v14 (v50 up to 4 images, as v48), else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); up to 4 images, where the GPU launches clusters "
            "(compute capability 9.0), v48 (v21 with its split-K reduced in a thread-block cluster) where v21 would run, before "
@@ -174,7 +189,7 @@ std::string heuristic_text(LayerKind op) {
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v8 up to 64; from 65 images v18 (3xFP16 on wgmma) where it runs (compute capability "
          "9.0), else v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
-         "v11 up to 256, else v10; with fp16 or bf16: v14 (stream) at 1 image, v17 (stream on the tensor cores) up to 16, then from 64 images v16 (wgmma) where it "
+         "v11 up to 256, else v10, and from 256 images v19 (the scaled FP16 product on wgmma) where it runs; with fp16 or bf16: v14 (stream) at 1 image, v17 (stream on the tensor cores) up to 16, then from 64 images v16 (wgmma) where it "
          "runs (compute capability 9.0, a multiple of 8 input values), else v13 up to 256, else v12; with --weights int8, "
          "v15 (8-bit rows streamed) up to " + std::to_string(kInt8StreamImages) + " images in every precision, then as above";
 }

@@ -72,23 +72,7 @@ if [ "${FORCE:-0}" = 1 ]; then
       --warmup 3 --host-memory pinned --check-images 2 --check-backend cpu --out force/alexnet-v$v-fp32.csv >force/v$v.log 2>&1 ||
       echo "v$v: exit $? $(grep -h error force/v$v.log | head -1)"
   done
-  python3 - force <<'PY' | tee "$OUT/force.md"
-import csv, glob, os, sys
-print("| version | batch | conv1 | conv2 | conv3 | conv4 | conv5 | all kernels ms | check |")
-print("|---|---:|---:|---:|---:|---:|---:|---:|---|")
-K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
-for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.layers.csv"))):
-    v = os.path.basename(p).split("-")[1]
-    lay = {}
-    for r in csv.DictReader(open(p)):
-        if r["run"] == "warm":
-            lay.setdefault(r["batch"], {})[r["layer"]] = float(r["median_ms"])
-    tot = {r["batch"]: r for r in csv.DictReader(open(p.replace(".layers.csv", ".csv"))) if r["run"] == "warm"}
-    for b in sorted(lay, key=int):
-        t = tot[b]
-        print(f"| {v} | {b} | " + " | ".join(f"{lay[b].get('conv%d' % i, 0):.3f}" for i in range(1, 6)) +
-              f" | {sum(float(t[k] or 0) for k in K):.3f} | {t['check']} {float(t['check_rel_l2']):.2e} |")
-PY
+  python3 experiments/layer_table.py force conv1,conv2,conv3,conv4,conv5 | tee "$OUT/force.md"
   tar czf "$OUT/force.tgz" force
 fi
 
@@ -101,23 +85,7 @@ if [ "${FORCE_FC:-0}" = 1 ]; then
       --warmup 3 --host-memory pinned --check-images 2 --check-backend cpu --out forcefc/alexnet-fc$v-fp32.csv >forcefc/v$v.log 2>&1 ||
       echo "fc v$v: exit $? $(grep -h error forcefc/v$v.log | head -1)"
   done
-  python3 - forcefc <<'PY' | tee "$OUT/force_fc.md"
-import csv, glob, os, sys
-print("| fc version | batch | fc6 | fc7 | fc8 | all kernels ms | check |")
-print("|---|---:|---:|---:|---:|---:|---|")
-K = ["conv_ms", "pool_ms", "fc_ms", "act_ms", "lrn_ms", "softmax_ms", "flatten_ms", "other_kernel_ms"]
-for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.layers.csv"))):
-    v = os.path.basename(p).split("-")[1]
-    lay = {}
-    for r in csv.DictReader(open(p)):
-        if r["run"] == "warm":
-            lay.setdefault(r["batch"], {})[r["layer"]] = float(r["median_ms"])
-    tot = {r["batch"]: r for r in csv.DictReader(open(p.replace(".layers.csv", ".csv"))) if r["run"] == "warm"}
-    for b in sorted(lay, key=int):
-        t = tot[b]
-        print(f"| {v} | {b} | " + " | ".join(f"{lay[b].get(f, 0):.3f}" for f in ("fc6", "fc7", "fc8")) +
-              f" | {sum(float(t[k] or 0) for k in K):.3f} | {t['check']} {float(t['check_rel_l2']):.2e} |")
-PY
+  python3 experiments/layer_table.py forcefc fc6,fc7,fc8 "fc version" | tee "$OUT/force_fc.md"
   tar czf "$OUT/force_fc.tgz" forcefc
 fi
 

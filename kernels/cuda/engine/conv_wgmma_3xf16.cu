@@ -347,14 +347,7 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   pr.inv_w = a.prepared + inv_at(g);
   pr.amax = amax;
   const size_t need = static_cast<size_t>(partials_at(g)) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * g.rows * g.ncols : 0);
-  if (a.workspace_floats < need)
-    fail("layer convolution", "3xFP16 workspace too small (internal: workspace_floats disagrees with the launch)");
-  wg::launch_wgmma<T>(pr, g.ncols, g.mg, g.groups, s);
-  if (pr.splits > 1) {
-    ConvArgs red = a;
-    red.workspace = pr.part;
-    detail::conv_splitk_finish(red, pr.splits, g.groups, g.mg, pr.ncols, g.p, act, s);
-  }
+  wg::launch_fp32_conv<T>(pr, a, need, act, s);
 }
 
 bool device_can_run() {

@@ -18,6 +18,8 @@
 
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
+#include "kernels/cuda/ops/conv.hpp"
+#include "weights_tools/error.hpp"
 
 namespace bs::cuda::wg {
 
@@ -138,5 +140,19 @@ struct NchwOutConv : NhwcConvLoads {
     out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
   }
 };
+
+// Launches an FP32 convolution problem (NchwOutConv's epilogue) over the layer of a, whose workspace must hold need
+// floats, and reduces its split-K partial sums (pr.part) into a.out with bias and activation.
+template <class T, class Problem>
+void launch_fp32_conv(const Problem& pr, const ConvArgs& a, size_t need, int act, cudaStream_t s) {
+  if (a.workspace_floats < need)
+    fail("layer convolution", "wgmma workspace too small (internal: workspace_floats disagrees with the launch)");
+  launch_wgmma<T>(pr, pr.ncols, pr.mg, pr.groups, s);
+  if (pr.splits > 1) {
+    ConvArgs red = a;
+    red.workspace = pr.part;
+    detail::conv_splitk_finish(red, pr.splits, pr.groups, pr.mg, pr.ncols, pr.p, act, s);
+  }
+}
 
 }  // namespace bs::cuda::wg

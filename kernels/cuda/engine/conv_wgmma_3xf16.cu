@@ -31,7 +31,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdint>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/gemm_launch.cuh"
@@ -69,23 +68,11 @@ __device__ __forceinline__ uint32_t word(__half lo_k, __half hi_k) {  // the low
 }
 
 // max |x| over count values into *out (FP32 bits, compared as integers: non-negative floats order as their bits).
-// VEC: 16-byte loads (x 16-byte aligned, count a multiple of 4), four times the bytes in flight per thread.
-__device__ __forceinline__ float absmax_step(float m, float v) {
-  const float a = fabsf(v);
-  return a > m || a != a ? a : m;  // NaN wins, so that the scale says "not finite"
-}
-template <bool VEC>
 __global__ void absmax_kernel(const float* __restrict__ x, long long count, unsigned* __restrict__ out) {
   float m = 0.0f;
-  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
-  if constexpr (VEC) {
-    const float4* x4 = reinterpret_cast<const float4*>(x);
-    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count / 4; i += stride) {
-      const float4 v = __ldg(x4 + i);
-      m = absmax_step(absmax_step(absmax_step(absmax_step(m, v.x), v.y), v.z), v.w);
-    }
-  } else {
-    for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count; i += stride) m = absmax_step(m, x[i]);
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const float a = fabsf(x[i]);
+    m = a > m || a != a ? a : m;  // NaN wins, so that the scale says "not finite"
   }
 #pragma unroll
   for (int o = 16; o > 0; o /= 2) {
@@ -319,9 +306,7 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   auto* amax = reinterpret_cast<unsigned*>(a.workspace + scale_at(g));
   const long long count = static_cast<long long>(a.n) * a.is.size();
   CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
-  const unsigned blocks = static_cast<unsigned>(std::min<long long>((count + 1023) / 1024, 4096));
-  if (reinterpret_cast<uintptr_t>(a.in) % 16 == 0 && count % 4 == 0) absmax_kernel<true><<<blocks, 256, 0, s>>>(a.in, count, amax);
-  else absmax_kernel<false><<<blocks, 256, 0, s>>>(a.in, count, amax);
+  absmax_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 2048)), 256, 0, s>>>(a.in, count, amax);
   CUDA_CHECK_LAUNCH();
   const long long hw2 = static_cast<long long>(g.copy.h2) * g.copy.w2;
   if (hw2 == 1 && g.copy.s == 1) {

@@ -53,14 +53,14 @@ void register_conv_wgmma(Registry& r);      // engine/conv_wgmma.cu: v23-v36
 void register_conv_direct_half(Registry& r);  // half/conv_direct_half.cu: v37
 void register_conv_s2d_half(Registry& r);     // half/conv_s2d_half.cu: v38
 void register_conv_wgmma_half(Registry& r);   // half/conv_wgmma_half.cu: v39-v47
-void register_conv_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: v51-v53
+void register_conv_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: v51-v56
 void register_fc_stream_half(Registry& r);    // half/fc_stream_half.cu: fc v14
 void register_fc_stream_int8(Registry& r);    // half/fc_stream_int8.cu: fc v15
 void register_fc_stream_mma_half(Registry& r);  // half/fc_stream_half.cu: fc v17
 void register_fc_basic(Registry& r);        // ops/ops.cu: fc v1-v4, and the one kernel of each other layer kind
 void register_fc_engine(Registry& r);       // engine/fc_gemm.cu: fc v5-v11
 void register_fc_half(Registry& r);         // half/fc_half.cu: fc v12-v13
-void register_fc_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: fc v18
+void register_fc_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: fc v18, v19
 }  // namespace cuda
 
 }  // namespace bs

@@ -1,4 +1,4 @@
-// Convolution versions v51-v53: FP32 accuracy on the FP16 tensor cores (3xFP16), on the engine's Hopper mainloop
+// Convolution versions v51-v56: FP32 accuracy (3xFP16) and tf32 on the FP16 tensor cores, on the engine's Hopper mainloop
 // (gemm_wgmma.cuh) with the NHWC loaders of v26-v36 (wgmma_conv_loads.cuh). Built for sm_90a only.
 //
 // The three products of 3xTF32 (v34-v36), over FP16 parts: an operand x becomes hi = fp16(s x) and lo = fp16(s x - hi),
@@ -27,6 +27,14 @@
 //   v53 wgmma-3xf16-64    192 x 64 on 3 warpgroups, 3 stages (v36's)
 //   fc v18 wgmma-3xf16    a fully connected layer as the 1x1 convolution it is over its (N, I, 1, 1) input, on v51:
 //                         the weights (O, I) are already (M, C, 1, 1), and the copy pass is a flat split
+// --precision tf32, the same with hi alone (one part): one FP16 product of the scaled operands, which is TF32's rounding
+// (11 significant bits, to nearest) at FP16's rate, the scale standing in for TF32's exponent range:
+//   v54 wgmma-f16s        128 x 128 on 2 warpgroups, 3 stages, two blocks per multiprocessor (v45's tile)
+//   v55 wgmma-f16s-4wg-96 256 x 96 on 4 warpgroups, 4 stages (v42's)
+//   v56 wgmma-f16s-64     128 x 64 on 2 warpgroups, 4 stages, two blocks per multiprocessor (v46's)
+//   fc v19 wgmma-f16s     as fc v18, on v54
+// Measured (H100): experiments/tuning-accuracy.md, "3xFP16 on the device"; precision-tf32.md, "TF32 on the FP16 tensor
+// cores".
 #include <cuda_fp16.h>
 
 #include <algorithm>

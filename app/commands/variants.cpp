@@ -45,9 +45,9 @@ std::string menus_text() {
        "precision)\n";
   s += line("", "fp32", "FP32 storage and FP32-accurate arithmetic (3xTF32 and 3xFP16 on the tensor cores count as FP32: held to "
                         "1e-5 per layer, 1e-4 end to end); every backend");
-  s += line("", "tf32", "FP32 storage, convolution and fully connected products on the tensor cores with operands rounded to 10 "
-                        "mantissa bits (as TF32; on Hopper the cuda backend's large layers as FP16 after a power-of-two scale), "
-                        "FP32 accumulation: 2e-3 per layer, 5e-3 end to end; cuda and cudnn");
+  s += line("", "tf32", "FP32 storage, convolution and fully connected products in TF32 on the tensor cores (operands rounded to "
+                        "10 mantissa bits; on Hopper the cuda backend's large layers as FP16 after a power-of-two scale, the "
+                        "same rounding), FP32 accumulation: 2e-3 per layer, 5e-3 end to end; cuda and cudnn");
   s += line("", "fp16", "FP16 storage between layers (NHWC), products on the FP16 tensor cores with FP32 accumulation, the other "
                         "layers computed in FP32 from FP16; an activation beyond 65504 is reported as an overflow; cuda and cudnn");
   s += line("", "bf16", "as fp16 with bfloat16 (8 exponent bits: FP32's range, 8 significant bits); cuda and cudnn");

@@ -25,6 +25,13 @@ int conv_fp32(const Layer& l, int n, int sms) {
   const double use128 = static_cast<double>(mg) / ((mg + 127) / 128 * 128), use64 = static_cast<double>(mg) / ((mg + 63) / 64 * 64);
   return tiles < sms || use64 > use128 + 0.1 ? 14 : 13;
 }
+// A strided convolution over fewer than 8 channels with one group (AlexNet's conv1): v51-v56 copy it space-to-depth
+// (conv_wgmma_3xf16.cu's `rewrites`), which makes it worth their while.
+bool space_to_depth(const Layer& l) {
+  const ConvParams& p = std::get<ConvParams>(l.op);
+  return p.groups == 1 && l.in.c < 8 && p.sh == p.sw && p.sh >= 2 && p.sh <= 4 && !p.dilated();
+}
+
 // FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts, FP32-accurate
 // like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100, experiments/tuning-accuracy.md,
 // "3xFP16 on the device"), from the batch where v13's grid fills the GPU. The AlexNet and VGG-16 tuning on the H100
@@ -38,10 +45,7 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
   const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
   if (((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
-  if (cg < 16) {  // v51-v53's space-to-depth rewrite (conv_wgmma_3xf16.cu)
-    const bool s2d = p.groups == 1 && l.in.c < 8 && p.sh == p.sw && p.sh >= 2 && p.sh <= 4 && !p.dilated();
-    return s2d && runs(LayerKind::conv, 51, l) ? 51 : 0;
-  }
+  if (cg < 16) return space_to_depth(l) && runs(LayerKind::conv, 51, l) ? 51 : 0;
   if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
@@ -144,8 +148,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
         // space-to-depth (3.29 against v25's 4.80 ms at 1024). VGG's conv1_1 (3 channels, stride 1) stays on v33.
         if (v) {
           const int mg = c.filters / c.groups, cg = l.in.c / c.groups;
-          const bool s2d = c.groups == 1 && l.in.c < 8 && c.sh == c.sw && c.sh >= 2 && c.sh <= 4 && !c.dilated();
-          const int f = s2d ? 54 : cg < 16 ? 0 : mg % 64 == 0 && mg <= 128 ? 56 : 55;
+          const int f = space_to_depth(l) ? 54 : cg < 16 ? 0 : mg % 64 == 0 && mg <= 128 ? 56 : 55;
           if (f && runs(LayerKind::conv, f, l)) v = f;
         }
       }

@@ -34,7 +34,8 @@ Model scales_model(std::mt19937& rng) {
   return m;
 }
 
-std::vector<float> run(Backend& b, const Model& m, const std::vector<float>& in, int n) {
+// (A name of its own: the unity build puts this file in one translation unit with test_gpu_engine.cpp's run.)
+std::vector<float> forward_of(Backend& b, const Model& m, const std::vector<float>& in, int n) {
   return test::guarded_forward(b, m, in, n).out;
 }
 
@@ -66,14 +67,14 @@ TEST(GpuF16Scales, ThreeFp16ScalesKeepFp32AccuracyAtAnyMagnitude) {
       for (size_t i = 0; i < in.size(); ++i)  // image 1 1e8 times smaller than the others
         in[i] *= static_cast<float>(in_scale * (i / m.input.size() == 1 ? 1e-8 : 1.0));
       cpu->load(mw);
-      const std::vector<float> want = run(*cpu, mw, in, n);
+      const std::vector<float> want = forward_of(*cpu, mw, in, n);
       const size_t per = want.size() / n;
       for (int v : {51, 52, 53}) {
         BackendOptions o;
         o.conv_variant = v;
         auto gpu = make_backend("cuda", o);
         gpu->load(mw);
-        const std::vector<float> got = run(*gpu, mw, in, n);
+        const std::vector<float> got = forward_of(*gpu, mw, in, n);
         const std::vector<float> got0(got.begin(), got.begin() + static_cast<long>(per)), want0(want.begin(), want.begin() + static_cast<long>(per));
         const std::string what = "v" + std::to_string(v) + " input x" + std::to_string(in_scale) + " weights x" + std::to_string(w_scale);
         EXPECT_LE(test::rel_l2(got0, want0), 2e-6) << what << " seed " << seed;
@@ -97,6 +98,6 @@ TEST(GpuF16Scales, ThreeFp16ScalesKeepFp32AccuracyAtAnyMagnitude) {
   o.conv_variant = 51;
   auto gpu = make_backend("cuda", o);
   gpu->load(m);
-  const std::vector<float> got = run(*gpu, m, in, n);
+  const std::vector<float> got = forward_of(*gpu, m, in, n);
   EXPECT_TRUE(std::any_of(got.begin(), got.end(), [](float x) { return !std::isfinite(x); })) << "seed " << seed;
 }

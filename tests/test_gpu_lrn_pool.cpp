@@ -1,3 +1,6 @@
+// LRN with the pooling after it in one kernel on the FP32 path at batches that fill the GPU (lrn_pool.cu's channel walk):
+// every value within 2e-5 (|value| + 1) of cpu-ref's over its paths (the 3 x 3 max pooling, the general loop, the flush-to-zero
+// special functions and the exact ones, row tiles, 1, 2 and 4 pixels a thread, LRN alone).
 // LRN with the pooling after it in one kernel on the 16-bit NHWC path (lrn_pool_half.cu): the same 16-bit words as
 // the unfused pair (lrn_half then pool_half) to the bit, over the launch shapes it picks (whole pixels in strips of
 // rows at large batch; one-row strips and narrow channel chunks at batch 1), window sizes 1-17, odd channel counts
@@ -7,13 +10,16 @@
 
 #include <cuda_runtime.h>
 
+#include <cmath>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "gpu_util.hpp"
 #include "kernels/cuda/buffer.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/ops/ops.hpp"
 #include "test_util.hpp"
 
 using namespace bs;
@@ -71,7 +77,68 @@ std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, in
   return out;
 }
 
+Layer lrn_kbeta(int size, float k, float beta) {
+  Layer l = lrn(size, k);
+  std::get<LrnParams>(l.op).beta = beta;
+  return l;
+}
+
 }  // namespace
+
+// The FP32 channel walk against cpu-ref value by value, at the smallest batch that makes it run (chunks of 32 channels
+// times images >= the multiprocessors). The values are about 1 (LRN outputs of inputs in +-4); one off by more than
+// 2e-5 (|want| + 1), or left unwritten (NaN), fails.
+TEST(GpuLrnPoolFp32, ChannelWalkMatchesCpuRefValueByValue) {
+  SKIP_WITHOUT_GPU();
+  struct Case { Shape in; Layer norm; std::optional<Layer> pl; const char* what; };
+  const std::vector<Case> cases = {
+      {{96, 55, 55}, lrn(5), pool(PoolKind::max, 3, 2), "AlexNet's norm1 + pool1: 4 row tiles, 4 pixels a thread, 3 x 3 max, flush-to-zero"},
+      {{256, 27, 27}, lrn(5), pool(PoolKind::max, 3, 2), "norm2 + pool2: one tile"},
+      {{40, 21, 21}, lrn(3), pool(PoolKind::avg, 3, 2, 1, true), "average with padding and ceil mode: the general loop; a chunk of 8"},
+      {{33, 17, 17}, lrn(7), pool(PoolKind::max, 2, 2, 0, true), "2 x 2 max, ceil mode: windows clipped at the edge; a chunk of 1"},
+      {{20, 12, 12}, lrn(9, 0.0f), pool(PoolKind::max, 3, 1, 1), "k = 0: the exact special functions; padded windows"},
+      {{24, 40, 40}, lrn_kbeta(5, 1.0f, 1.5f), pool(PoolKind::max, 3, 2), "beta 1.5: the exact special functions"},
+      {{16, 9, 100}, lrn(3), pool(PoolKind::max, 3, 1), "686 outputs a tile, past the block's 256 threads: the general loop"},
+      {{64, 30, 30}, lrn(5), std::nullopt, "LRN alone, one tile"},
+      {{50, 70, 70}, lrn(3), std::nullopt, "LRN alone, 5 row tiles"},
+      {{8, 20, 6}, lrn(5), pool(PoolKind::max, 3, 2), "1 pixel a thread"},
+  };
+  int sms = 0, dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  for (const Case& c : cases) {
+    uint32_t seed;
+    std::mt19937 rng = test::fresh_rng(&seed);
+    Model m;
+    m.name = "lrn-walk";
+    m.input = c.in;
+    m.layers = {c.norm};
+    if (c.pl) m.layers.push_back(*c.pl);
+    infer_shapes(m, m.name);
+    const int chunks = (c.in.c + 31) / 32, n = (sms + chunks - 1) / chunks;
+    const LrnParams& lp = std::get<LrnParams>(c.norm.op);
+    const PoolParams* pp = c.pl ? &std::get<PoolParams>(c.pl->op) : nullptr;
+    const Shape os = m.layers.back().out;
+    ASSERT_TRUE(cuda::lrn_walk_runs(n, c.in, lp, pp, os)) << c.what;
+    EXPECT_FALSE(cuda::lrn_walk_runs(n - 1, c.in, lp, pp, os)) << c.what << ": one image fewer leaves the GPU short";
+    std::vector<float> in = test::random_vector(static_cast<size_t>(c.in.size()) * n, rng);
+    for (float& v : in) v *= 4.0f;
+    DeviceBuffer<float> x, y(static_cast<size_t>(os.size()) * n);
+    x.upload(in.data(), in.size());
+    CUDA_CHECK(cudaMemset(y.get(), 0xff, static_cast<size_t>(os.size()) * n * sizeof(float)));  // NaN where nothing is written
+    if (pp) cuda::lrn_pool_forward(x.get(), n, c.in, lp, *pp, os, y.get(), nullptr);
+    else cuda::lrn_forward(x.get(), n, c.in, lp, y.get(), nullptr);
+    std::vector<float> got(static_cast<size_t>(os.size()) * n);
+    CUDA_CHECK(cudaMemcpy(got.data(), y.get(), got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+    const std::vector<float> want = test::cpu_ref_output(m, in, n);
+    ASSERT_EQ(got.size(), want.size());
+    size_t bad = 0, first = 0;
+    for (size_t i = 0; i < got.size(); ++i)
+      if (!(std::fabs(got[i] - want[i]) <= 2e-5f * (std::fabs(want[i]) + 1.0f)) && bad++ == 0) first = i;
+    EXPECT_EQ(bad, 0u) << c.what << ", batch " << n << ": first at " << first << " (" << got[first] << " against " << want[first]
+                       << ") seed " << seed;
+  }
+}
 
 TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
   SKIP_WITHOUT_GPU();

@@ -20,6 +20,7 @@
 #include <cfloat>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/gemm_engine.cuh"
 #include "kernels/cuda/ops/ops.hpp"
 
 namespace bs::cuda {
@@ -93,38 +94,104 @@ __global__ void lrn_pool_kernel(const float* __restrict__ in, int n, Shape s, Lr
 
 constexpr int kLrnChunk = 32;  // channels per block of lrn_walk_kernel
 constexpr int kTilePixels = 1024;  // LRN pixels per block at most (rows of the plane; with pooling, the rows its tile needs)
+constexpr int kWalkStages = 4;  // channel steps of loads in flight per thread (cp.async into shared memory)
+constexpr int kWalkMinBlocks = 4;  // with pooling: 64 registers (4 blocks of 256 threads an SM) rather than 80-110
 
-// W: the window (LRN size), PPT: pixels per thread, POOL: pool each channel's LRN rows (from shared memory).
-// blockIdx: x channel chunk, y image, z row tile (tile_rows output rows each: pooled rows with POOL, else LRN
-// rows). Row tiles keep blocks small enough for several per SM: a whole 55x55 plane per block took 123
-// registers x 384 threads, one block per SM, and norm1 + pool1 stayed latency-bound at 1.9 ms (batch 1024).
-template <int W, int PPT, bool POOL>
-__global__ void __launch_bounds__(256) lrn_walk_kernel(const float* __restrict__ in, int n, Shape s, LrnParams p, PoolParams pp,
-                                                       Shape os, int tile_rows, float* __restrict__ out) {
-  extern __shared__ float lrn_rows[];  // POOL: [2][rows this tile needs * W]
+// W: the window (LRN size), PPT: pixels per thread, POOL: pool each channel's LRN rows (from shared memory), STAGES:
+// loads in flight. blockIdx: x (channel chunk, row tile) with the tile fastest, y image. A row tile has tile_rows output
+// rows (pooled rows with POOL, else LRN rows). Row tiles keep blocks small enough for several per SM: a whole 55x55
+// plane per block took 123 registers x 384 threads, one block per SM, and norm1 + pool1 stayed latency-bound at 1.9 ms
+// (batch 1024).
+//
+// Each thread's channel values arrive by 4-byte cp.async into its own slots of a STAGES-deep ring in shared memory,
+// STAGES - 1 channel steps ahead of the step that reads them: only the thread that copied a value reads it, so no
+// barrier guards the ring. The first form kept two steps of plain loads in registers (next, after): norm1 + pool1
+// and norm2 + pool2 moved 2.4 GB in 1.98 ms at batch 1024 (1.2 TB/s), each block waiting out DRAM latency every few
+// channels behind its per-channel barrier. The arithmetic is unchanged, so the results are the same bits.
+// The flush-to-zero forms of the two special functions: the same MUFU instruction without the steps that scale a
+// denormal argument (lg2) or a denormal result (ex2) into range, 7 of an LRN value's ~22 instructions. They give the
+// same bits wherever neither occurs; lrn_walk_ftz_exact says when that is so for every input.
+__device__ __forceinline__ float lg2_ftz(float x) {
+  float r;
+  asm("lg2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+__device__ __forceinline__ float ex2_ftz(float x) {
+  float r;
+  asm("ex2.approx.ftz.f32 %0, %1;" : "=f"(r) : "f"(x));
+  return r;
+}
+// lg2's argument is k + alpha/size * (a sum of squares) >= k: normal when k is. ex2's argument is -beta * lg2(x), with
+// lg2(x) in [-126, 128) for a normal x: its result is denormal only below -126, which needs beta > 126/128 or beta < -1.
+bool lrn_walk_ftz_exact(const LrnParams& p) { return p.k >= FLT_MIN && p.beta <= 126.0f / 128.0f && p.beta >= -1.0f; }
+
+template <int W, int PPT, bool POOL, int STAGES, int MINB, bool FTZ>
+__global__ void __launch_bounds__(256, MINB) lrn_walk_kernel(const float* __restrict__ in, int n, Shape s, LrnParams p, PoolParams pp,
+                                                       Shape os, int tiles, int tile_rows, float* __restrict__ out) {
+  extern __shared__ float walk_smem[];  // [STAGES][tile_plane] the loads; POOL: then [2][tile_plane] LRN rows
   constexpr int HALF = W / 2;
   const int plane = s.h * s.w, plane_out = os.h * os.w;
-  const int c0 = blockIdx.x * kLrnChunk, nc = min(s.c, c0 + kLrnChunk) - c0;
+  const int chunk = blockIdx.x / tiles, tile = blockIdx.x - chunk * tiles;
+  const int c0 = chunk * kLrnChunk, nc = min(s.c, c0 + kLrnChunk) - c0;
   int r0, r1, oy0 = 0, oy1 = 0;  // LRN rows [r0, r1); pooled rows [oy0, oy1)
   if constexpr (POOL) {
-    oy0 = blockIdx.z * tile_rows;
+    oy0 = tile * tile_rows;
     oy1 = min(os.h, oy0 + tile_rows);
     r0 = max(0, oy0 * pp.sh - pp.ph);
     r1 = min(s.h, (oy1 - 1) * pp.sh - pp.ph + pp.kh);
   } else {
-    r0 = blockIdx.z * tile_rows;
+    r0 = tile * tile_rows;
     r1 = min(s.h, r0 + tile_rows);
   }
   const int npix = (r1 - r0) * s.w;  // pixels of this tile, from pixel r0 * W of the plane on
   const int tile_plane = blockDim.x * PPT;  // shared-memory stride of one buffer (>= npix)
+  float* fifo = walk_smem + threadIdx.x;  // this thread's slot of stage 0, pixel 0
+  float* lrn_rows = walk_smem + STAGES * tile_plane;
   const float scale = p.alpha / p.size;
   bool valid[PPT];  // this thread's pixels inside the tile (the same for every channel)
+  int pix[PPT];  // their offsets from the thread's first pixel; 0 for pixels outside the tile (nothing is read there)
 #pragma unroll
-  for (int i = 0; i < PPT; ++i) valid[i] = threadIdx.x + i * blockDim.x < npix;
+  for (int i = 0; i < PPT; ++i) {
+    valid[i] = threadIdx.x + i * blockDim.x < npix;
+    pix[i] = valid[i] ? i * blockDim.x : 0;
+  }
+  // Max pooling with windows of at most 3 x 3 and one output a thread: the thread's window, found once, as 3 rows (offsets
+  // into the LRN rows) and 3 columns, a window clipped by the input's edge repeating its last row or column (a repeat
+  // does not change a maximum). The first form found each output's window per channel (two integer divisions and the
+  // clipping) in a loop over a window of any size: norm1 + pool1 issued instructions on 82 % of the cycles and read
+  // 1.14 TB/s (ncu, batch 1024). Other poolings take the general loop.
+  const int nout = (oy1 - oy0) * os.w;
+  const bool fast = POOL && pp.kind == PoolKind::max && pp.kh <= 3 && pp.kw <= 3 && nout <= static_cast<int>(blockDim.x);
+  int prow[3] = {0, 0, 0}, pcol[3] = {0, 0, 0}, pout = -1;
+  bool full = false;  // a whole 3 x 3 window
+  if (fast && static_cast<int>(threadIdx.x) < nout) {
+    const int oy = oy0 + threadIdx.x / os.w, ox = threadIdx.x % os.w;
+    const PoolWindow w = pp.window(s.h, s.w, oy, ox);
+    full = w.y1 - w.y0 == 3 && w.x1 - w.x0 == 3;
+#pragma unroll
+    for (int j = 0; j < 3; ++j) {
+      prow[j] = (min(w.y0 + j, w.y1 - 1) - r0) * s.w;
+      pcol[j] = min(w.x0 + j, w.x1 - 1);
+    }
+    pout = oy * os.w + ox;
+  }
   for (int b = blockIdx.y; b < n; b += gridDim.y) {
     const float* img = in + static_cast<long long>(b) * s.c * plane + r0 * s.w + threadIdx.x;
     auto load = [&](int ch, int i) {  // channel ch of pixel i, 0 outside the channels or the tile
       return (ch >= 0 && ch < s.c && valid[i]) ? __ldg(img + ch * plane + i * blockDim.x) : 0.0f;
+    };
+    // Step t reads channel c0 + t + HALF from stage t % STAGES (zeros past the channels). Steps past the chunk
+    // commit empty groups, so the count of groups stays one per step and no copy is left behind the loop.
+    auto stage_in = [&](int t) {
+      const int ch = c0 + t + HALF;
+      if (t < nc) {
+        float* dst = fifo + (t % STAGES) * tile_plane;
+        const float* src = img + min(ch, s.c - 1) * plane;  // an address inside the tensor even where nothing is read
+        const bool live = ch < s.c;
+#pragma unroll
+        for (int i = 0; i < PPT; ++i) gemm::cp_async4_zfill(dst + i * blockDim.x, src + pix[i], live && valid[i]);
+      }
+      gemm::cp_async_commit();
     };
     // ring[i][slot]: channel j of pixel i sits in slot (j - c0 + HALF) % W
     float ring[PPT][W];
@@ -132,88 +199,130 @@ __global__ void __launch_bounds__(256) lrn_walk_kernel(const float* __restrict__
     for (int i = 0; i < PPT; ++i)
 #pragma unroll
       for (int r = 0; r < W - 1; ++r) ring[i][r] = load(c0 - HALF + r, i);
-    float next[PPT], after[PPT];  // channels c + HALF and c + HALF + 1: two steps of loads in flight
 #pragma unroll
-    for (int i = 0; i < PPT; ++i) {
-      next[i] = load(c0 + HALF, i);
-      after[i] = load(c0 + HALF + 1, i);
-    }
+    for (int t = 0; t < STAGES - 1; ++t) stage_in(t);
     float* out_img = out + static_cast<long long>(b) * (POOL ? os.c * plane_out : s.c * plane);
     for (int t0 = 0; t0 < nc; t0 += W) {
 #pragma unroll
       for (int u = 0; u < W; ++u) {
         const int t = t0 + u, c = c0 + t;
         if (t >= nc) break;
+        gemm::cp_async_wait<STAGES - 2>();  // step t's group (of the STAGES - 1 + t committed) has landed
+        const float* src = fifo + (t % STAGES) * tile_plane;
 #pragma unroll
-        for (int i = 0; i < PPT; ++i) {
-          ring[i][(u + W - 1) % W] = next[i];  // channel c + HALF
-          next[i] = after[i];
-          after[i] = load(c + HALF + 2, i);  // in flight while this step and the next compute
-        }
+        for (int i = 0; i < PPT; ++i) ring[i][(u + W - 1) % W] = src[i * blockDim.x];  // channel c + HALF
+        stage_in(t + STAGES - 1);  // into the stage step t - 1 read, by this thread alone
+        float* rows_t = lrn_rows + (t & 1) * tile_plane + threadIdx.x;
 #pragma unroll
         for (int i = 0; i < PPT; ++i) {
           float sum = 0.0f;
 #pragma unroll
           for (int r = 0; r < W; ++r) sum = fmaf(ring[i][r], ring[i][r], sum);
           // __log2f: absolute error ~2^-21.4, so the factor is off by ~2e-7 relative at most
-          const float v = ring[i][(u + HALF) % W] * exp2f(-p.beta * __log2f(p.k + scale * sum));
-          if (valid[i]) {
-            const int q = threadIdx.x + i * blockDim.x;
-            if constexpr (POOL) lrn_rows[(t & 1) * tile_plane + q] = v;
-            else out_img[c * plane + r0 * s.w + q] = v;
-          }
+          float f;
+          if constexpr (FTZ) f = ex2_ftz(-p.beta * lg2_ftz(p.k + scale * sum));
+          else f = exp2f(-p.beta * __log2f(p.k + scale * sum));
+          const float v = ring[i][(u + HALF) % W] * f;
+          if constexpr (POOL) rows_t[i * blockDim.x] = v;  // slots past the tile are never read: no test
+          else if (valid[i]) out_img[c * plane + r0 * s.w + threadIdx.x + i * blockDim.x] = v;
         }
         if constexpr (POOL) {
           __syncthreads();  // the rows are complete; the other buffer's readers (step t - 1) are done with it
-          const float* lp = lrn_rows + (t & 1) * tile_plane - r0 * s.w;  // indexed by (y, x) of the plane
+          const float* lp = lrn_rows + (t & 1) * tile_plane;  // indexed by (y - r0, x)
           float* dst = out_img + c * plane_out;
-          for (int q = threadIdx.x; q < (oy1 - oy0) * os.w; q += blockDim.x) {
-            const int oy = oy0 + q / os.w, ox = q - (q / os.w) * os.w;
-            dst[oy * os.w + ox] = pool_window(lp, s.h, s.w, pp, oy, ox);
+          if (fast) {
+            if (pout >= 0) {
+              float m = -FLT_MAX;
+              if (full) {  // 3 row addresses, the columns as immediate offsets: 3 additions where the clipped form has 9
+#pragma unroll
+                for (int j = 0; j < 3; ++j) {
+                  const float* r = lp + prow[j] + pcol[0];
+                  m = fmaxf(fmaxf(fmaxf(m, r[0]), r[1]), r[2]);
+                }
+              } else {
+#pragma unroll
+                for (int j = 0; j < 3; ++j)
+#pragma unroll
+                  for (int k = 0; k < 3; ++k) m = fmaxf(m, lp[prow[j] + pcol[k]]);
+              }
+              dst[pout] = m;
+            }
+          } else {
+            for (int q = threadIdx.x; q < nout; q += blockDim.x) {
+              const int oy = oy0 + q / os.w, ox = q - (q / os.w) * os.w;
+              dst[oy * os.w + ox] = pool_window(lp - r0 * s.w, s.h, s.w, pp, oy, ox);
+            }
           }
         }
       }
     }
+    gemm::cp_async_wait<0>();
     if constexpr (POOL) __syncthreads();  // before the next image overwrites the rows
   }
 }
 
-// Launches the walk for window size W if it has an instantiation and the batch fills the GPU with channel
-// chunks; false otherwise (the caller runs the one-thread-per-output kernels, which spread one image over
-// every channel: at batch 1 the walk left norm1 with 3 blocks, 0.081 ms against 0.010).
-template <int W>
-bool launch_walk(const float* in, int n, Shape sh, const LrnParams& lp, const PoolParams* pp, Shape os, float* out, cudaStream_t st) {
-  if (lp.size != W || sh.w > kTilePixels) return false;
-  const long long chunks = (sh.c + kLrnChunk - 1) / kLrnChunk;
-  if (chunks * n < sm_count()) return false;
+template <int W, int PPT, bool POOL, int STAGES, int MINB>
+void launch_walk_kernel(dim3 grid, int threads, const float* in, int n, Shape sh, const LrnParams& lp, const PoolParams& pp, Shape os,
+                        int tiles, int tile_rows, float* out, cudaStream_t st) {
+  const size_t smem = sizeof(float) * threads * PPT * (STAGES + (POOL ? 2 : 0));
+  // LRN alone reads and writes every value at 2.4 TB/s either way: it keeps one form (half the walk's code).
+  auto* k = POOL && lrn_walk_ftz_exact(lp) ? lrn_walk_kernel<W, PPT, POOL, STAGES, MINB, POOL> : lrn_walk_kernel<W, PPT, POOL, STAGES, MINB, false>;
+  if (smem > 48 * 1024) CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+  k<<<grid, threads, smem, st>>>(in, n, sh, lp, pp, os, tiles, tile_rows, out);
+}
+
+// The walk's launch shape, or ok false where it does not run: a batch that leaves the GPU short of channel chunks
+// (the caller runs the one-thread-per-output kernels, which spread one image over every channel: at batch 1 the walk
+// left norm1 with 3 blocks, 0.081 ms against 0.010), a window size without an instantiation, or rows too wide.
+struct WalkShape {
+  bool ok = false;
+  int tile_rows = 0, tiles = 0, ppt = 0, threads = 0;
+  long long chunks = 0;
+};
+WalkShape walk_shape(int n, Shape sh, const LrnParams& lp, const PoolParams* pp, Shape os) {
+  WalkShape w;
+  if ((lp.size != 3 && lp.size != 5 && lp.size != 7 && lp.size != 9) || sh.w > kTilePixels) return w;
+  w.chunks = (sh.c + kLrnChunk - 1) / kLrnChunk;
+  if (w.chunks * n < sm_count()) return w;
   // rows per tile so that a tile's LRN rows stay within kTilePixels
   const int max_rows = kTilePixels / sh.w;
-  int tile_rows, tiles, rows_needed;
+  int rows_needed;
   if (pp) {
-    tile_rows = std::max(1, (max_rows - pp->kh) / pp->sh + 1);
-    if (tile_rows > os.h) tile_rows = os.h;
-    rows_needed = (tile_rows - 1) * pp->sh + pp->kh;
-    tiles = (os.h + tile_rows - 1) / tile_rows;
+    w.tile_rows = std::min(os.h, std::max(1, (max_rows - pp->kh) / pp->sh + 1));
+    rows_needed = (w.tile_rows - 1) * pp->sh + pp->kh;
+    w.tiles = (os.h + w.tile_rows - 1) / w.tile_rows;
   } else {
-    tile_rows = std::min(sh.h, max_rows);
-    rows_needed = tile_rows;
-    tiles = (sh.h + tile_rows - 1) / tile_rows;
+    w.tile_rows = std::min(sh.h, max_rows);
+    rows_needed = w.tile_rows;
+    w.tiles = (sh.h + w.tile_rows - 1) / w.tile_rows;
   }
   const int npix = std::min(rows_needed, sh.h) * sh.w;
-  if (npix > kTilePixels) return false;
-  const int ppt = npix <= 256 ? 1 : npix <= 512 ? 2 : 4;
-  const int threads = std::min(256, ((npix + ppt - 1) / ppt + 31) / 32 * 32);
-  const dim3 grid(static_cast<unsigned>(chunks), std::min(n, 65535), tiles);
+  if (npix > kTilePixels) return w;
+  w.ppt = npix <= 256 ? 1 : npix <= 512 ? 2 : 4;
+  w.threads = std::min(256, ((npix + w.ppt - 1) / w.ppt + 31) / 32 * 32);
+  w.ok = true;
+  return w;
+}
+
+// Launches the walk for window size W where walk_shape says it runs; false otherwise.
+template <int W, int STAGES = kWalkStages, int MINB = kWalkMinBlocks>
+bool launch_walk(const float* in, int n, Shape sh, const LrnParams& lp, const PoolParams* pp, Shape os, float* out, cudaStream_t st) {
+  if (lp.size != W) return false;
+  const WalkShape w = walk_shape(n, sh, lp, pp, os);
+  if (!w.ok) return false;
+  const int ppt = w.ppt, threads = w.threads, tiles = w.tiles, tile_rows = w.tile_rows;
+  const dim3 grid(static_cast<unsigned>(w.chunks * tiles), std::min(n, 65535));
   const PoolParams none{};
+  const PoolParams& p = pp ? *pp : none;
+  const Shape o = pp ? os : sh;
   if (pp) {
-    const size_t smem = 2 * sizeof(float) * threads * ppt;
-    if (ppt == 1) lrn_walk_kernel<W, 1, true><<<grid, threads, smem, st>>>(in, n, sh, lp, *pp, os, tile_rows, out);
-    else if (ppt == 2) lrn_walk_kernel<W, 2, true><<<grid, threads, smem, st>>>(in, n, sh, lp, *pp, os, tile_rows, out);
-    else lrn_walk_kernel<W, 4, true><<<grid, threads, smem, st>>>(in, n, sh, lp, *pp, os, tile_rows, out);
+    if (ppt == 1) launch_walk_kernel<W, 1, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
+    else if (ppt == 2) launch_walk_kernel<W, 2, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
+    else launch_walk_kernel<W, 4, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
   } else {
-    if (ppt == 1) lrn_walk_kernel<W, 1, false><<<grid, threads, 0, st>>>(in, n, sh, lp, none, sh, tile_rows, out);
-    else if (ppt == 2) lrn_walk_kernel<W, 2, false><<<grid, threads, 0, st>>>(in, n, sh, lp, none, sh, tile_rows, out);
-    else lrn_walk_kernel<W, 4, false><<<grid, threads, 0, st>>>(in, n, sh, lp, none, sh, tile_rows, out);
+    if (ppt == 1) launch_walk_kernel<W, 1, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
+    else if (ppt == 2) launch_walk_kernel<W, 2, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
+    else launch_walk_kernel<W, 4, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
   }
   CUDA_CHECK_LAUNCH();
   return true;
@@ -239,6 +348,8 @@ void lrn_forward(const float* in, int n, Shape sh, const LrnParams& p, float* ou
   lrn_kernel<<<plane_grid(sh.h * sh.w, sh.c, n), 256, 0, s>>>(in, n, sh, p, out);
   CUDA_CHECK_LAUNCH();
 }
+
+bool lrn_walk_runs(int n, Shape s, const LrnParams& lp, const PoolParams* pp, Shape os) { return walk_shape(n, s, lp, pp, os).ok; }
 
 bool lrn_pool_fusable(Shape lrn_shape) {  // the per-output fallback keeps one whole plane in shared memory
   return static_cast<long long>(lrn_shape.h) * lrn_shape.w * sizeof(float) <= kLrnPoolSmemBytes && lrn_shape.c <= 65535;

@@ -31,6 +31,9 @@ void lrn_forward(const float* in, int n, Shape s_, const LrnParams& p, float* ou
 bool lrn_pool_fusable(Shape lrn_shape);
 void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, const PoolParams& pp, Shape os, float* out,
                       cudaStream_t s);
+// Whether LRN (then the pooling pp, output os; pp null: LRN alone) at batch n runs the channel walk, the kernel for
+// batches that fill the GPU with chunks of 32 channels; else the one-thread-per-output kernels.
+bool lrn_walk_runs(int n, Shape s_, const LrnParams& lp, const PoolParams* pp, Shape os);
 void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s);
 // --input-precision u8: count bytes widened to floats (in 4-byte aligned, out 16-byte aligned).
 void u8_to_float(const unsigned char* in, long long count, float* out, cudaStream_t s);

@@ -258,6 +258,14 @@ TEST(SweepOutputs, LayerBytesFollowThePrecisionAndPeaksTheDeviceClocks) {
   // fc v15 (--weights int8): 320 activation values in the precision, 4,551 weights of one byte, 37 biases and 37 scales of 4.
   EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp16, true), 2.0 * 320 + 4551 + 4.0 * 74);
   EXPECT_DOUBLE_EQ(layer_bytes(l, 2, Precision::fp32, true), 4.0 * 320 + 4551 + 4.0 * 74);
+  // LRN (96 x 55 x 55) with the 3 x 3 / 2 pooling fused into it reads its input and writes the pooled 96 x 27 x 27: 290,400 +
+  // 69,984 values an image, where LRN alone writes 290,400.
+  Layer norm;
+  norm.op = LrnParams{};
+  norm.in = norm.out = {96, 55, 55};
+  const Shape pooled{96, 27, 27};
+  EXPECT_DOUBLE_EQ(layer_bytes(norm, 3, Precision::fp32, false, &pooled), 4.0 * 3 * (290400 + 69984));
+  EXPECT_DOUBLE_EQ(layer_bytes(norm, 3, Precision::fp16), 2.0 * 3 * (290400 + 290400));
   EXPECT_NEAR(dram_gb_per_s({{"memory_clock_mhz", 2619}, {"memory_bus_bits", 5120}}), 3352.32, 1e-6);
   // The H100 SXM's peaks from its clocks, 132 multiprocessors at 1,980 MHz: FP32 2 x 128 x 132 x 1.98 = 66,908 GFLOP/s
   // (NVIDIA's 67 TFLOPS); TF32 8x that, 535,265; FP16 and BF16 16x, 1,070,530 (NVIDIA's 495 and 989 are at the 1,830 MHz

@@ -39,8 +39,9 @@ void SweepDriver::prepare() {
   world_.step([&] { prepare_rank(); });
 }
 
-double layer_bytes(const Layer& l, int n, Precision p, bool int8_weights) {
-  const double value = is_half(p) ? 2.0 : 4.0, activations = value * (l.in.size() + l.out.size()) * static_cast<double>(n);
+double layer_bytes(const Layer& l, int n, Precision p, bool int8_weights, const Shape* out) {
+  const double value = is_half(p) ? 2.0 : 4.0;
+  const double activations = value * (l.in.size() + (out ? *out : l.out).size()) * static_cast<double>(n);
   const auto* f = std::get_if<FcParams>(&l.op);
   if (!int8_weights || !f) return activations + value * static_cast<double>(l.weight_count());
   // One byte per weight, FP32 biases and FP32 scales (one per output).
@@ -232,7 +233,9 @@ void SweepDriver::layer_rows(int n, const std::string& kind, const std::vector<S
     row.max = *std::max_element(v.begin(), v.end());
     // fc v15 reads 8-bit rows and a scale per output.
     const bool int8_rows = row.implementation.find("stream-int8") != std::string::npos;
-    const double bytes = layer_bytes(l, n, gpu_ ? opts_.precision : Precision::fp32, int8_rows);
+    size_t last = i;  // the last layer fused into this one
+    while (last + 1 < layers && b.describe(last + 1) == "fused into " + l.name) ++last;
+    const double bytes = layer_bytes(l, n, gpu_ ? opts_.precision : Precision::fp32, int8_rows, &model_.layers[last].out);
     row.gflop_per_s = row.median > 0 ? l.flops_per_image() * n / row.median * 1e-9 : 0.0;
     row.gb_per_s = row.median > 0 ? bytes / row.median * 1e-9 : 0.0;
     if (peak_gb_per_s_ > 0) row.bandwidth_pct = 100.0 * row.gb_per_s / peak_gb_per_s_;

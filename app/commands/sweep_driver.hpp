@@ -30,7 +30,10 @@ struct SweepRun {
 // The bytes a layer moves at batch n: its input and output activations and its weights, each value stored in the
 // precision's type (2 bytes for fp16 and bf16, 4 for fp32 and tf32), the weights one byte each where they are read as 8-bit
 // values (int8_weights, fully connected layers: fc v15; then a 4-byte scale per output joins the biases): the layer CSV's gb_per_s over its time.
-double layer_bytes(const Layer& l, int n, Precision p, bool int8_weights = false);
+// out: where the plan fused the layers after l into it (LRN + pooling, a convolution + ReLU), the last one's output,
+// which is what the kernel writes; else l.out. (LRN + pooling counted LRN's own output, never written, and read
+// 103 % of the H100's DRAM bandwidth.)
+double layer_bytes(const Layer& l, int n, Precision p, bool int8_weights = false, const Shape* out = nullptr);
 // The GPU's DRAM bandwidth in GB/s from gpu_info()'s memory clock and bus width (double data rate), 0 where unknown.
 double dram_gb_per_s(const nlohmann::json& gpu);
 // The GPU's dense arithmetic peak in GFLOP/s for a precision's products, from gpu_info()'s multiprocessors and SM clock

@@ -4,8 +4,8 @@
 #   FC=1    AlexNet (synthetic weights, seed 1) in fp16 and bf16 at batches 1, 2, 4, 8, 16, resident, pinned: the fully
 #           connected layers forced to v13 (the GEMM engine, auto's choice before v14) and to v14 (stream-half), and auto;
 #           kernel time and per-layer times, ROUNDS rounds (default 2) alternating the order; every point checked on 1 image
-#           against the cpu backend: fc_stream.md (experiments/batch1_summary.py); FC_VERSIONS (default "13 14 auto") and
-#           FC_BATCHES (default 1,2,4,8,16) change what is forced
+#           against the cpu backend: fc_stream.md (experiments/batch1_summary.py); FC_VERSIONS (default "13 14 auto"),
+#           FC_BATCHES (default 1,2,4,8,16) and FC_PRECISIONS (default "fp16 bf16") change what is forced
 #   AB=1    fc v14 (AB_FC) of these binaries against .device/base.tar.xz's (scripts/pack_device.sh of the commit before),
 #           fp16 and bf16 (AB_PRECISIONS), batches 1, 2, 4 (AB_BATCHES), ROUNDS rounds alternating (AB_ARGS: more sweep
 #           flags, e.g. --cuda-graph or --weights int8): fc_ab.md
@@ -48,7 +48,7 @@ forced_sweep() {
 if [ "${FC:-0}" = 1 ]; then
   for round in $(seq 1 "${ROUNDS:-2}"); do
     order=$(alternate $round ${FC_VERSIONS:-13 14 auto})
-    for p in fp16 bf16; do
+    for p in ${FC_PRECISIONS:-fp16 bf16}; do
       for fc in $order; do
         forced_sweep b1 $p --fc-variant $fc fc$fc "${FC_BATCHES:-1,2,4,8,16}" $round
       done

@@ -236,7 +236,7 @@ TEST(Menus, VersionsParseByNumberOrNameAndUnknownOnesListTheMenu) {
   EXPECT_EQ(parse_conv_variant("direct-half"), 37);
   EXPECT_EQ(parse_conv_variant("s2d-half"), 38);
   test::expect_error_at([] { parse_conv_variant("99"); }, "--conv-variant", "unknown variant '99' (choose auto or one of: 1 direct");
-  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "14 stream-half, 15 stream-int8, 16 wgmma-half, 17 stream-mma-half, 18 wgmma-3xf16, 19 wgmma-f16s)");
+  test::expect_error_at([] { parse_fc_variant("gemm"); }, "--fc-variant", "14 stream-half, 15 stream-int8, 16 wgmma-half, 17 stream-mma-half, 18 wgmma-3xf16, 19 wgmma-f16s, 20 stream-mma-3xtf32)");
 }
 
 TEST(Precision, NamesTolerancesAndWhichVersionsEachAllows) {
@@ -450,7 +450,7 @@ TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {
     EXPECT_NO_THROW(flags({"--fc-variant", "stream-int8", "--weights", "int8", "--precision", p})->f.validate(BackendKind::cuda)) << p;
   // Other versions read the same quantised values in the precision's type: int8 allows every version.
   EXPECT_NO_THROW(flags({"--fc-variant", "13", "--weights", "int8", "--precision", "fp16"})->f.validate(BackendKind::cuda));
-  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::fp32, WeightFormat::int8), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v15, v18");
+  EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::fp32, WeightFormat::int8), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v15, v18, v20");
   Model m;
   m.name = "q";
   m.input = {2, 3, 3};

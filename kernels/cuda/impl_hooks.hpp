@@ -61,6 +61,7 @@ void register_fc_basic(Registry& r);        // ops/ops.cu: fc v1-v4, and the one
 void register_fc_engine(Registry& r);       // engine/fc_gemm.cu: fc v5-v11
 void register_fc_half(Registry& r);         // half/fc_half.cu: fc v12-v13
 void register_fc_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: fc v18, v19
+void register_fc_stream_tf32(Registry& r);  // engine/fc_stream_tf32.cu: fc v20
 }  // namespace cuda
 
 }  // namespace bs

@@ -23,6 +23,7 @@ void register_cuda_impls(Registry& r) {
   cuda::register_fc_stream_int8(r);
   cuda::register_fc_stream_mma_half(r);
   cuda::register_fc_wgmma_3xf16(r);
+  cuda::register_fc_stream_tf32(r);
 }
 
 }  // namespace bs

@@ -451,6 +451,20 @@ TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {
   // Other versions read the same quantised values in the precision's type: int8 allows every version.
   EXPECT_NO_THROW(flags({"--fc-variant", "13", "--weights", "int8", "--precision", "fp16"})->f.validate(BackendKind::cuda));
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::fp32, WeightFormat::int8), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v15, v18, v20");
+  {  // FP32's fully connected choice by batch: v5 streams at 1-4 images, v20 at 5-16 (16-byte rows only), v8 beyond
+    Layer fc6;
+    FcParams f6;
+    f6.outputs = 4096;
+    fc6.op = f6;
+    fc6.in = {9216, 1, 1};
+    fc6.out = {4096, 1, 1};
+    for (int n : {1, 4}) EXPECT_EQ(heuristic_version(fc6, n, Precision::fp32, 132)->number, 5) << n;
+    for (int n : {5, 8, 16}) EXPECT_EQ(heuristic_version(fc6, n, Precision::fp32, 132)->number, 20) << n;
+    for (int n : {17, 64}) EXPECT_EQ(heuristic_version(fc6, n, Precision::fp32, 132)->number, 8) << n;
+    fc6.in = {9215, 1, 1};  // rows not a multiple of 4 values
+    EXPECT_EQ(heuristic_version(fc6, 8, Precision::fp32, 132)->number, 8);
+    EXPECT_EQ(heuristic_version(fc6, 8, Precision::tf32, 132)->number, 11);  // v20 is FP32's only
+  }
   Model m;
   m.name = "q";
   m.input = {2, 3, 3};

@@ -91,6 +91,11 @@ int fc_fp32(int n) { return n <= 4 ? 5 : n <= 256 ? 8 : 7; }
 // fc7 + fc8 on the H100: 0.244 ms at batch 128 against v7's 0.306, 0.891 at 1024 against 2.040; at 16 images v8's 0.168
 // against 0.187 (experiments/tuning-accuracy.md, "3xFP16 on the device").
 constexpr int kFc3xF16Images = 65;
+// FP32 at 5-16 images: fc v20 (the weights streamed once per 16 images on mma.sync, 3xTF32). AlexNet's fc6 + fc7 + fc8
+// on the H100 (experiments/batch1-latency.md, "fc v20"): 0.104 ms at 8 images against v8's 0.166 and v5's 0.143, 0.107
+// at 16 against 0.169 and 0.246; at 1-4 images v5 stays ahead (0.083-0.097 against 0.099-0.102), at 32 v8 (0.174
+// against 0.203: v20 reads the weights twice).
+constexpr int kFcStreamTf32Images = 16;
 // 16-bit on Hopper: fc v16 (the layer as a 1x1 convolution on the wgmma versions) from this batch on. The AlexNet tuning
 // run on the H100 (experiments/precision-half.md, "fc v16"): fc6 + fc7 + fc8 at 16 images 1.04x v13's time, at 64 0.97x,
 // 128 0.89x, 256 0.98x, 512 1.00x (fc7 alone 1.1-1.2x v12 at 256-512), 1024 0.51x v12's.
@@ -164,6 +169,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
     if (!v) v = cluster_twin(conv_fp32(l, n, sms), l, n);
   } else {
     v = n >= kFc3xF16Images && runs(LayerKind::fc, 18, l) ? 18 : fc_fp32(n);
+    if (v == 8 && n <= kFcStreamTf32Images && runs(LayerKind::fc, 20, l)) v = 20;
   }
   return &version(l.kind(), v);
 }

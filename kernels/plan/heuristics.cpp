@@ -196,7 +196,7 @@ std::string heuristic_text(LayerKind op) {
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
-  return "v5 (stream) up to 4 images, v8 up to 64; from 65 images v18 (3xFP16 on wgmma) where it runs (compute capability "
+  return "v5 (stream) up to 4 images, v20 (stream-mma-3xtf32) up to 16 where the rows are a multiple of 4 values, v8 up to 64; from 65 images v18 (3xFP16 on wgmma) where it runs (compute capability "
          "9.0), else v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
          "v11 up to 256, else v10, and from 256 images v19 (the scaled FP16 product on wgmma) where it runs; with fp16 or bf16: v14 (stream) at 1 image, v17 (stream on the tensor cores) up to 16, then from 64 images v16 (wgmma) where it "
          "runs (compute capability 9.0, a multiple of 8 input values), else v13 up to 256, else v12; with --weights int8, "

@@ -17,6 +17,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/fc_stream_mma.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "kernels/cuda/ops/ops.hpp"
@@ -102,23 +103,8 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
 #pragma unroll
         for (int i = 0; i < 4; ++i) acc[j][i] += part[j][i];
     };
-    Stage s0, s1;  // chunks past the end load as zeros, whose products add nothing
-    load(s0, warp);
-    for (int c0 = warp; c0 < chunks; c0 += 2 * kStep) {
-      load(s1, c0 + kStep);
-      multiply(s0);
-      if (c0 + kStep >= chunks) break;
-      load(s0, c0 + 2 * kStep);
-      multiply(s1);
-    }
-    // C (m16 x n8): c0, c1 = (g, 2 t), (g, 2 t + 1); c2, c3 = (g + 8, 2 t), (g + 8, 2 t + 1); rows images, columns outputs
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      partial[warp][8 * j + 2 * t][g] = acc[j][0];
-      partial[warp][8 * j + 2 * t + 1][g] = acc[j][1];
-      partial[warp][8 * j + 2 * t][g + 8] = acc[j][2];
-      partial[warp][8 * j + 2 * t + 1][g + 8] = acc[j][3];
-    }
+    stream_mma::two_stages<Stage>(warp, chunks, kStep, load, multiply);
+    stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
     for (int i = threadIdx.x; i < NT * 8 * kImages; i += kWarps * 32) {
       const int col = i / kImages, img = i % kImages, o = o0 + col;
@@ -133,17 +119,10 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
   }
 }
 
-// Output tiles of 8 NT outputs: as many outputs a block as still give every SM a block (fc v17's rule).
-int tiles_for(int outputs, int sms) {
-  for (int nt : {4, 2})
-    if ((outputs + 8 * nt - 1) / (8 * nt) >= sms) return nt;
-  return 1;
-}
-
 void forward(int, const FcArgs& a, cudaStream_t s) {
   if (a.inputs % 4 != 0 || (reinterpret_cast<uintptr_t>(a.in) | reinterpret_cast<uintptr_t>(a.w)) % 16 != 0)
     fail("fc v20", "needs 16-byte aligned rows (inputs a multiple of 4)");
-  const int nt = tiles_for(a.outputs, sm_count());
+  const int nt = stream_mma::tiles_for(a.outputs, sm_count());
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);

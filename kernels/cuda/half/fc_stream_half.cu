@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/fc_stream_mma.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
@@ -178,23 +179,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
         }
       }
     };
-    Stage s0, s1;  // chunks past the end load as zeros, whose products add nothing
-    load(s0, warp);
-    for (int c0 = warp; c0 < chunks; c0 += 2 * kStep) {
-      load(s1, c0 + kStep);
-      multiply(s0);
-      if (c0 + kStep >= chunks) break;
-      load(s0, c0 + 2 * kStep);
-      multiply(s1);
-    }
+    stream_mma::two_stages<Stage>(warp, chunks, kStep, load, multiply);  // chunks past the end load as zeros
     // acc[j]: (image g, outputs 2t, 2t + 1) and (image g + 8, the same outputs) of n-tile j.
-#pragma unroll
-    for (int j = 0; j < NT; ++j) {
-      partial[warp][8 * j + 2 * t][g] = acc[j][0];
-      partial[warp][8 * j + 2 * t + 1][g] = acc[j][1];
-      partial[warp][8 * j + 2 * t][g + 8] = acc[j][2];
-      partial[warp][8 * j + 2 * t + 1][g + 8] = acc[j][3];
-    }
+    stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
     for (int i = threadIdx.x; i < NT * 8 * kMmaImages; i += kMmaWarps * 32) {
       const int col = i / kMmaImages, img = i % kMmaImages, o = o0 + col;
@@ -248,18 +235,12 @@ void launch(const HalfFcArgs& a, cudaStream_t s) {
 
 // n-tiles of 8 outputs a block: the most that still give every multiprocessor a block (fewer blocks, each reading
 // the images once for more outputs), down to 1.
-int mma_tiles(int outputs, int sms) {
-  for (int nt : {4, 2})
-    if ((outputs + 8 * nt - 1) / (8 * nt) >= sms) return nt;
-  return 1;
-}
-
 template <bool BF16>
 void launch_mma(const HalfFcArgs& a, cudaStream_t s) {
   const long long k = k_values(a.is);
   const int k8 = static_cast<int>(k_padded(a.is) / 8), os = stored_channels(a.outputs);
   const auto* w = reinterpret_cast<const uint4*>(a.prepared);
-  const int nt = mma_tiles(a.outputs, sm_count());
+  const int nt = stream_mma::tiles_for(a.outputs, sm_count());
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);

@@ -97,17 +97,6 @@ constexpr int kTilePixels = 1024;  // LRN pixels per block at most (rows of the 
 constexpr int kWalkStages = 4;  // channel steps of loads in flight per thread (cp.async into shared memory)
 constexpr int kWalkMinBlocks = 4;  // with pooling: 64 registers (4 blocks of 256 threads an SM) rather than 80-110
 
-// W: the window (LRN size), PPT: pixels per thread, POOL: pool each channel's LRN rows (from shared memory), STAGES:
-// loads in flight. blockIdx: x (channel chunk, row tile) with the tile fastest, y image. A row tile has tile_rows output
-// rows (pooled rows with POOL, else LRN rows). Row tiles keep blocks small enough for several per SM: a whole 55x55
-// plane per block took 123 registers x 384 threads, one block per SM, and norm1 + pool1 stayed latency-bound at 1.9 ms
-// (batch 1024).
-//
-// Each thread's channel values arrive by 4-byte cp.async into its own slots of a STAGES-deep ring in shared memory,
-// STAGES - 1 channel steps ahead of the step that reads them: only the thread that copied a value reads it, so no
-// barrier guards the ring. The first form kept two steps of plain loads in registers (next, after): norm1 + pool1
-// and norm2 + pool2 moved 2.4 GB in 1.98 ms at batch 1024 (1.2 TB/s), each block waiting out DRAM latency every few
-// channels behind its per-channel barrier. The arithmetic is unchanged, so the results are the same bits.
 // The flush-to-zero forms of the two special functions: the same MUFU instruction without the steps that scale a
 // denormal argument (lg2) or a denormal result (ex2) into range, 7 of an LRN value's ~22 instructions. They give the
 // same bits wherever neither occurs; lrn_walk_ftz_exact says when that is so for every input.
@@ -125,6 +114,19 @@ __device__ __forceinline__ float ex2_ftz(float x) {
 // lg2(x) in [-126, 128) for a normal x: its result is denormal only below -126, which needs beta > 126/128 or beta < -1.
 bool lrn_walk_ftz_exact(const LrnParams& p) { return p.k >= FLT_MIN && p.beta <= 126.0f / 128.0f && p.beta >= -1.0f; }
 
+// W: the window (LRN size), PPT: pixels per thread, POOL: pool each channel's LRN rows (from shared memory), STAGES:
+// channel steps of loads issued ahead, MINB: blocks an SM (a register cap), FTZ: the flush-to-zero special functions.
+// blockIdx: x (channel chunk, row tile) with the tile fastest, y image. A row tile has tile_rows output rows (pooled rows
+// with POOL, else LRN rows). Row tiles keep blocks small enough for several per SM: a whole 55x55 plane per block took
+// 123 registers x 384 threads, one block per SM, and norm1 + pool1 stayed latency-bound at 1.9 ms (batch 1024).
+//
+// Each thread's channel values arrive by 4-byte cp.async into its own slots of a STAGES-deep ring in shared memory,
+// STAGES - 1 channel steps ahead of the step that reads them: only the thread that copied a value reads it, so no
+// barrier guards the ring. The first form kept two steps of plain loads in registers and found each pooled output's
+// window at every channel step: norm1 + pool1 and norm2 + pool2 moved 2.4 GB in 1.98 ms at batch 1024 (1.2 TB/s),
+// issuing an instruction on 82 % of their cycles (ncu). Deeper loads alone made LRN + pooling slower; fewer
+// instructions made it 1.8x faster (experiments/tuning-accuracy.md, "FP32 LRN + pooling at the issue rate"). The
+// arithmetic of every value is unchanged, so the results are the same bits.
 template <int W, int PPT, bool POOL, int STAGES, int MINB, bool FTZ>
 __global__ void __launch_bounds__(256, MINB) lrn_walk_kernel(const float* __restrict__ in, int n, Shape s, LrnParams p, PoolParams pp,
                                                        Shape os, int tiles, int tile_rows, float* __restrict__ out) {

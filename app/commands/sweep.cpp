@@ -233,8 +233,9 @@ void SweepDriver::layer_rows(int n, const std::string& kind, const std::vector<S
     row.max = *std::max_element(v.begin(), v.end());
     // fc v15 reads 8-bit rows and a scale per output.
     const bool int8_rows = row.implementation.find("stream-int8") != std::string::npos;
+    const auto& steps = b.planner().pass(n).steps;
     size_t last = i;  // the last layer fused into this one
-    while (last + 1 < layers && b.describe(last + 1) == "fused into " + l.name) ++last;
+    while (last + 1 < layers && steps.at(last + 1).fused_into == static_cast<int>(i)) ++last;
     const double bytes = layer_bytes(l, n, gpu_ ? opts_.precision : Precision::fp32, int8_rows, &model_.layers[last].out);
     row.gflop_per_s = row.median > 0 ? l.flops_per_image() * n / row.median * 1e-9 : 0.0;
     row.gb_per_s = row.median > 0 ? bytes / row.median * 1e-9 : 0.0;

@@ -8,14 +8,15 @@
 // v34-v36's covers 32. FP16's range is what the scale is for: s puts the largest |x| of the operand in [2^14, 2^15),
 // where hi cannot overflow (65504) and lo (2^-11 of hi) stays a normal FP16 for every value within 2^17 of the
 // largest; smaller ones lose lo's low bits, an error below 2^-24 of the largest value. The weights get one s per
-// filter (prepared once); the activations one per tensor, found on the device before each launch (a max |x| pass,
-// graph-capturable), and the epilogue divides by both (exact: powers of two). Emulated before it was built:
+// filter (prepared once); the activations one per image, found on the device at each launch as the input is copied
+// (f16_split.cuh), and the epilogue divides by both (exact: powers of two). Emulated before it was built:
 // 2.1e-7 own error on AlexNet, 3.0e-7 on VGG-16, as 3xTF32 (experiments/tuning-accuracy.md, "FP32 on the FP16 tensor
 // cores, by emulation").
 //
-// Per launch: max |x| of the input into the workspace; the NCHW input -> an NHWC copy of FP16 words, two channels a
-// word (channels padded to a multiple of 8 with zeros with one group; groups need a multiple of 8 each), hi then lo;
-// the wgmma kernel; split-K partial sums (already unscaled) reduced as for v34-v36.
+// Per launch: the NCHW input -> an NHWC copy of FP16 words, two channels a word (channels padded to a multiple of 8 with
+// zeros with one group; groups need a multiple of 8 each), hi then lo, and each image's max |x| into the workspace (one
+// fused pass where an image's bands fit the shared memory of a cluster, else a max pass and a copy pass:
+// f16_split.cuh); the wgmma kernel; split-K partial sums (already unscaled) reduced as for v34-v36.
 // A strided convolution over fewer than 8 channels (AlexNet's conv1: 3 channels, 11x11, stride 4) is run as v38 runs
 // it in 16 bits (conv_s2d_half.cu says why and how): the copy is written space-to-depth, S x S pixels of Ct channels
 // each becoming one pixel of S S Ct (a multiple of 8), and the weights rearranged to match, so that the layer becomes
@@ -42,6 +43,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/gemm_launch.cuh"
+#include "kernels/cuda/engine/f16_split.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
 #include "kernels/cuda/engine/wgmma_conv_loads.cuh"
@@ -55,103 +57,10 @@ namespace {
 using gemm::kPadK;
 using gemm::pad_to;
 
-// The power of two that puts a largest magnitude m (as its FP32 bits) in [2^14, 2^15): s = 2^shift. 0 for m = 0, and
-// for m not finite (the products are then inf or NaN whatever s is, as in FP32). Clamped so that s and 1/s are normal.
-__device__ __forceinline__ int scale_shift(unsigned bits) {
-  const float m = __uint_as_float(bits);
-  if (!(m > 0.0f) || !isfinite(m)) return 0;
-  int e;
-  frexpf(m, &e);  // m = f 2^e, f in [0.5, 1)
-  return min(max(15 - e, -120), 120);
-}
-
-// The two FP16 parts of s x, hi rounded to nearest (s x is exact: a power of two).
-__device__ __forceinline__ void split_f16(float x, float s, __half& hi, __half& lo) {
-  const float y = x * s;
-  hi = __float2half_rn(y);
-  lo = __float2half_rn(y - __half2float(hi));
-}
-__device__ __forceinline__ uint32_t word(__half lo_k, __half hi_k) {  // the lower k in the low half
-  return static_cast<uint32_t>(__half_as_ushort(lo_k)) | (static_cast<uint32_t>(__half_as_ushort(hi_k)) << 16);
-}
-
-// max |x| over count values into *out (FP32 bits, compared as integers: non-negative floats order as their bits).
-__global__ void absmax_kernel(const float* __restrict__ x, long long count, unsigned* __restrict__ out) {
-  float m = 0.0f;
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < count; i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const float a = fabsf(x[i]);
-    m = a > m || a != a ? a : m;  // NaN wins, so that the scale says "not finite"
-  }
-#pragma unroll
-  for (int o = 16; o > 0; o /= 2) {
-    const float b = __shfl_xor_sync(0xffffffffu, m, o);
-    m = b > m || b != b ? b : m;
-  }
-  if (threadIdx.x % 32 == 0 && m != 0.0f) atomicMax(out, __float_as_uint(m));
-}
-
-// Where a word's two channels come from: the copy is (N, H2, W2, cs) words, and channel ch of pixel (Y, X) is input
-// channel c of pixel (Y S + r - ph, X S + q - pw), ch = (r S + q) Ct + c; zero outside the image and for c >= C.
-// Without the rewrite S = 1, Ct = cs_ch, no padding: the plain NHWC transpose.
-struct CopyMap {
-  int c, h, w;       // the input's channels, rows, columns
-  int s, ct, ph, pw;  // the rewrite's stride, channels per sub-pixel, padding
-  int h2, w2, cs;     // the copy's rows, columns, words per pixel
-};
-
-// (N, C, H, W) FP32 -> the copy's hi words, and its lo words `lo` words further on. 32 pixels x 32 words a block through
-// shared memory, the writes coalesced (and the reads, without the rewrite). Grid: x over words, y over the copy's
-// pixels, z over images.
-__global__ void nhwc_split_f16_kernel(const float* __restrict__ in, CopyMap g, const unsigned* __restrict__ amax,
-                                      uint32_t* __restrict__ dst, long long lo) {
-  __shared__ uint32_t th[32][33], tl[32][33];
-  const float s = ldexpf(1.0f, scale_shift(*amax));
-  const long long img = blockIdx.z;
-  const int hw2 = g.h2 * g.w2;
-  const int w0 = blockIdx.x * 32, p0 = blockIdx.y * 32, tx = threadIdx.x, ty = threadIdx.y;
-  const int p = p0 + tx, py = p / g.w2, px = p - py * g.w2;
-#pragma unroll
-  for (int j = 0; j < 32; j += 8) {
-    const int ch0 = 2 * (w0 + ty + j);
-    __half h[2], l[2];
-#pragma unroll
-    for (int q = 0; q < 2; ++q) {
-      const int ch = ch0 + q, sub = ch / g.ct, c = ch - sub * g.ct, r = sub / g.s, qq = sub - r * g.s;
-      const int y = py * g.s + r - g.ph, x = px * g.s + qq - g.pw;
-      const bool ok = p < hw2 && c < g.c && sub < g.s * g.s && static_cast<unsigned>(y) < static_cast<unsigned>(g.h) &&
-                      static_cast<unsigned>(x) < static_cast<unsigned>(g.w);
-      split_f16(ok ? in[((img * g.c + c) * g.h + y) * g.w + x] : 0.0f, s, h[q], l[q]);
-    }
-    th[ty + j][tx] = word(h[0], h[1]);
-    tl[ty + j][tx] = word(l[0], l[1]);
-  }
-  __syncthreads();
-#pragma unroll
-  for (int j = 0; j < 32; j += 8) {
-    const int pp = p0 + ty + j, wd = w0 + tx;
-    if (pp < hw2 && wd < g.cs) {
-      const long long i = (img * hw2 + pp) * g.cs + wd;
-      dst[i] = th[tx][ty + j];
-      if (lo) dst[i + lo] = tl[tx][ty + j];
-    }
-  }
-}
-
-// The copy of a 1x1 image (fully connected layers): word i of image n is input channels 2i, 2i + 1, so the pass is a
-// flat split, each thread a word (the tiled transpose would leave 31 of 32 pixels of every tile empty).
-__global__ void flat_split_f16_kernel(const float* __restrict__ in, int c, int cs, long long words, const unsigned* __restrict__ amax,
-                                      uint32_t* __restrict__ dst, long long lo) {
-  const float s = ldexpf(1.0f, scale_shift(*amax));
-  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < words; i += static_cast<long long>(gridDim.x) * blockDim.x) {
-    const long long img = i / cs;
-    const int ch = 2 * static_cast<int>(i - img * cs);
-    __half h[2], l[2];
-#pragma unroll
-    for (int q = 0; q < 2; ++q) split_f16(ch + q < c ? in[img * c + ch + q] : 0.0f, s, h[q], l[q]);
-    dst[i] = word(h[0], h[1]);
-    if (lo) dst[i + lo] = word(l[0], l[1]);
-  }
-}
+using f16split::CopyMap;
+using f16split::scale_shift;
+using f16split::split_f16;
+using f16split::word;
 
 // Where a weight word's two values come from: k = (KY, KX, ch) over kh2 x kw2 taps of cgs channels, ch = (r S + q) Ct + c
 // as in the copy, the value w[m][c][KY S + r][KX S + q] (zero past the kernel and for c >= Cg).
@@ -202,24 +111,31 @@ __global__ void prep_weights_f16_kernel(const float* __restrict__ w, WeightMap g
   }
 }
 
-// The FP32 epilogue, each value first divided by its filter's and the input's scale (exact: powers of two).
+// The FP32 epilogue, each value first divided by its filter's and its image's scale (exact: powers of two).
 struct Wg3xF16Problem : wg::NchwOutConv {
   const float* inv_w;    // 1 / s per filter (G Mg)
-  const unsigned* amax;  // the input's max |x| (FP32 bits)
+  const unsigned* amax;  // each image's max |x| (FP32 bits)
   template <class T>
   __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
-    const float inv_a = ldexpf(1.0f, -scale_shift(__ldg(amax)));
+    float inv_a[T::MI][2];  // per row: its image's 1 / s
+#pragma unroll
+    for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = r + 64 * mi + 8 * h;
+        inv_a[mi][h] = m < ncols ? ldexpf(1.0f, -scale_shift(__ldg(amax + m / p))) : 0.0f;
+      }
 #pragma unroll
     for (int j = 0; j < T::BN / 8; ++j)
 #pragma unroll
       for (int q = 0; q < 2; ++q) {
         const int n = c + 8 * j + q;
         if (n >= mg) continue;
-        const float f = inv_a * __ldg(inv_w + group * mg + n);
+        const float f = __ldg(inv_w + group * mg + n);
 #pragma unroll
         for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
-          for (int h = 0; h < 2; ++h) store(group, split, r + 64 * mi + 8 * h, n, acc[mi][4 * j + 2 * h + q] * f);
+          for (int h = 0; h < 2; ++h) store(group, split, r + 64 * mi + 8 * h, n, acc[mi][4 * j + 2 * h + q] * (inv_a[mi][h] * f));
       }
   }
 };
@@ -239,6 +155,7 @@ struct Geometry {
   int parts;             // 2: hi and lo (3xFP16); 1: hi alone
   long long nhwc_words;  // one part of the NHWC copy
   long long rows;        // G Mg
+  int images;            // n
 };
 // v51-v53 take two parts (3xFP16), v54-v56 one (the scaled FP16 product of --precision tf32).
 int parts_of(int version) { return version >= 54 ? 1 : 2; }
@@ -274,11 +191,13 @@ Geometry geometry(int version, Shape is, const ConvParams& c, Shape os, int n) {
   g.ncols = static_cast<long long>(n) * g.p;
   g.nhwc_words = static_cast<long long>(n) * m.h2 * m.w2 * m.cs;
   g.rows = static_cast<long long>(g.groups) * g.mg;
+  g.images = n;
   return g;
 }
-// Workspace (floats): the NHWC copy's hi and lo words, 4 words for max |x|, then the split-K partial sums.
+// Workspace (floats): the NHWC copy's hi and lo words, each image's max |x| (n words, rounded up to 4), then the split-K
+// partial sums.
 long long scale_at(const Geometry& g) { return g.parts * g.nhwc_words; }
-long long partials_at(const Geometry& g) { return scale_at(g) + 4; }
+long long partials_at(const Geometry& g) { return scale_at(g) + (g.images + 3) / 4 * 4; }
 // Prepared (floats): hi words (rows, kw_pad), lo words, 1 / s per row (rows rounded up to even), the k table.
 long long inv_at(const Geometry& g) { return g.parts * g.rows * g.kw_pad; }
 long long table_at(const Geometry& g) { return inv_at(g) + (g.rows + 1) / 2 * 2; }
@@ -312,24 +231,8 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   const ConvParams& c = *a.p;
   auto* nhwc = reinterpret_cast<uint32_t*>(a.workspace);
   auto* amax = reinterpret_cast<unsigned*>(a.workspace + scale_at(g));
-  const long long count = static_cast<long long>(a.n) * a.is.size();
-  CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned), s));
-  absmax_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 2048)), 256, 0, s>>>(a.in, count, amax);
-  CUDA_CHECK_LAUNCH();
+  f16split::run_split(a.in, a.n, g.copy, amax, nhwc, g.parts == 2 ? g.nhwc_words : 0, s);
   const long long hw2 = static_cast<long long>(g.copy.h2) * g.copy.w2;
-  if (hw2 == 1 && g.copy.s == 1) {
-    const long long words = static_cast<long long>(a.n) * g.copy.cs;
-    flat_split_f16_kernel<<<static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192)), 256, 0, s>>>(
-        a.in, a.is.c, g.copy.cs, words, amax, nhwc, g.parts == 2 ? g.nhwc_words : 0);
-    CUDA_CHECK_LAUNCH();
-  } else {
-    for (int b0 = 0; b0 < a.n; b0 += 65535) {
-      const dim3 grid((g.copy.cs + 31) / 32, static_cast<unsigned>((hw2 + 31) / 32), std::min(65535, a.n - b0));
-      nhwc_split_f16_kernel<<<grid, dim3(32, 8), 0, s>>>(a.in + b0 * static_cast<long long>(a.is.size()), g.copy, amax,
-                                                         nhwc + b0 * hw2 * g.copy.cs, g.parts == 2 ? g.nhwc_words : 0);
-      CUDA_CHECK_LAUNCH();
-    }
-  }
   Wg3xF16Problem pr;
   pr.in = a.workspace;  // words
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + table_at(g));
@@ -451,6 +354,11 @@ void fc_forward(int version, const FcArgs& f, cudaStream_t s) {
 
 }  // namespace
 
+bool f16_split_fused(int version, const Layer& layer) {
+  const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
+  return f16split::fused_runs(g.copy);
+}
+
 void register_conv_wgmma_3xf16(Registry& r) {
   static const ImplHooks hooks{.conv_prepare = prepare, .conv_forward = forward};
   auto add = [&](int v, const char* name, const char* summary) {
@@ -469,7 +377,7 @@ void register_conv_wgmma_3xf16(Registry& r) {
     r.add(std::move(i));
   };
   add(51, "wgmma-3xf16", "FP32-accurate on the FP16 tensor cores: every operand split into two FP16 parts after a power-of-two "
-                         "scale (per filter for the weights, per tensor for the input, found on the device each launch), three "
+                         "scale (per filter for the weights, per image for the input, found on the device as it is copied), three "
                          "products per product (3xFP16), v34's NHWC loaders over two channels a word, 192 pixels x 96 filters "
                          "on three warpgroups, 3 stages of 64 k");
   add(52, "wgmma-3xf16-128", "v51 with 128 x 128 tiles on two warpgroups");

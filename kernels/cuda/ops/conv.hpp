@@ -76,6 +76,10 @@ struct ConvArgs {
   Epilogue epi;                    // v8, v10, v11
 };
 
+// conv v51-v56 (conv_wgmma_3xf16.cu): whether the layer's input pass runs fused, one thread-block cluster per image
+// reading the input once, or as a max pass and a copy pass (f16_split.cuh).
+bool f16_split_fused(int version, const Layer& layer);
+
 namespace detail {
 // Implemented in conv_basic.cu: v1, v2, v4, v5, v6.
 Support basic_supports(int version, const Layer& layer, const Epilogue& epi);

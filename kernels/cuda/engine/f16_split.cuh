@@ -1,0 +1,357 @@
+// The input pass of the FP16-tensor-core versions (conv v51-v56, fc v18/v19; conv_wgmma_3xf16.cu): an FP32 (N, C, H, W)
+// tensor becomes NHWC words of two FP16 channels each, every value first multiplied by a power of two s that puts its
+// image's largest |x| in [2^14, 2^15) (one scale per image: the GEMM's columns are output pixels, each within one
+// image, so the epilogue divides each column by its own image's scale), then split into hi = fp16(s x) and
+// lo = fp16(s x - hi) (3xFP16) or rounded to hi alone (the scaled FP16 product of --precision tf32).
+//
+// Two ways to run it, the same words and scales out of both:
+// - fused (split_fused_kernel): one thread-block cluster per image, each block a band of the copy's rows. A block
+//   reads its band's input into shared memory once, finding its largest |x| as it goes; the cluster's blocks exchange
+//   their maxima through distributed shared memory; then each block splits its band from shared memory and writes its
+//   words. The input is read from DRAM once.
+// - two passes (absmax_per_image_kernel, then nhwc_split_f16_kernel or flat_split_f16_kernel), where an image's band
+//   does not fit a block's shared memory: the input is read twice.
+#pragma once
+#include <cooperative_groups.h>
+#include <cuda_fp16.h>
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cuda/check.hpp"
+
+namespace bs::cuda::f16split {
+
+// The power of two that puts a largest magnitude m (as its FP32 bits) in [2^14, 2^15): s = 2^shift. 0 for m = 0, and
+// for m not finite (the products are then inf or NaN whatever s is, as in FP32). Clamped so that s and 1/s are normal.
+__device__ __forceinline__ int scale_shift(unsigned bits) {
+  const float m = __uint_as_float(bits);
+  if (!(m > 0.0f) || !isfinite(m)) return 0;
+  int e;
+  frexpf(m, &e);  // m = f 2^e, f in [0.5, 1)
+  return min(max(15 - e, -120), 120);
+}
+
+// The two FP16 parts of s x, hi rounded to nearest (s x is exact: a power of two).
+__device__ __forceinline__ void split_f16(float x, float s, __half& hi, __half& lo) {
+  const float y = x * s;
+  hi = __float2half_rn(y);
+  lo = __float2half_rn(y - __half2float(hi));
+}
+__device__ __forceinline__ uint32_t word(__half lo_k, __half hi_k) {  // the lower k in the low half
+  return static_cast<uint32_t>(__half_as_ushort(lo_k)) | (static_cast<uint32_t>(__half_as_ushort(hi_k)) << 16);
+}
+// The larger magnitude, NaN winning (so that the scale says "not finite").
+__device__ __forceinline__ float max_nan(float m, float a) { return a > m || a != a ? a : m; }
+
+// Where a word's two channels come from: the copy is (N, H2, W2, cs) words, and channel ch of pixel (Y, X) is input
+// channel c of pixel (Y S + r - ph, X S + q - pw), ch = (r S + q) Ct + c; zero outside the image and for c >= C.
+// Without the space-to-depth rewrite S = 1, Ct = 2 cs, no padding, H2 = H, W2 = W: the plain NHWC transpose (a fully
+// connected layer's input is the case H = W = 1).
+struct CopyMap {
+  int c, h, w;        // the input's channels, rows, columns
+  int s, ct, ph, pw;  // the rewrite's stride, channels per sub-pixel, padding
+  int h2, w2, cs;     // the copy's rows, columns, words per pixel
+};
+
+// ---- two passes -------------------------------------------------------------------------------------------------
+
+// max |x| of each image into out[image] (FP32 bits, compared as integers: non-negative floats order as their bits;
+// out zeroed before). Grid: x over chunks of an image, y over images (strided past 65535). VEC: 16-byte loads (the
+// images' starts 16-byte aligned, per_image a multiple of 4).
+template <bool VEC>
+__global__ void absmax_per_image_kernel(const float* __restrict__ x, long long per_image, int n, unsigned* __restrict__ out) {
+  const long long stride = static_cast<long long>(gridDim.x) * blockDim.x;
+  for (int img = blockIdx.y; img < n; img += gridDim.y) {
+    const float* xi = x + img * per_image;
+    float m = 0.0f;
+    long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x;
+    if constexpr (VEC) {
+      const float4* x4 = reinterpret_cast<const float4*>(xi);
+#pragma unroll 4
+      for (; i < per_image / 4; i += stride) {
+        const float4 v = __ldcs(x4 + i);
+        m = max_nan(max_nan(m, fabsf(v.x)), max_nan(fabsf(v.y), max_nan(fabsf(v.z), fabsf(v.w))));
+      }
+    } else {
+#pragma unroll 4
+      for (; i < per_image; i += stride) m = max_nan(m, fabsf(__ldcs(xi + i)));
+    }
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) m = max_nan(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (threadIdx.x % 32 == 0 && m != 0.0f) atomicMax(out + img, __float_as_uint(m));
+  }
+}
+
+// (N, C, H, W) FP32 -> the copy's hi words, and its lo words `lo` words further on. 32 pixels x 32 words a block through
+// shared memory, the writes coalesced (and the reads, without the rewrite). Grid: x over words, y over the copy's
+// pixels, z over images (from image img0; amax and in start at image 0, dst at img0).
+__global__ void nhwc_split_f16_kernel(const float* __restrict__ in, CopyMap g, int img0, const unsigned* __restrict__ amax,
+                                      uint32_t* __restrict__ dst, long long lo) {
+  __shared__ uint32_t th[32][33], tl[32][33];
+  const long long img = img0 + static_cast<long long>(blockIdx.z);
+  const float s = ldexpf(1.0f, scale_shift(amax[img]));
+  const int hw2 = g.h2 * g.w2;
+  const int w0 = blockIdx.x * 32, p0 = blockIdx.y * 32, tx = threadIdx.x, ty = threadIdx.y;
+  const int p = p0 + tx, py = p / g.w2, px = p - py * g.w2;
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const int ch0 = 2 * (w0 + ty + j);
+    __half h[2], l[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const int ch = ch0 + q, sub = ch / g.ct, c = ch - sub * g.ct, r = sub / g.s, qq = sub - r * g.s;
+      const int y = py * g.s + r - g.ph, x = px * g.s + qq - g.pw;
+      const bool ok = p < hw2 && c < g.c && sub < g.s * g.s && static_cast<unsigned>(y) < static_cast<unsigned>(g.h) &&
+                      static_cast<unsigned>(x) < static_cast<unsigned>(g.w);
+      split_f16(ok ? in[((img * g.c + c) * g.h + y) * g.w + x] : 0.0f, s, h[q], l[q]);
+    }
+    th[ty + j][tx] = word(h[0], h[1]);
+    tl[ty + j][tx] = word(l[0], l[1]);
+  }
+  __syncthreads();
+#pragma unroll
+  for (int j = 0; j < 32; j += 8) {
+    const int pp = p0 + ty + j, wd = w0 + tx;
+    if (pp < hw2 && wd < g.cs) {
+      const long long i = (img * hw2 + pp) * g.cs + wd;
+      dst[i] = th[tx][ty + j];
+      if (lo) dst[i + lo] = tl[tx][ty + j];
+    }
+  }
+}
+
+// The copy of a 1x1 image (fully connected layers): word i of image n is input channels 2i, 2i + 1, so the pass is a
+// flat split, each thread a word (the tiled transpose would leave 31 of 32 pixels of every tile empty).
+__global__ void flat_split_f16_kernel(const float* __restrict__ in, int c, int cs, long long words, const unsigned* __restrict__ amax,
+                                      uint32_t* __restrict__ dst, long long lo) {
+  for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < words; i += static_cast<long long>(gridDim.x) * blockDim.x) {
+    const long long img = i / cs;
+    const float s = ldexpf(1.0f, scale_shift(amax[img]));
+    const int ch = 2 * static_cast<int>(i - img * cs);
+    __half h[2], l[2];
+#pragma unroll
+    for (int q = 0; q < 2; ++q) split_f16(ch + q < c ? in[img * c + ch + q] : 0.0f, s, h[q], l[q]);
+    dst[i] = word(h[0], h[1]);
+    if (lo) dst[i + lo] = word(l[0], l[1]);
+  }
+}
+
+// ---- fused: one cluster per image --------------------------------------------------------------------------------
+
+constexpr int kFusedThreads = 256;
+constexpr int kFusedMaxBlocks = 16;  // a cluster of 16 blocks: Hopper's non-portable size (cudaFuncAttributeNonPortableClusterSizeAllowed)
+constexpr size_t kFusedSmemTarget = 48 * 1024;  // a band's shared memory, aimed at: four blocks a multiprocessor
+constexpr size_t kFusedSmemMax = 110 * 1024;    // at most: two blocks a multiprocessor (227 KB) with the static arrays
+constexpr int kFusedMaxWords = 64;  // the rewrite's words per pixel at most (S <= 4, Ct < 8: 16 x 8 / 2)
+
+// How an image is cut into bands: `blocks` blocks (the cluster) of `rows` copy rows each (the last may have fewer),
+// each holding rows x S input rows of W pixels x cpad floats in shared memory.
+struct Band {
+  int blocks, rows, cpad;
+  size_t smem;  // bytes
+};
+// cpad: without the rewrite, the copy's channels (2 cs, a multiple of 8) plus 2, so that a pixel's stride in words is
+// odd and a warp's 8-byte reads of consecutive channel pairs meet no bank twice; with it (C < 8 channels, read one
+// value at a time) C rounded up to odd, so that the load phase's stores, a pixel apart, meet no bank twice.
+// rows: the most that keep a band within `target` bytes (several blocks a multiprocessor, each with all its loads in
+// flight at once), but at least enough for kFusedMaxBlocks bands to cover the image; then spread evenly over the bands.
+inline Band band_of(const CopyMap& g, size_t target = kFusedSmemTarget) {
+  Band b;
+  b.cpad = g.s > 1 ? (g.c | 1) : 2 * g.cs + 2;
+  const size_t row_bytes = static_cast<size_t>(g.s) * g.w * b.cpad * sizeof(float);
+  const int rows = std::max((g.h2 + kFusedMaxBlocks - 1) / kFusedMaxBlocks, static_cast<int>(std::min<size_t>(g.h2, target / row_bytes)));
+  b.blocks = (g.h2 + rows - 1) / rows;
+  b.rows = (g.h2 + b.blocks - 1) / b.blocks;
+  b.smem = b.rows * row_bytes;
+  return b;
+}
+// Whether the fused pass runs for this copy (the band fits; the rewrite's table fits).
+inline bool fused_runs(const CopyMap& g) {
+  const Band b = band_of(g);
+  return b.smem <= kFusedSmemMax && (g.s == 1 || g.cs <= kFusedMaxWords);
+}
+
+__device__ __forceinline__ void cp_async4(uint32_t dst, const float* src) {
+  asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
+
+// Grid: x the cluster's blocks (the bands of one image), y images from img0. Dynamic shared memory: Band::smem.
+template <bool S2D>
+__global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float* __restrict__ in, CopyMap g, Band b, int img0,
+                                                                     unsigned* __restrict__ amax, uint32_t* __restrict__ dst, long long lo) {
+  namespace cg = cooperative_groups;
+  extern __shared__ float band[];  // [rows S][W][cpad]
+  __shared__ int tab[2 * kFusedMaxWords];  // the rewrite: per word and half, r | q << 4 | c << 8, or -1 (zero)
+  __shared__ float red[kFusedThreads / 32];
+  __shared__ unsigned block_max, image_max;
+  const int tid = threadIdx.x;
+  const long long img = img0 + static_cast<long long>(blockIdx.y);
+  const int Y0 = blockIdx.x * b.rows, Y1 = min(Y0 + b.rows, g.h2), used = max(Y1 - Y0, 0);
+  const int y_lo = Y0 * g.s - g.ph;                                         // the band's first input row
+  const int r_lo = max(y_lo, 0), r_hi = min(y_lo + used * g.s, g.h);       // the rows of it inside the image
+  const long long hw = static_cast<long long>(g.h) * g.w;
+  const float* src = in + img * g.c * hw + static_cast<long long>(r_lo) * g.w;
+
+  if constexpr (S2D) {
+    for (int i = tid; i < 2 * g.cs; i += kFusedThreads) {
+      const int ch = i, sub = ch / g.ct, c = ch - sub * g.ct, r = sub / g.s, q = sub - r * g.s;
+      tab[i] = c < g.c && sub < g.s * g.s ? r | q << 4 | c << 8 : -1;
+    }
+  }
+
+  // Load: the band's rows of every channel, (c, j) -> band[(j + (r_lo - y_lo) W) cpad + c], all of a thread's copies in
+  // flight at once (cp.async: no registers held); the lanes past C zeroed meanwhile.
+  const int len = max(r_hi - r_lo, 0) * g.w;  // values per channel
+  float* in_band = band + static_cast<long long>(r_lo - y_lo) * g.w * b.cpad;
+  if (len > 0) {
+    const long long total = static_cast<long long>(len) * g.c;
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(in_band));
+    const int dc = kFusedThreads / len, dj = kFusedThreads - dc * len;
+    int c = tid / len, j = tid - c * len;
+    for (long long i = tid; i < total; i += kFusedThreads) {
+      cp_async4(base + static_cast<uint32_t>(j * b.cpad + c) * 4u, src + c * hw + j);
+      c += dc;
+      j += dj;
+      if (j >= len) { j -= len; ++c; }
+    }
+    const int pad = b.cpad - g.c;
+    for (int i = tid; i < len * pad; i += kFusedThreads) {
+      const int jj = i / pad;
+      in_band[static_cast<long long>(jj) * b.cpad + g.c + (i - jj * pad)] = 0.0f;
+    }
+  }
+  asm volatile("cp.async.wait_all;\n" ::: "memory");
+  __syncthreads();
+  float m = 0.0f;
+  for (long long i = tid; i < static_cast<long long>(len) * b.cpad; i += kFusedThreads) m = max_nan(m, fabsf(in_band[i]));
+
+  // The image's largest |x|: the block's, then the cluster's.
+#pragma unroll
+  for (int o = 16; o > 0; o /= 2) m = max_nan(m, __shfl_xor_sync(0xffffffffu, m, o));
+  if (tid % 32 == 0) red[tid / 32] = m;
+  __syncthreads();
+  if (tid < 32) {
+    m = tid < kFusedThreads / 32 ? red[tid] : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) m = max_nan(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (tid == 0) block_max = __float_as_uint(m);
+  }
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's maximum is in its shared memory, visible to the cluster
+  if (tid < 32) {
+    m = tid < b.blocks ? __uint_as_float(*cluster.map_shared_rank(&block_max, tid)) : 0.0f;
+#pragma unroll
+    for (int o = 16; o > 0; o /= 2) m = max_nan(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (tid == 0) {
+      image_max = __float_as_uint(m);
+      if (blockIdx.x == 0) amax[img] = __float_as_uint(m);
+    }
+  }
+  // Done reading the cluster's memory: arrive now (no fence: nothing written is for the others), wait before exiting,
+  // so that no block's shared memory goes while another may still read it.
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  __syncthreads();
+  const float s = ldexpf(1.0f, scale_shift(image_max));
+
+  // Write: the band's words, contiguous in the copy; (pixel, word) advanced without division.
+  const long long words = static_cast<long long>(used) * g.w2 * g.cs;
+  uint32_t* out = dst + (img * g.h2 + Y0) * static_cast<long long>(g.w2) * g.cs;
+  {
+    const int dq = kFusedThreads / g.cs, dr = kFusedThreads - dq * g.cs;
+    int wd = tid % g.cs, pp = tid / g.cs, yl = pp / g.w2, x = pp - yl * g.w2;
+    for (long long i = tid; i < words; i += kFusedThreads) {
+      __half h[2], l[2];
+      if constexpr (S2D) {
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int t = tab[2 * wd + q];
+          const int r = t & 15, qq = (t >> 4) & 15, c = t >> 8;
+          const int y = (Y0 + yl) * g.s + r - g.ph, xx = x * g.s + qq - g.pw;
+          const bool ok = t >= 0 && static_cast<unsigned>(y) < static_cast<unsigned>(g.h) && static_cast<unsigned>(xx) < static_cast<unsigned>(g.w);
+          split_f16(ok ? band[(static_cast<long long>(yl * g.s + r) * g.w + xx) * b.cpad + c] : 0.0f, s, h[q], l[q]);
+        }
+      } else {
+        const float2 v = *reinterpret_cast<const float2*>(band + (static_cast<long long>(yl) * g.w + x) * b.cpad + 2 * wd);
+        split_f16(v.x, s, h[0], l[0]);
+        split_f16(v.y, s, h[1], l[1]);
+      }
+      out[i] = word(h[0], h[1]);
+      if (lo) out[i + lo] = word(l[0], l[1]);
+      wd += dr;
+      int step = dq;
+      if (wd >= g.cs) { wd -= g.cs; ++step; }
+      x += step;
+      while (x >= g.w2) { x -= g.w2; ++yl; }
+    }
+  }
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+
+// ---- launching ---------------------------------------------------------------------------------------------------
+
+// The fused kernel's shared-memory limit raised once per instantiation (a benign race: every thread sets the same).
+template <bool S2D>
+void allow_fused_smem() {
+  static const bool set = [] {
+    CUDA_CHECK(cudaFuncSetAttribute(split_fused_kernel<S2D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kFusedSmemMax)));
+    CUDA_CHECK(cudaFuncSetAttribute(split_fused_kernel<S2D>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    return true;
+  }();
+  (void)set;
+}
+
+template <bool S2D>
+void launch_fused(const float* in, int n, const CopyMap& g, const Band& b, unsigned* amax, uint32_t* dst, long long lo, cudaStream_t s) {
+  allow_fused_smem<S2D>();
+  for (int b0 = 0; b0 < n; b0 += 65535) {
+    cudaLaunchConfig_t cfg{};
+    cfg.gridDim = dim3(static_cast<unsigned>(b.blocks), static_cast<unsigned>(std::min(65535, n - b0)));
+    cfg.blockDim = dim3(kFusedThreads);
+    cfg.dynamicSmemBytes = b.smem;
+    cfg.stream = s;
+    cudaLaunchAttribute attr;
+    attr.id = cudaLaunchAttributeClusterDimension;
+    attr.val.clusterDim.x = static_cast<unsigned>(b.blocks);
+    attr.val.clusterDim.y = 1;
+    attr.val.clusterDim.z = 1;
+    cfg.attrs = &attr;
+    cfg.numAttrs = 1;
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_fused_kernel<S2D>, in, g, b, b0, amax, dst, lo));
+  }
+}
+
+// Runs the pass for n images of `in` into dst (hi words; lo words `lo` further on, or none where lo = 0), each image's
+// max |x| into amax[image] (n words, zeroed here where the two passes need it): fused where it fits, else (or with
+// two_passes, for measurement and tests) in two passes.
+inline void run_split(const float* in, int n, const CopyMap& g, unsigned* amax, uint32_t* dst, long long lo, cudaStream_t s,
+                      bool two_passes = false) {
+  const long long hw2 = static_cast<long long>(g.h2) * g.w2;
+  if (!two_passes && fused_runs(g)) {
+    if (g.s > 1) launch_fused<true>(in, n, g, band_of(g), amax, dst, lo, s);
+    else launch_fused<false>(in, n, g, band_of(g), amax, dst, lo, s);
+    return;
+  }
+  const long long per_image = static_cast<long long>(g.c) * g.h * g.w;
+  CUDA_CHECK(cudaMemsetAsync(amax, 0, sizeof(unsigned) * static_cast<size_t>(n), s));
+  const bool vec = per_image % 4 == 0 && reinterpret_cast<uintptr_t>(in) % 16 == 0;
+  const long long loads = vec ? per_image / 4 : per_image;  // about 8 loads a thread
+  const dim3 grid(static_cast<unsigned>(std::min<long long>((loads + 2047) / 2048, 64)), static_cast<unsigned>(std::min(n, 65535)));
+  if (vec) absmax_per_image_kernel<true><<<grid, 256, 0, s>>>(in, per_image, n, amax);
+  else absmax_per_image_kernel<false><<<grid, 256, 0, s>>>(in, per_image, n, amax);
+  CUDA_CHECK_LAUNCH();
+  if (hw2 == 1 && g.s == 1) {
+    const long long words = static_cast<long long>(n) * g.cs;
+    flat_split_f16_kernel<<<static_cast<unsigned>(std::min<long long>((words + 255) / 256, 8192)), 256, 0, s>>>(in, g.c, g.cs, words, amax, dst, lo);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
+  for (int b0 = 0; b0 < n; b0 += 65535) {
+    const dim3 grid3((g.cs + 31) / 32, static_cast<unsigned>((hw2 + 31) / 32), std::min(65535, n - b0));
+    nhwc_split_f16_kernel<<<grid3, dim3(32, 8), 0, s>>>(in, g, b0, amax, dst, lo);
+    CUDA_CHECK_LAUNCH();
+  }
+}
+
+}  // namespace bs::cuda::f16split

@@ -58,6 +58,7 @@ using gemm::kPadK;
 using gemm::pad_to;
 
 using f16split::CopyMap;
+using f16split::pow2;
 using f16split::scale_shift;
 using f16split::split_f16;
 using f16split::word;
@@ -89,8 +90,8 @@ __global__ void prep_weights_f16_kernel(const float* __restrict__ w, WeightMap g
   }
   __syncthreads();
   const int shift = scale_shift(__float_as_uint(red[0]));
-  const float s = ldexpf(1.0f, shift);
-  if (threadIdx.x == 0) inv[r] = ldexpf(1.0f, -shift);
+  const float s = pow2(shift);
+  if (threadIdx.x == 0) inv[r] = pow2(-shift);
   const int k = g.kh2 * g.kw2 * g.cgs;
   for (int kw = threadIdx.x; kw < kw_pad; kw += blockDim.x) {
     __half h[2], l[2];
@@ -123,7 +124,7 @@ struct Wg3xF16Problem : wg::NchwOutConv {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = r + 64 * mi + 8 * h;
-        inv_a[mi][h] = m < ncols ? ldexpf(1.0f, -scale_shift(__ldg(amax + m / p))) : 0.0f;
+        inv_a[mi][h] = m < ncols ? pow2(-scale_shift(__ldg(amax + m / p))) : 0.0f;
       }
 #pragma unroll
     for (int j = 0; j < T::BN / 8; ++j)

@@ -25,13 +25,18 @@ namespace bs::cuda::f16split {
 
 // The power of two that puts a largest magnitude m (as its FP32 bits) in [2^14, 2^15): s = 2^shift. 0 for m = 0, and
 // for m not finite (the products are then inf or NaN whatever s is, as in FP32). Clamped so that s and 1/s are normal.
+// A normal m is f 2^(E - 126), f in [0.5, 1), E its exponent field: read from the bits (frexpf for the rest).
 __device__ __forceinline__ int scale_shift(unsigned bits) {
+  const unsigned ex = bits >> 23 & 0xffu;  // the bits of a magnitude: no sign
+  if (ex - 1u < 254u) return min(max(141 - static_cast<int>(ex), -120), 120);
   const float m = __uint_as_float(bits);
   if (!(m > 0.0f) || !isfinite(m)) return 0;
   int e;
-  frexpf(m, &e);  // m = f 2^e, f in [0.5, 1)
+  frexpf(m, &e);  // a subnormal m = f 2^e, f in [0.5, 1)
   return min(max(15 - e, -120), 120);
 }
+// 2^k for -126 <= k <= 127 (every shift above and its negation), exact.
+__device__ __forceinline__ float pow2(int k) { return __int_as_float((127 + k) << 23); }
 
 // The two FP16 parts of s x, hi rounded to nearest (s x is exact: a power of two).
 __device__ __forceinline__ void split_f16(float x, float s, __half& hi, __half& lo) {
@@ -91,7 +96,7 @@ __global__ void nhwc_split_f16_kernel(const float* __restrict__ in, CopyMap g, i
                                       uint32_t* __restrict__ dst, long long lo) {
   __shared__ uint32_t th[32][33], tl[32][33];
   const long long img = img0 + static_cast<long long>(blockIdx.z);
-  const float s = ldexpf(1.0f, scale_shift(amax[img]));
+  const float s = pow2(scale_shift(amax[img]));
   const int hw2 = g.h2 * g.w2;
   const int w0 = blockIdx.x * 32, p0 = blockIdx.y * 32, tx = threadIdx.x, ty = threadIdx.y;
   const int p = p0 + tx, py = p / g.w2, px = p - py * g.w2;
@@ -128,7 +133,7 @@ __global__ void flat_split_f16_kernel(const float* __restrict__ in, int c, int c
                                       uint32_t* __restrict__ dst, long long lo) {
   for (long long i = blockIdx.x * static_cast<long long>(blockDim.x) + threadIdx.x; i < words; i += static_cast<long long>(gridDim.x) * blockDim.x) {
     const long long img = i / cs;
-    const float s = ldexpf(1.0f, scale_shift(amax[img]));
+    const float s = pow2(scale_shift(amax[img]));
     const int ch = 2 * static_cast<int>(i - img * cs);
     __half h[2], l[2];
 #pragma unroll
@@ -253,7 +258,7 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   // so that no block's shared memory goes while another may still read it.
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
   __syncthreads();
-  const float s = ldexpf(1.0f, scale_shift(image_max));
+  const float s = pow2(scale_shift(image_max));
 
   // Write: the band's words, contiguous in the copy; (pixel, word) advanced without division.
   const long long words = static_cast<long long>(used) * g.w2 * g.cs;

@@ -144,6 +144,7 @@ TEST(GpuF16Scales, FusedAndTwoPassInputPassesKeepEachImagesAccuracy) {
       EXPECT_EQ(cuda::f16_split_fused(v, m.layers[0]), sh.fused) << what;
       BackendOptions o;
       o.conv_variant = v;
+      o.precision = v == 54 ? Precision::tf32 : Precision::fp32;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
       const std::vector<float> got = forward_of(*gpu, m, in, n);

@@ -464,6 +464,11 @@ TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {
     fc6.in = {9215, 1, 1};  // rows not a multiple of 4 values
     EXPECT_EQ(heuristic_version(fc6, 8, Precision::fp32, 132)->number, 8);
     EXPECT_EQ(heuristic_version(fc6, 8, Precision::tf32, 132)->number, 11);  // v20 is FP32's only
+    // tf32: v11 up to 127 images, v19 (wgmma, compute capability 9.0) from 128 where it runs, else v11 up to 256
+    fc6.in = {9216, 1, 1};
+    EXPECT_EQ(heuristic_version(fc6, 64, Precision::tf32, 132)->number, 11);
+    const bool v19 = registry().find(LayerKind::fc, BackendKind::cuda, 19)->check(fc6).ok;
+    for (int n : {128, 256}) EXPECT_EQ(heuristic_version(fc6, n, Precision::tf32, 132)->number, v19 ? 19 : 11) << n;
   }
   Model m;
   m.name = "q";

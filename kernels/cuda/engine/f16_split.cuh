@@ -149,37 +149,53 @@ constexpr int kFusedThreads = 256;
 constexpr int kFusedMaxBlocks = 16;  // a cluster of 16 blocks: Hopper's non-portable size (cudaFuncAttributeNonPortableClusterSizeAllowed)
 constexpr size_t kFusedSmemTarget = 48 * 1024;  // a band's shared memory, aimed at: four blocks a multiprocessor
 constexpr size_t kFusedSmemMax = 110 * 1024;    // at most: two blocks a multiprocessor (227 KB) with the static arrays
-constexpr int kFusedMaxWords = 64;  // the rewrite's words per pixel at most (S <= 4, Ct < 8: 16 x 8 / 2)
 
 // How an image is cut into bands: `blocks` blocks (the cluster) of `rows` copy rows each (the last may have fewer),
-// each holding rows x S input rows of W pixels x cpad floats in shared memory.
-struct Band {
-  int blocks, rows, cpad;
-  size_t smem;  // bytes
-};
-// cpad: without the rewrite, the copy's channels (2 cs, a multiple of 8) plus 2, so that a pixel's stride in words is
-// odd and a warp's 8-byte reads of consecutive channel pairs meet no bank twice; with it (C < 8 channels, read one
-// value at a time) C rounded up to odd, so that the load phase's stores, a pixel apart, meet no bank twice.
+// each holding its rows x S input rows in shared memory as [row][wp pixels][cpad floats]:
+// - without the rewrite, wp = W and cpad = the copy's channels (2 cs, a multiple of 8) plus 2, so that a pixel's stride
+//   in words is odd and a warp's 8-byte reads of consecutive channel pairs meet no bank twice (plus 4, 16-byte reads of
+//   four channels, measured slower: the load phase's stores, a pixel apart, then meet a bank four times);
+// - with it, cpad = Ct and wp spans the copy's columns (W2 S, from -pw) and the image's, rounded up so that a row is a
+//   whole number of 16-byte units: then the S Ct channels of one copy pixel's sub-row r are S Ct contiguous floats
+//   (S Ct is a multiple of 4: Ct makes S S Ct one of 8), read 16 bytes at a time; what lies outside the image is zero.
 // rows: the most that keep a band within `target` bytes (several blocks a multiprocessor, each with all its loads in
 // flight at once), but at least enough for kFusedMaxBlocks bands to cover the image; then spread evenly over the bands.
+struct Band {
+  int blocks, rows, cpad, wp;
+  size_t smem;  // bytes
+};
 inline Band band_of(const CopyMap& g, size_t target = kFusedSmemTarget) {
   Band b;
-  b.cpad = g.s > 1 ? (g.c | 1) : 2 * g.cs + 2;
-  const size_t row_bytes = static_cast<size_t>(g.s) * g.w * b.cpad * sizeof(float);
+  if (g.s > 1) {
+    b.cpad = g.ct;
+    b.wp = std::max(g.w2 * g.s, g.w + g.pw);
+    while (b.wp * b.cpad % 4 != 0) ++b.wp;
+  } else {
+    b.cpad = 2 * g.cs + 2;
+    b.wp = g.w;
+  }
+  const size_t row_bytes = static_cast<size_t>(g.s) * b.wp * b.cpad * sizeof(float);
   const int rows = std::max((g.h2 + kFusedMaxBlocks - 1) / kFusedMaxBlocks, static_cast<int>(std::min<size_t>(g.h2, target / row_bytes)));
   b.blocks = (g.h2 + rows - 1) / rows;
   b.rows = (g.h2 + b.blocks - 1) / b.blocks;
   b.smem = b.rows * row_bytes;
   return b;
 }
-// Whether the fused pass runs for this copy (the band fits; the rewrite's table fits).
-inline bool fused_runs(const CopyMap& g) {
-  const Band b = band_of(g);
-  return b.smem <= kFusedSmemMax && (g.s == 1 || g.cs <= kFusedMaxWords);
-}
+// Whether the fused pass runs for this copy: the band fits, and with the rewrite a sub-row is whole 16-byte units.
+inline bool fused_runs(const CopyMap& g) { return band_of(g).smem <= kFusedSmemMax && (g.s == 1 || g.s * g.ct % 4 == 0); }
 
 __device__ __forceinline__ void cp_async4(uint32_t dst, const float* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
+}
+// Two FP16 splits of four values into a hi pair of words and a lo pair.
+__device__ __forceinline__ void split4(float4 v, float s, uint2& hi, uint2& lo) {
+  __half h[4], l[4];
+  split_f16(v.x, s, h[0], l[0]);
+  split_f16(v.y, s, h[1], l[1]);
+  split_f16(v.z, s, h[2], l[2]);
+  split_f16(v.w, s, h[3], l[3]);
+  hi = make_uint2(word(h[0], h[1]), word(h[2], h[3]));
+  lo = make_uint2(word(l[0], l[1]), word(l[2], l[3]));
 }
 
 // Grid: x the cluster's blocks (the bands of one image), y images from img0. Dynamic shared memory: Band::smem.
@@ -187,50 +203,73 @@ template <bool S2D>
 __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float* __restrict__ in, CopyMap g, Band b, int img0,
                                                                      unsigned* __restrict__ amax, uint32_t* __restrict__ dst, long long lo) {
   namespace cg = cooperative_groups;
-  extern __shared__ float band[];  // [rows S][W][cpad]
-  __shared__ int tab[2 * kFusedMaxWords];  // the rewrite: per word and half, r | q << 4 | c << 8, or -1 (zero)
+  extern __shared__ float4 band4[];  // [rows S][wp][cpad] floats
+  float* band = reinterpret_cast<float*>(band4);
   __shared__ float red[kFusedThreads / 32];
   __shared__ unsigned block_max, image_max;
   const int tid = threadIdx.x;
   const long long img = img0 + static_cast<long long>(blockIdx.y);
   const int Y0 = blockIdx.x * b.rows, Y1 = min(Y0 + b.rows, g.h2), used = max(Y1 - Y0, 0);
-  const int y_lo = Y0 * g.s - g.ph;                                         // the band's first input row
-  const int r_lo = max(y_lo, 0), r_hi = min(y_lo + used * g.s, g.h);       // the rows of it inside the image
+  const int y_lo = Y0 * g.s - g.ph;                                    // the band's first input row
+  const int r_lo = max(y_lo, 0), r_hi = min(y_lo + used * g.s, g.h);  // the rows of it inside the image
+  const int band_floats = used * g.s * b.wp * b.cpad;
   const long long hw = static_cast<long long>(g.h) * g.w;
-  const float* src = in + img * g.c * hw + static_cast<long long>(r_lo) * g.w;
 
+  // With the rewrite, what the loads leave unwritten (padding, past the image's edges, channels Ct > C) reads as zero:
+  // the band is zeroed first.
   if constexpr (S2D) {
-    for (int i = tid; i < 2 * g.cs; i += kFusedThreads) {
-      const int ch = i, sub = ch / g.ct, c = ch - sub * g.ct, r = sub / g.s, q = sub - r * g.s;
-      tab[i] = c < g.c && sub < g.s * g.s ? r | q << 4 | c << 8 : -1;
+    for (int i = tid; i < band_floats / 4; i += kFusedThreads) band4[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    __syncthreads();
+  }
+  // Load: every channel's rows r_lo .. r_hi, element (c, row, x) into band[((row - y_lo) wp + x + pw) cpad + c], all of a
+  // thread's copies in flight at once (cp.async: no registers held); the indices advance without division.
+  const int rows_in = max(r_hi - r_lo, 0);
+  if (rows_in > 0) {
+    const long long total = static_cast<long long>(rows_in) * g.w * g.c;
+    const float* src = in + img * g.c * hw + static_cast<long long>(r_lo) * g.w;
+    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(band)) +
+                          static_cast<uint32_t>(((r_lo - y_lo) * b.wp + g.pw) * b.cpad) * 4u;
+    const int seg = rows_in * g.w;  // one channel's values
+    const int dc = kFusedThreads / seg, dj = kFusedThreads - dc * seg;
+    int c = tid / seg, j = tid - c * seg;
+    if constexpr (S2D) {  // rows of wp pixels: (row, x) tracked
+      int row = j / g.w, x = j - row * g.w;
+      const int drow = dj / g.w, dx = dj - drow * g.w;
+      for (long long i = tid; i < total; i += kFusedThreads) {
+        cp_async4(base + static_cast<uint32_t>((row * b.wp + x) * b.cpad + c) * 4u, src + c * hw + row * g.w + x);
+        x += dx;
+        row += drow;
+        if (x >= g.w) { x -= g.w; ++row; }
+        c += dc;
+        if (row >= rows_in) { row -= rows_in; ++c; }
+      }
+    } else {  // wp = W, pw = 0: the band's pixels are j
+      for (long long i = tid; i < total; i += kFusedThreads) {
+        cp_async4(base + static_cast<uint32_t>(j * b.cpad + c) * 4u, src + c * hw + j);
+        c += dc;
+        j += dj;
+        if (j >= seg) { j -= seg; ++c; }
+      }
     }
   }
-
-  // Load: the band's rows of every channel, (c, j) -> band[(j + (r_lo - y_lo) W) cpad + c], all of a thread's copies in
-  // flight at once (cp.async: no registers held); the lanes past C zeroed meanwhile.
-  const int len = max(r_hi - r_lo, 0) * g.w;  // values per channel
-  float* in_band = band + static_cast<long long>(r_lo - y_lo) * g.w * b.cpad;
-  if (len > 0) {
-    const long long total = static_cast<long long>(len) * g.c;
-    const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(in_band));
-    const int dc = kFusedThreads / len, dj = kFusedThreads - dc * len;
-    int c = tid / len, j = tid - c * len;
-    for (long long i = tid; i < total; i += kFusedThreads) {
-      cp_async4(base + static_cast<uint32_t>(j * b.cpad + c) * 4u, src + c * hw + j);
-      c += dc;
-      j += dj;
-      if (j >= len) { j -= len; ++c; }
-    }
+  if constexpr (!S2D) {  // the lanes past C (the copy's padding channels and the 2 never read) zero
     const int pad = b.cpad - g.c;
-    for (int i = tid; i < len * pad; i += kFusedThreads) {
-      const int jj = i / pad;
-      in_band[static_cast<long long>(jj) * b.cpad + g.c + (i - jj * pad)] = 0.0f;
+    for (int i = tid; i < used * g.w * pad; i += kFusedThreads) {
+      const int p = i / pad;
+      band[p * b.cpad + g.c + (i - p * pad)] = 0.0f;
     }
   }
   asm volatile("cp.async.wait_all;\n" ::: "memory");
   __syncthreads();
-  float m = 0.0f;
-  for (long long i = tid; i < static_cast<long long>(len) * b.cpad; i += kFusedThreads) m = max_nan(m, fabsf(in_band[i]));
+  float m = 0.0f;  // over the band, whose lanes not loaded are zero
+  if constexpr (S2D) {
+    for (int i = tid; i < band_floats / 4; i += kFusedThreads) {
+      const float4 v = band4[i];
+      m = max_nan(max_nan(m, fabsf(v.x)), max_nan(fabsf(v.y), max_nan(fabsf(v.z), fabsf(v.w))));
+    }
+  } else {  // without the rewrite a band need not be whole 16-byte units
+    for (int i = tid; i < band_floats; i += kFusedThreads) m = max_nan(m, fabsf(band[i]));
+  }
 
   // The image's largest |x|: the block's, then the cluster's.
 #pragma unroll
@@ -260,30 +299,39 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   __syncthreads();
   const float s = pow2(scale_shift(image_max));
 
-  // Write: the band's words, contiguous in the copy; (pixel, word) advanced without division.
-  const long long words = static_cast<long long>(used) * g.w2 * g.cs;
-  uint32_t* out = dst + (img * g.h2 + Y0) * static_cast<long long>(g.w2) * g.cs;
-  {
+  // Write: the band's words, contiguous in the copy; (pixel, word) advanced without division. With the rewrite two words
+  // (four channels) a step: one 16-byte read of shared memory, one 8-byte store of hi words and one of lo (cs is a
+  // multiple of 4, so the lo part stays 8-byte aligned).
+  uint2* out = reinterpret_cast<uint2*>(dst + (img * g.h2 + Y0) * static_cast<long long>(g.w2) * g.cs);
+  if constexpr (S2D) {  // a step is 4 of the S Ct channels of one sub-row r of a copy pixel: (pixel, r, chunk)
+    const int chunks = g.s * g.ct / 4, per_pixel = g.s * chunks;  // = cs / 2
+    const long long steps = static_cast<long long>(used) * g.w2 * per_pixel;
+    const int dq = kFusedThreads / per_pixel, dr = kFusedThreads - dq * per_pixel;
+    int k = tid % per_pixel, pp = tid / per_pixel, yl = pp / g.w2, x = pp - yl * g.w2;
+    for (long long i = tid; i < steps; i += kFusedThreads) {
+      const int r = k / chunks, q = k - r * chunks;
+      uint2 hi, lw;
+      split4(band4[(((yl * g.s + r) * b.wp + x * g.s) * b.cpad) / 4 + q], s, hi, lw);
+      out[i] = hi;
+      if (lo) out[i + lo / 2] = lw;
+      k += dr;
+      int step = dq;
+      if (k >= per_pixel) { k -= per_pixel; ++step; }
+      x += step;
+      while (x >= g.w2) { x -= g.w2; ++yl; }
+    }
+  } else {  // a word a step: one 8-byte read of shared memory
+    uint32_t* out1 = reinterpret_cast<uint32_t*>(out);
+    const long long words = static_cast<long long>(used) * g.w2 * g.cs;
     const int dq = kFusedThreads / g.cs, dr = kFusedThreads - dq * g.cs;
     int wd = tid % g.cs, pp = tid / g.cs, yl = pp / g.w2, x = pp - yl * g.w2;
     for (long long i = tid; i < words; i += kFusedThreads) {
+      const float2 v = *reinterpret_cast<const float2*>(band + (yl * g.w + x) * b.cpad + 2 * wd);
       __half h[2], l[2];
-      if constexpr (S2D) {
-#pragma unroll
-        for (int q = 0; q < 2; ++q) {
-          const int t = tab[2 * wd + q];
-          const int r = t & 15, qq = (t >> 4) & 15, c = t >> 8;
-          const int y = (Y0 + yl) * g.s + r - g.ph, xx = x * g.s + qq - g.pw;
-          const bool ok = t >= 0 && static_cast<unsigned>(y) < static_cast<unsigned>(g.h) && static_cast<unsigned>(xx) < static_cast<unsigned>(g.w);
-          split_f16(ok ? band[(static_cast<long long>(yl * g.s + r) * g.w + xx) * b.cpad + c] : 0.0f, s, h[q], l[q]);
-        }
-      } else {
-        const float2 v = *reinterpret_cast<const float2*>(band + (static_cast<long long>(yl) * g.w + x) * b.cpad + 2 * wd);
-        split_f16(v.x, s, h[0], l[0]);
-        split_f16(v.y, s, h[1], l[1]);
-      }
-      out[i] = word(h[0], h[1]);
-      if (lo) out[i + lo] = word(l[0], l[1]);
+      split_f16(v.x, s, h[0], l[0]);
+      split_f16(v.y, s, h[1], l[1]);
+      out1[i] = word(h[0], h[1]);
+      if (lo) out1[i + lo] = word(l[0], l[1]);
       wd += dr;
       int step = dq;
       if (wd >= g.cs) { wd -= g.cs; ++step; }

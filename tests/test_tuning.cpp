@@ -464,11 +464,19 @@ TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {
     fc6.in = {9215, 1, 1};  // rows not a multiple of 4 values
     EXPECT_EQ(heuristic_version(fc6, 8, Precision::fp32, 132)->number, 8);
     EXPECT_EQ(heuristic_version(fc6, 8, Precision::tf32, 132)->number, 11);  // v20 is FP32's only
-    // tf32: v11 up to 127 images, v19 (wgmma, compute capability 9.0) from 128 where it runs, else v11 up to 256
-    fc6.in = {9216, 1, 1};
-    EXPECT_EQ(heuristic_version(fc6, 64, Precision::tf32, 132)->number, 11);
+    // tf32: v19 (wgmma, compute capability 9.0) where it runs and images x inputs x outputs exceeds 2^31, else v11 up
+    // to 256 images and v10 beyond: fc6 (9216 x 4096) from 57 images, fc8 (4096 x 1000) from 525
     const bool v19 = registry().find(LayerKind::fc, BackendKind::cuda, 19)->check(fc6).ok;
-    for (int n : {128, 256}) EXPECT_EQ(heuristic_version(fc6, n, Precision::tf32, 132)->number, v19 ? 19 : 11) << n;
+    fc6.in = {9216, 1, 1};
+    EXPECT_EQ(heuristic_version(fc6, 56, Precision::tf32, 132)->number, 11);
+    for (int n : {57, 128, 256}) EXPECT_EQ(heuristic_version(fc6, n, Precision::tf32, 132)->number, v19 ? 19 : 11) << n;
+    Layer fc8 = fc6;
+    std::get<FcParams>(fc8.op).outputs = 1000;
+    fc8.in = {4096, 1, 1};
+    fc8.out = {1000, 1, 1};
+    for (int n : {128, 256}) EXPECT_EQ(heuristic_version(fc8, n, Precision::tf32, 132)->number, 11) << n;
+    EXPECT_EQ(heuristic_version(fc8, 524, Precision::tf32, 132)->number, 10);
+    EXPECT_EQ(heuristic_version(fc8, 525, Precision::tf32, 132)->number, v19 ? 19 : 10);
   }
   Model m;
   m.name = "q";

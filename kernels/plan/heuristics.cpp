@@ -100,10 +100,12 @@ constexpr int kFcStreamTf32Images = 16;
 // run on the H100 (experiments/precision-half.md, "fc v16"): fc6 + fc7 + fc8 at 16 images 1.04x v13's time, at 64 0.97x,
 // 128 0.89x, 256 0.98x, 512 1.00x (fc7 alone 1.1-1.2x v12 at 256-512), 1024 0.51x v12's.
 constexpr int kFcWgmmaImages = 64;
-// --precision tf32 on Hopper: fc v19 (the scaled FP16 product on wgmma, the layer as a 1x1 convolution on conv v54) from
-// this batch on. AlexNet's fc6 + fc7 + fc8 on the H100, forced versions in one call (experiments/tuning-accuracy.md,
-// "One scale per image"): 64 images 0.149 ms against v11's 0.136, 128 0.171 against 0.194, 256 0.213 against 0.387.
-constexpr int kFcF16sImages = 128;
+// --precision tf32 on Hopper: fc v19 (the scaled FP16 product on wgmma, the layer as a 1x1 convolution on conv v54) where
+// the layer's product is more than 2^31 multiply-adds (images x inputs x outputs). AlexNet on the H100, forced versions
+// in one call, v19 against v11 (experiments/tuning-accuracy.md, "One scale per image"): fc6 (37.7 M weights) 0.074 ms
+// against 0.077 at 64 images, 0.082 / 0.114 at 128, 0.101 / 0.241 at 256; fc7 (16.8 M) 0.048 / 0.040 at 64,
+// 0.057 / 0.057 at 128, 0.073 / 0.112 at 256; fc8 (4.1 M) 0.032 / 0.024 at 128, 0.039 / 0.035 at 256.
+constexpr double kFcF16sMacs = 2147483648.0;
 
 }  // namespace
 
@@ -165,7 +167,9 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
     } else {
       const int f = fc_fp32(n);
       v = f == 5 ? 5 : f == 8 ? 11 : 10;
-      if (n >= kFcF16sImages && runs(LayerKind::fc, 19, l)) v = 19;
+      const FcParams* fp = std::get_if<FcParams>(&l.op);
+      const double macs = fp ? static_cast<double>(n) * static_cast<double>(l.in.size()) * fp->outputs : 0.0;
+      if (macs > kFcF16sMacs && runs(LayerKind::fc, 19, l)) v = 19;
     }
   } else if (conv) {
     v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
@@ -201,7 +205,7 @@ std::string heuristic_text(LayerKind op) {
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";
   return "v5 (stream) up to 4 images, v20 (stream-mma-3xtf32) up to 16 where the rows are a multiple of 4 values, v8 up to 64; from 65 images v18 (3xFP16 on wgmma) where it runs (compute capability "
          "9.0), else v8 up to 256, else v7; with --precision tf32: v5 (stream, memory-bound) up to 4 images, "
-         "v11 up to 256, else v10, and from 128 images v19 (the scaled FP16 product on wgmma) where it runs; with fp16 or bf16: v14 (stream) at 1 image, v17 (stream on the tensor cores) up to 16, then from 64 images v16 (wgmma) where it "
+         "v11 up to 256, else v10, and v19 (the scaled FP16 product on wgmma) where it runs and the product is more than 2^31 multiply-adds (images x inputs x outputs); with fp16 or bf16: v14 (stream) at 1 image, v17 (stream on the tensor cores) up to 16, then from 64 images v16 (wgmma) where it "
          "runs (compute capability 9.0, a multiple of 8 input values), else v13 up to 256, else v12; with --weights int8, "
          "v15 (8-bit rows streamed) up to " + std::to_string(kInt8StreamImages) + " images in every precision, then as above";
 }

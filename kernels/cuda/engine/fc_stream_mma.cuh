@@ -43,4 +43,19 @@ __device__ __forceinline__ void store_tiles(Partial& partial, const float (&acc)
   }
 }
 
+// The block's sum over its WARPS warps' partial tiles (partial[warp][output][image]), the bias added: each output
+// o0 + col < outputs of each image img < nb goes to store(img, o, v). The block's WARPS x 32 threads share the pairs.
+template <int NT, int IMAGES, int WARPS, class Partial, class Store>
+__device__ __forceinline__ void sum_warps(const Partial& partial, int o0, int nb, int outputs, const float* bias, Store&& store) {
+  for (int i = threadIdx.x; i < NT * 8 * IMAGES; i += WARPS * 32) {
+    const int col = i / IMAGES, img = i % IMAGES, o = o0 + col;
+    if (img >= nb || o >= outputs) continue;
+    float v = 0.0f;
+#pragma unroll
+    for (int q = 0; q < WARPS; ++q) v += partial[q][col][img];
+    if (bias) v += bias[o];
+    store(img, o, v);
+  }
+}
+
 }  // namespace bs::cuda::stream_mma

@@ -106,15 +106,9 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
     stream_mma::two_stages<Stage>(warp, chunks, kStep, load, multiply);
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
-    for (int i = threadIdx.x; i < NT * 8 * kImages; i += kWarps * 32) {
-      const int col = i / kImages, img = i % kImages, o = o0 + col;
-      if (img >= nb || o >= outputs) continue;
-      float v = 0.0f;
-#pragma unroll
-      for (int q = 0; q < kWarps; ++q) v += partial[q][col][img];
-      if (bias) v += bias[o];
+    stream_mma::sum_warps<NT, kImages, kWarps>(partial, o0, nb, outputs, bias, [&](int img, int o, float v) {
       out[static_cast<long long>(n0 + img) * outputs + o] = activate_or_keep(v, act);
-    }
+    });
     __syncthreads();  // partial is reused by the next pass
   }
 }

@@ -183,17 +183,11 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
     // acc[j]: (image g, outputs 2t, 2t + 1) and (image g + 8, the same outputs) of n-tile j.
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
-    for (int i = threadIdx.x; i < NT * 8 * kMmaImages; i += kMmaWarps * 32) {
-      const int col = i / kMmaImages, img = i % kMmaImages, o = o0 + col;
-      if (img >= nb || o >= outputs) continue;
-      float v = 0.0f;
-#pragma unroll
-      for (int q = 0; q < kMmaWarps; ++q) v += partial[q][col][img];
-      if (bias) v += bias[o];
+    stream_mma::sum_warps<NT, kMmaImages, kMmaWarps>(partial, o0, nb, outputs, bias, [&](int img, int o, float v) {
       uint16_t* dst = out + static_cast<long long>(n0 + img) * os;
       dst[o] = store_value<BF16>(activate_or_keep(v, act), ovf);
       if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
-    }
+    });
     __syncthreads();  // partial is reused by the next pass
   }
 }

@@ -126,18 +126,7 @@ struct Wg3xF16Problem : wg::NchwOutConv {
         const int m = r + 64 * mi + 8 * h;
         inv_a[mi][h] = m < ncols ? pow2(-scale_shift(__ldg(amax + m / p))) : 0.0f;
       }
-#pragma unroll
-    for (int j = 0; j < T::BN / 8; ++j)
-#pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const int n = c + 8 * j + q;
-        if (n >= mg) continue;
-        const float f = __ldg(inv_w + group * mg + n);
-#pragma unroll
-        for (int mi = 0; mi < T::MI; ++mi)
-#pragma unroll
-          for (int h = 0; h < 2; ++h) store(group, split, r + 64 * mi + 8 * h, n, acc[mi][4 * j + 2 * h + q] * (inv_a[mi][h] * f));
-      }
+    store_tile_nchw<T, true>(acc, group, split, r, c, inv_a, inv_w + group * mg);
   }
 };
 

@@ -121,6 +121,13 @@ struct NhwcConvLoads {
   }
 };
 
+// Stores v at p + words, a global address. Written out because the compiler, given p + words, adds a 64-bit index to
+// the tensor's base (four instructions an address where this takes two), and loses that the pointer is global once
+// the address is computed in assembly (a generic store).
+__device__ __forceinline__ void store_global(float* p, unsigned words, float v) {
+  asm volatile("{\n\t.reg .u64 a;\n\tmad.wide.u32 a, %1, 4, %0;\n\tst.global.f32 [a], %2;\n\t}" ::"l"(p), "r"(words), "f"(v));
+}
+
 // The FP32 convolutions' epilogue (conv_wgmma.cu, conv_wgmma_3xf16.cu): C's rows are pixels and its columns filters,
 // stored into the NCHW output with bias and activation, or as split-K partial sums (splits, G, Mg, ncols) reduced after.
 struct NchwOutConv : NhwcConvLoads {
@@ -138,6 +145,80 @@ struct NchwOutConv : NhwcConvLoads {
     const int img = m / p, q = m - img * p, nn = group * mg + n;
     if (bias) v += bias[nn];
     out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
+  }
+
+  // The thread's whole accumulator (gemm_wgmma.cuh's store_tile: rows r + 64 mi + 8 h, column pairs c + 8 j), each value
+  // first multiplied by rowf[mi][h] * colf[column] where SCALED (conv_wgmma_3xf16.cu's powers of two; colf indexed by
+  // the group's filter). Where all its rows are pixels of the layer, there is no split-K and a filter's plane of one
+  // image has under 2^31 values, each row's place in the output is found once (one division where store() has one per
+  // value), each column's bias and factor read once, ReLU taken without a branch, and each value goes out after one
+  // check of its column: store()'s per-value checks, division, 64-bit index and bias load (reloaded after every store,
+  // since out may alias it) made the epilogue the largest cost of short-K layers (AlexNet's conv1: 7 stages), as the
+  // 16-bit versions found (conv_wgmma_half.cu). Elsewhere value by value through store(). The values are the same
+  // bits either way: the same product, then bias + value (a missing bias adds -0, which changes nothing), then the
+  // activation.
+  template <class T, bool SCALED>
+  __device__ __forceinline__ void store_tile_nchw(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c,
+                                                  const float (&rowf)[T::MI][2], const float* colf) const {
+    constexpr int J = T::BN / 8;
+    const auto value = [&](int mi, int h, int j, int q, float f) {
+      const float a = acc[mi][4 * j + 2 * h + q];
+      if constexpr (SCALED) return a * (rowf[mi][h] * f);
+      else return a;
+    };
+    if (splits > 1 || r + 64 * (T::MI - 1) + 8 >= ncols || static_cast<long long>(mg) * p >= INT_MAX) {
+#pragma unroll
+      for (int j = 0; j < J; ++j)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int n = c + 8 * j + q;
+          if (n >= mg) continue;
+          const float f = SCALED ? __ldg(colf + n) : 1.0f;
+#pragma unroll
+          for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) store(group, split, r + 64 * mi + 8 * h, n, value(mi, h, j, q, f));
+        }
+      return;
+    }
+    float* row[T::MI][2];  // (img, the group's first filter, pixel) of each row
+#pragma unroll
+    for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int m = r + 64 * mi + 8 * h, img = m / p, q = m - img * p;
+        row[mi][h] = out + (static_cast<long long>(img) * m_total + group * mg) * p + q;
+      }
+    // the thread's columns' bias and factors at fixed offsets from one address each (no branch per column: a column past
+    // the layer loads and stores nothing)
+    const float* bc = bias ? bias + group * mg + c : nullptr;
+    const float* fc = SCALED ? colf + c : nullptr;
+    const auto body = [&](auto activation) {
+#pragma unroll
+      for (int j = 0; j < J; ++j)
+#pragma unroll
+        for (int q = 0; q < 2; ++q) {
+          const int n = c + 8 * j + q;
+          const bool in = n < mg;
+          const float b = bc && in ? __ldg(bc + 8 * j + q) : -0.0f;
+          const float f = SCALED && in ? __ldg(fc + 8 * j + q) : 1.0f;
+          const unsigned col = static_cast<unsigned>(n) * static_cast<unsigned>(p);
+#pragma unroll
+          for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float v = activation(value(mi, h, j, q, f) + b);
+              if (in) store_global(row[mi][h], col, v);
+            }
+        }
+    };
+    if (act == 0) body([](float v) { return fmaxf(v, 0.0f); });  // ReLU, as activate()
+    else body([this](float v) { return activate_or_keep(v, act); });
+  }
+  template <class T>
+  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
+    const float unscaled[T::MI][2] = {};
+    store_tile_nchw<T, false>(acc, group, split, r, c, unscaled, nullptr);
   }
 };
 

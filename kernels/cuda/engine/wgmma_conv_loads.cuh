@@ -149,14 +149,14 @@ struct NchwOutConv : NhwcConvLoads {
 
   // The thread's whole accumulator (gemm_wgmma.cuh's store_tile: rows r + 64 mi + 8 h, column pairs c + 8 j), each value
   // first multiplied by rowf[mi][h] * colf[column] where SCALED (conv_wgmma_3xf16.cu's powers of two; colf indexed by
-  // the group's filter). Where all its rows are pixels of the layer, there is no split-K and a filter's plane of one
-  // image has under 2^31 values, each row's place in the output is found once (one division where store() has one per
-  // value), each column's bias and factor read once, ReLU taken without a branch, and each value goes out after one
-  // check of its column: store()'s per-value checks, division, 64-bit index and bias load (reloaded after every store,
-  // since out may alias it) made the epilogue the largest cost of short-K layers (AlexNet's conv1: 7 stages), as the
-  // 16-bit versions found (conv_wgmma_half.cu). Elsewhere value by value through store(). The values are the same
-  // bits either way: the same product, then bias + value (a missing bias adds -0, which changes nothing), then the
-  // activation.
+  // the group's filter). Where all its rows are pixels of the layer, each row's place in the output (or in the split-K
+  // partial sums, whose filters are planes of ncols values) is found once: one division where store() has one per
+  // value. Each column's bias and factor are read once, ReLU is taken without a branch, and each value goes out after
+  // one check of its column. store()'s per-value checks, division, 64-bit index, bias load (reloaded after every
+  // store, since out may alias it) and branch on the activation made the epilogue the largest cost of short-K layers
+  // (AlexNet's conv1: 7 stages), as the 16-bit versions found (conv_wgmma_half.cu). Rows past the layer go value by
+  // value through store(). The values are the same bits either way: the same product, then bias + value (a missing
+  // bias adds -0, which changes nothing), then the activation.
   template <class T, bool SCALED>
   __device__ __forceinline__ void store_tile_nchw(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c,
                                                   const float (&rowf)[T::MI][2], const float* colf) const {
@@ -166,7 +166,9 @@ struct NchwOutConv : NhwcConvLoads {
       if constexpr (SCALED) return a * (rowf[mi][h] * f);
       else return a;
     };
-    if (splits > 1 || r + 64 * (T::MI - 1) + 8 >= ncols || static_cast<long long>(mg) * p >= INT_MAX) {
+    const bool partial = splits > 1;
+    const int plane = partial ? ncols : p;  // from one filter's values to the next's
+    if (r + 64 * (T::MI - 1) + 8 >= ncols || static_cast<long long>(mg) * plane >= INT_MAX) {
 #pragma unroll
       for (int j = 0; j < J; ++j)
 #pragma unroll
@@ -181,17 +183,18 @@ struct NchwOutConv : NhwcConvLoads {
         }
       return;
     }
-    float* row[T::MI][2];  // (img, the group's first filter, pixel) of each row
+    float* row[T::MI][2];  // the row's value of the group's first filter
 #pragma unroll
     for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = r + 64 * mi + 8 * h, img = m / p, q = m - img * p;
-        row[mi][h] = out + (static_cast<long long>(img) * m_total + group * mg) * p + q;
+        row[mi][h] = partial ? part + (static_cast<long long>(split) * groups + group) * mg * ncols + m
+                             : out + (static_cast<long long>(img) * m_total + group * mg) * p + q;
       }
     // the thread's columns' bias and factors at fixed offsets from one address each (no branch per column: a column past
-    // the layer loads and stores nothing)
-    const float* bc = bias ? bias + group * mg + c : nullptr;
+    // the layer loads and stores nothing); partial sums take neither bias nor activation
+    const float* bc = bias && !partial ? bias + group * mg + c : nullptr;
     const float* fc = SCALED ? colf + c : nullptr;
     const auto body = [&](auto activation) {
 #pragma unroll
@@ -202,7 +205,7 @@ struct NchwOutConv : NhwcConvLoads {
           const bool in = n < mg;
           const float b = bc && in ? __ldg(bc + 8 * j + q) : -0.0f;
           const float f = SCALED && in ? __ldg(fc + 8 * j + q) : 1.0f;
-          const unsigned col = static_cast<unsigned>(n) * static_cast<unsigned>(p);
+          const unsigned col = static_cast<unsigned>(n) * static_cast<unsigned>(plane);
 #pragma unroll
           for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
@@ -212,8 +215,9 @@ struct NchwOutConv : NhwcConvLoads {
             }
         }
     };
-    if (act == 0) body([](float v) { return fmaxf(v, 0.0f); });  // ReLU, as activate()
-    else body([this](float v) { return activate_or_keep(v, act); });
+    if (partial || act < 0) body([](float v) { return v; });
+    else if (act == 0) body([](float v) { return fmaxf(v, 0.0f); });  // ReLU, as activate()
+    else body([this](float v) { return activate(v, act); });
   }
   template <class T>
   __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {

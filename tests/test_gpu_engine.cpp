@@ -114,6 +114,21 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
       }
       EXPECT_LE(test::rel_l2(got, want), 1e-5) << "v" << v << " in " << to_string(c.in) << " seed " << seed;
     }
+    // --precision tf32's wgmma versions (TF32 on v33, the scaled FP16 product on v54-v56) through the same epilogue: each
+    // activation where the tile's rows are inside the layer and where they run past it, within tf32's 5e-3.
+    for (const char* v : {"33", "54", "55", "56"}) {
+      auto gpu = make_backend("cuda", test::guarded_options(v, "", "tf32"));
+      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {
+        std::printf("tf32 v%s skipped: %s\n", v, sup.reason.c_str());
+        continue;
+      }
+      gpu->load(m);
+      const std::vector<float> got = run(*gpu, m, in, c.batch);
+      EXPECT_EQ(gpu->describe(1), "fused into conv") << v;
+      const double err = test::rel_l2(got, want);
+      EXPECT_LE(err, 5e-3) << "tf32 v" << v << " in " << to_string(c.in) << " seed " << seed;
+      EXPECT_GT(err, 1e-6) << "tf32 v" << v;  // TF32's rounding shows
+    }
     // The 16-bit versions (130 filters in 2 groups: 65 per group, so the second group's channel pairs straddle words).
     for (const char* p : {"fp16", "bf16"})
       for (const char* v : {"19", "20", "21"}) {

@@ -192,47 +192,28 @@ struct NchwOutConv : NhwcConvLoads {
         row[mi][h] = partial ? part + (static_cast<long long>(split) * groups + group) * mg * ncols + m
                              : out + (static_cast<long long>(img) * m_total + group * mg) * p + q;
       }
-    // The thread's columns' bias and factors, at fixed offsets from one address each (no branch per column: a column past
-    // the layer loads and stores nothing; partial sums take neither bias nor activation), loaded a chunk of JC column
-    // pairs ahead of the stores that use them. The stores are written in assembly, which the compiler does not move
-    // loads across: loaded just before its own stores, each column waited out a load (fc v18 at 128 images, split K:
-    // 7-15 % slower than the per-value form, ncu).
+    // the thread's columns' bias and factors at fixed offsets from one address each (no branch per column: a column past
+    // the layer loads and stores nothing); partial sums take neither bias nor activation
     const float* bc = bias && !partial ? bias + group * mg + c : nullptr;
     const float* fc = SCALED ? colf + c : nullptr;
-    constexpr int JC = 2;
-    static_assert(J % JC == 0, "whole chunks of column pairs");
-    float cb[2][2 * JC], cf[2][2 * JC];  // two chunks in flight: [chunk % 2][2 jj + q]
-    const auto load = [&](int k) {
+    const auto body = [&](auto activation) {
 #pragma unroll
-      for (int jj = 0; jj < JC; ++jj)
+      for (int j = 0; j < J; ++j)
 #pragma unroll
         for (int q = 0; q < 2; ++q) {
-          const int j = k * JC + jj;
-          const bool in = c + 8 * j + q < mg;
-          cb[k % 2][2 * jj + q] = bc && in ? __ldg(bc + 8 * j + q) : -0.0f;
-          cf[k % 2][2 * jj + q] = SCALED && in ? __ldg(fc + 8 * j + q) : 1.0f;
+          const int n = c + 8 * j + q;
+          const bool in = n < mg;
+          const float b = bc && in ? __ldg(bc + 8 * j + q) : -0.0f;
+          const float f = SCALED && in ? __ldg(fc + 8 * j + q) : 1.0f;
+          const unsigned col = static_cast<unsigned>(n) * static_cast<unsigned>(plane);
+#pragma unroll
+          for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) {
+              const float v = activation(value(mi, h, j, q, f) + b);
+              if (in) store_global(row[mi][h], col, v);
+            }
         }
-    };
-    const auto body = [&](auto activation) {
-      load(0);
-#pragma unroll
-      for (int k = 0; k < J / JC; ++k) {
-        if (k + 1 < J / JC) load(k + 1);
-#pragma unroll
-        for (int jj = 0; jj < JC; ++jj)
-#pragma unroll
-          for (int q = 0; q < 2; ++q) {
-            const int j = k * JC + jj, n = c + 8 * j + q;
-            const unsigned col = static_cast<unsigned>(n) * static_cast<unsigned>(plane);
-#pragma unroll
-            for (int mi = 0; mi < T::MI; ++mi)
-#pragma unroll
-              for (int h = 0; h < 2; ++h) {
-                const float v = activation(value(mi, h, j, q, cf[k % 2][2 * jj + q]) + cb[k % 2][2 * jj + q]);
-                if (n < mg) store_global(row[mi][h], col, v);
-              }
-          }
-      }
     };
     if (partial || act < 0) body([](float v) { return v; });
     else if (act == 0) body([](float v) { return fmaxf(v, 0.0f); });  // ReLU, as activate()

@@ -215,8 +215,8 @@ struct NchwOutConv : NhwcConvLoads {
             }
         }
     };
-    if (partial || act < 0) body([](float v) { return v; });
-    else if (act == 0) body([](float v) { return fmaxf(v, 0.0f); });  // ReLU, as activate()
+    if (partial || act < 0) body([](float v) { return activate_c<kNoAct>(v); });
+    else if (act == 0) body([](float v) { return activate_c<0>(v); });  // ReLU
     else body([this](float v) { return activate(v, act); });
   }
   template <class T>

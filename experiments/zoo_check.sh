@@ -9,10 +9,12 @@
 #           .layers.csv) in zoo_runs.tgz
 #   PT=1    PyTorch on the same GPU (experiments/pytorch_alexnet.py --net): PT_NETS (default vgg16) at ZOO_BATCHES in
 #           PT_MODES (default fp32,tf32,fp16-cl): pytorch-NET.txt and .json
-#   HEUR=1  VGG-11 and VGG-16 at batch 1, 64, 256: tune (HEUR_PRECISIONS, default fp32 fp16), then the kernel time of
-#           auto without a table (its heuristic) against auto with the tuned table: heuristic.md. TUNE_ARGS narrows
-#           the candidates (VGG-16: --conv-variants 5,6,12,13,14,15,34,35,36, the general FP32 versions without the
-#           four naive ones, which take 0.3-0.6 s a layer at batch 256 and put the whole tune past 200 s)
+#   HEUR=1  HEUR_NETS (default VGG-11 and VGG-16) at HEUR_BATCHES (default 1,64,256): tune (HEUR_PRECISIONS, default
+#           fp32 fp16), then the kernel time of auto without a table (its heuristic) against auto with the tuned table,
+#           HEUR_ROUNDS times alternating (default 1): heuristic.md. TUNE_ARGS narrows the candidates, TUNE_ARGS_<precision>
+#           (e.g. TUNE_ARGS_fp32) for one precision (VGG-16 fp32: without the naive versions 1-6, which take 0.3-0.6 s
+#           a layer at batch 256 and put the whole tune past 200 s). The tables are kept in heur_runs.tgz and
+#           heur_tables.tgz. HEUR_SWEEPS=0: tune only; HEUR_TABLES=DIR: no tune, DIR/NET-PRECISION.json is the table
 #   KINDS=1 the fixtures of the newer layer kinds (asympads: asymmetric padding; dilated; bnalone: BatchNormalization on
 #           its own, v37 in 16 bits) on cuda and cudnn in every precision, batches 2 and 64, each point checked on 2
 #           images against the cpu backend, with the plan of each (what runs): kinds.md
@@ -103,16 +105,27 @@ if [ "${HEUR:-0}" = 1 ]; then
   for net in ${HEUR_NETS:-vgg11 vgg16}; do
     model "$net"
     for p in ${HEUR_PRECISIONS:-fp32 fp16}; do
+      if [ -n "${HEUR_TABLES:-}" ]; then
+        cp "$HEUR_TABLES/$net-$p.json" zoo/heur/ || echo "no table $HEUR_TABLES/$net-$p.json"
+      else
       step "tune $net $p"
+      targs_var=TUNE_ARGS_$p; targs=${!targs_var:-${TUNE_ARGS:-}}
       # --cut 2: a version over twice the best after its first run is not repeated (the table still times every one once)
-      timeout "${TUNE_TIMEOUT:-240}" "$BS" tune --model "zoo/models/$net" --precision $p --batches 1,64,256 --reps "${TUNE_REPS:-2}" \
-        --warmup 1 --cut 2 ${TUNE_ARGS:-} --out "zoo/heur/$net-$p.json" >"zoo/heur/$net-$p-tune.log" 2>&1 || echo "tune $net $p: exit $?"
+      timeout "${TUNE_TIMEOUT:-240}" "$BS" tune --model "zoo/models/$net" --precision $p --batches "${HEUR_BATCHES:-1,64,256}" \
+        --reps "${TUNE_REPS:-2}" --warmup 1 --cut 2 $targs --out "zoo/heur/$net-$p.json" >"zoo/heur/$net-$p-tune.log" 2>&1 ||
+        echo "tune $net $p: exit $?"
+      fi
+      tar czf "$OUT/heur_tables.tgz" -C zoo/heur $(ls zoo/heur | grep -E -- '-(fp32|tf32|fp16|bf16)\.json$')
+      [ "${HEUR_SWEEPS:-1}" = 1 ] || continue
       step "tuned $net $p"
-      for mode in heuristic tuned; do
-        t=""; [ $mode = tuned ] && t="--tuning zoo/heur/$net-$p.json"
-        timeout 200 "$BS" sweep --model "zoo/models/$net" --backend cuda --precision $p $t --batches 1,64,256 --reps 5 --warmup 2 \
-          --check-images 1 --check-backend cpu --host-memory pinned --out "zoo/heur/$net-$p-$mode.csv" >"zoo/heur/$net-$p-$mode.log" 2>&1 ||
-          echo "$net $p $mode: exit $?"
+      for round in $(seq "${HEUR_ROUNDS:-1}"); do
+        for mode in heuristic tuned; do
+          t=""; [ $mode = tuned ] && t="--tuning zoo/heur/$net-$p.json"
+          r=""; [ "$round" -gt 1 ] && r="-r$round"
+          timeout 200 "$BS" sweep --model "zoo/models/$net" --backend cuda --precision $p $t --batches "${HEUR_BATCHES:-1,64,256}" \
+            --reps 5 --warmup 2 --check-images 1 --check-backend cpu --host-memory pinned --out "zoo/heur/$net-$p-$mode$r.csv" \
+            >"zoo/heur/$net-$p-$mode$r.log" 2>&1 || echo "$net $p $mode $round: exit $?"
+        done
       done
       python3 experiments/zoo_summary.py heur zoo/heur >"$OUT/heuristic.md"; tail -3 "$OUT/heuristic.md"  # so far
       tar czf "$OUT/heur_runs.tgz" zoo/heur

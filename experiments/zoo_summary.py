@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Summaries of experiments/zoo_check.sh's results as Markdown tables.
   zoo_summary.py zoo DIR    every sweep DIR/NET-BACKEND-PRECISION.csv: kernel time (warm median) and the check per batch
-  zoo_summary.py heur DIR   DIR/NET-PRECISION-{heuristic,tuned}.csv: the heuristic's kernel time against the tuned one
+  zoo_summary.py heur DIR   DIR/NET-PRECISION-{heuristic,tuned}[-rN].csv: the heuristic's kernel time against the tuned one, per round
   zoo_summary.py rel A B    the relative L2 of .npy A against .npy B"""
 import csv
 import glob
@@ -35,17 +35,21 @@ def zoo(d):
 
 
 def heur(d):
-    print("| network | precision | batch | heuristic ms | tuned ms | heuristic / tuned |")
-    print("|---|---|---:|---:|---:|---:|")
+    """Rounds beyond the first are NET-PRECISION-MODE-rN.csv; each round's ratio is printed, and the check's error of each."""
+    print("| network | precision | batch | round | heuristic ms | tuned ms | heuristic / tuned | error heuristic / tuned |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
     for p in sorted(glob.glob(os.path.join(d, "*-heuristic.csv"))):
-        t = p.replace("-heuristic.csv", "-tuned.csv")
-        if not os.path.exists(t):
-            continue
         net, prec = os.path.basename(p)[: -len("-heuristic.csv")].rsplit("-", 1)
-        h, tu = warm(p), warm(t)
-        for b in sorted(set(h) & set(tu)):
-            a, c = kernel_ms(h[b]), kernel_ms(tu[b])
-            print(f"| {net} | {prec} | {b} | {a:.3f} | {c:.3f} | {a / c:.3f} |")
+        rounds = [("", 1)] + [(f"-r{n}", n) for n in range(2, 10)]
+        for suffix, n in rounds:
+            hp, tp = p.replace("-heuristic.csv", f"-heuristic{suffix}.csv"), p.replace("-heuristic.csv", f"-tuned{suffix}.csv")
+            if not (os.path.exists(hp) and os.path.exists(tp)):
+                continue
+            h, tu = warm(hp), warm(tp)
+            for b in sorted(set(h) & set(tu)):
+                a, c = kernel_ms(h[b]), kernel_ms(tu[b])
+                errs = " / ".join(f"{float(r['check_rel_l2'] or 'nan'):.2e} {r['check']}" for r in (h[b], tu[b]))
+                print(f"| {net} | {prec} | {b} | {n} | {a:.3f} | {c:.3f} | {a / c:.3f} | {errs} |")
 
 
 def rel(a, b):

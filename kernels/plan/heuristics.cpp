@@ -34,19 +34,25 @@ bool space_to_depth(const Layer& l) {
 
 // FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts, FP32-accurate
 // like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100, experiments/tuning-accuracy.md,
-// "3xFP16 on the device"), from the batch where v13's grid fills the GPU. The AlexNet and VGG-16 tuning on the H100
-// takes v53 (192 x 64 tiles) for 64 or 128 filters per group (AlexNet's conv2 and conv5, VGG's conv1_2 to conv2_2) and
-// v51 (192 x 96) for the rest (conv3, conv4; VGG's 256 and 512). Under 16 channels per group only the strided layers
-// v51 rewrites space-to-depth (AlexNet's conv1: 4.8 ms at batch 1024 against v13's 7.8 and v34's 9.6); VGG's conv1_1
-// (3 channels, stride 1: mostly padding channels in any NHWC copy) stays on v14, 6.6 ms against v51-v53's 10.9 and more.
-// 0: none of them.
+// "3xFP16 on the device"), from the batch where v13's grid fills the GPU. Since the epilogue over the whole accumulator
+// (7647278) the tile that wins moved (`tune` on the H100, AlexNet at 128 and 1024, VGG-16 at 256;
+// experiments/tuning-accuracy.md, "Tile choices after the epilogue"): v52 (128 x 128, two warpgroups) for a multiple of
+// 128 filters per group (AlexNet's conv2, conv3, conv5: 0.81-0.96x the time of v53 / v51, chosen before; VGG's 128-512:
+// 0.66-0.90x), v53 (192 x 64) for 64 (VGG's conv1_2: 0.88x v51), and v51 (192 x 96) for the rest (AlexNet's conv4, 192
+// a group: 0.83x v52). Under 16 channels per group v51 takes the strided layers it rewrites space-to-depth (AlexNet's conv1: 2.82 ms
+// at 1024 against v52's 3.30), and v36 (3xTF32, 192 x 64, NHWC copy) the rest (VGG's conv1_1, 3 channels at stride 1:
+// 4.43 ms against v14's 6.51 and v53's 6.45). 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
   const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
   if (((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
-  if (cg < 16) return space_to_depth(l) && runs(LayerKind::conv, 51, l) ? 51 : 0;
-  if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
+  if (cg < 16) {
+    if (space_to_depth(l)) return runs(LayerKind::conv, 51, l) ? 51 : 0;
+    return runs(LayerKind::conv, 36, l) ? 36 : 0;
+  }
+  if (mg % 128 == 0 && runs(LayerKind::conv, 52, l)) return 52;
+  if (mg == 64 && runs(LayerKind::conv, 53, l)) return 53;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
 }
@@ -153,13 +159,16 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
         const long long k = static_cast<long long>(c.kh) * c.kw * (l.in.c / c.groups);
         if (v == 33 && k > 4096 && runs(LayerKind::conv, 28, l)) v = 28;
         // Where a wgmma version fills the GPU, the scaled FP16 product (v54-v56: TF32's rounding at FP16's rate) in its
-        // place: `tune` on the H100 (AlexNet 128 and 1024, VGG-16 256; precision-tf32.md, "TF32 on the FP16 tensor
-        // cores") took v56 (128 x 64) for 64 or 128 filters per group (1.4-1.6x v31-v33 on conv2, conv5, VGG's
-        // conv1_2-conv3_1), v55 (256 x 96) for the rest (1.3-1.8x v33/v28), and v54 for conv1 rewritten
-        // space-to-depth (3.29 against v25's 4.80 ms at 1024). VGG's conv1_1 (3 channels, stride 1) stays on v33.
+        // place. Since the epilogue over the whole accumulator (7647278), `tune` on the H100 (AlexNet at 128 and 1024,
+        // VGG-16 at 256; experiments/tuning-accuracy.md, "Tile choices after the epilogue") takes v54 (192 x 96) for a
+        // multiple of 128 filters per group (AlexNet's conv2, conv3, conv5: 0.78-0.93x the time of v56 / v55, chosen
+        // before; VGG's 128-512: 0.84-0.89x), v56 (128 x 64) for 64 (VGG's conv1_2: 0.92x v55), v55 (256 x 96) for the rest (AlexNet's conv4,
+        // 192 a group: 0.91x v54 at 1024), and v54 for conv1 rewritten space-to-depth (1.80 ms at 1024 against v33's
+        // 4.73). VGG's conv1_1 (3 channels, stride 1) stays on v33 (v25, 0.85x its time, reads its activations
+        // truncated to TF32).
         if (v) {
           const int mg = c.filters / c.groups, cg = l.in.c / c.groups;
-          const int f = space_to_depth(l) ? 54 : cg < 16 ? 0 : mg % 64 == 0 && mg <= 128 ? 56 : 55;
+          const int f = space_to_depth(l) ? 54 : cg < 16 ? 0 : mg % 128 == 0 ? 54 : mg == 64 ? 56 : 55;
           if (f && runs(LayerKind::conv, f, l)) v = f;
         }
       }
@@ -184,13 +193,14 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
 std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
     return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
-           "channels or more (a multiple of 8 with groups), v53 (3xFP16 on wgmma, 192 x 64) for 64 or 128 filters per group, "
-           "else v51 (192 x 96), and v51 (rewritten space-to-depth) for a stride of 2-4 over fewer than 8 channels; "
+           "channels or more (a multiple of 8 with groups), v52 (3xFP16 on wgmma, 128 x 128) for a multiple of 128 filters per "
+           "group, v53 (192 x 64) for 64, else v51 (192 x 96); under 16 channels v51 (rewritten space-to-depth) for a stride "
+           "of 2-4 over fewer than 8 channels, else v36 (3xTF32 on wgmma, 192 x 64); "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "
            "v14's split-K reduced in a thread-block cluster where the GPU launches clusters), else v13; with --precision "
            "tf32: where v33 (wgmma) runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, the scaled "
-           "FP16 product on wgmma: v56 (128 x 64) for 64 or 128 filters per group, v55 (256 x 96) for other counts, v54 for "
+           "FP16 product on wgmma: v54 (192 x 96) for a multiple of 128 filters per group, v56 (128 x 64) for 64, v55 (256 x 96) for other counts, v54 for "
            "a stride of 2-4 over fewer than 8 channels (space-to-depth), and under 16 channels otherwise v33 (v28 in its "
            "place for K = C/groups x KH x KW over 4096); else "
            "v18 where the fp32 heuristic would take v14 (v50 up to 4 images, as v48), else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "

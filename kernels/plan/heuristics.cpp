@@ -38,7 +38,7 @@ bool space_to_depth(const Layer& l) {
 // (7647278) the tile that wins moved (`tune` on the H100, AlexNet at 128 and 1024, VGG-16 at 256;
 // experiments/tuning-accuracy.md, "Tile choices after the epilogue"): v52 (128 x 128, two warpgroups) for a multiple of
 // 128 filters per group (AlexNet's conv2, conv3, conv5: 0.81-0.96x the time of v53 / v51, chosen before; VGG's 128-512:
-// 0.66-0.90x), v53 (192 x 64) for 64 (VGG's conv1_2: 0.88x v51), and v51 (192 x 96) for the rest (AlexNet's conv4, 192
+// 0.66-0.90x) where its grid fills two waves, v53 (192 x 64) for 64 (VGG's conv1_2: 0.88x v51) or 128 below that, and v51 (192 x 96) for the rest (AlexNet's conv4, 192
 // a group: 0.83x v52). Under 16 channels per group v51 takes the strided layers it rewrites space-to-depth (AlexNet's conv1: 2.82 ms
 // at 1024 against v52's 3.30), and v36 (3xTF32, 192 x 64, NHWC copy) the rest (VGG's conv1_1, 3 channels at stride 1:
 // 4.43 ms against v14's 6.51 and v53's 6.45). 0: none of them.
@@ -51,8 +51,10 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
     if (space_to_depth(l)) return runs(LayerKind::conv, 51, l) ? 51 : 0;
     return runs(LayerKind::conv, 36, l) ? 36 : 0;
   }
-  if (mg % 128 == 0 && runs(LayerKind::conv, 52, l)) return 52;
-  if (mg == 64 && runs(LayerKind::conv, 53, l)) return 53;
+  // v52's 128 x 128 tiles: from two waves of them (AlexNet's conv2 at 16 images, 184 blocks, ran 0.088 ms on v52
+  // against v53's 0.078).
+  if (mg % 128 == 0 && (cols + 127) / 128 * (mg / 128) * p.groups >= 2LL * sms && runs(LayerKind::conv, 52, l)) return 52;
+  if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
 }
@@ -152,7 +154,8 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       if (runs(LayerKind::conv, 33, l)) {
         const ConvParams& c = std::get<ConvParams>(l.op);
         const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
-        if ((pixels + 255) / 256 * ((c.filters / c.groups + 95) / 96) * c.groups >= 2LL * sms) v = 33;
+        const long long blocks33 = (pixels + 255) / 256 * ((c.filters / c.groups + 95) / 96) * c.groups;
+        if (blocks33 >= 2LL * sms) v = 33;
         // A long K (VGG-16's 512-channel layers, K = 4608): v28's 128 x 96 tiles on two warpgroups took 0.74-0.76x v33's
         // time in `tune` on the H100 (batch 256; experiments/precision-half.md, "VGG-16: conv1_1 by v38, pooling"), where
         // at K = 2304 (conv3_2, conv4_1) v33 stayed 0.85x v28's.
@@ -170,6 +173,12 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
           const int mg = c.filters / c.groups, cg = l.in.c / c.groups;
           const int f = space_to_depth(l) ? 54 : cg < 16 ? 0 : mg % 128 == 0 ? 54 : mg == 64 ? 56 : 55;
           if (f && runs(LayerKind::conv, f, l)) v = f;
+        } else if (4 * blocks33 >= sms) {
+          // Under two waves but a quarter of the multiprocessors or more (AlexNet from a few images): v33 itself, or v54
+          // for conv1 rewritten space-to-depth. In the shipped table (H100, batch 16, before 7647278's epilogue, which
+          // sped them up further) v33 took 0.045 / 0.046 / 0.044 ms on conv3 / conv4 / conv5 against v18's 0.096 /
+          // 0.076 / 0.059, conv2 0.106 against v17's 0.122, and v54 conv1 0.109 against v17's 0.117.
+          v = space_to_depth(l) && runs(LayerKind::conv, 54, l) ? 54 : 33;
         }
       }
       if (!v) v = cluster_twin(conv_fp32(l, n, sms) == 14 ? 18 : 17, l, n);
@@ -194,7 +203,7 @@ std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
     return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
            "channels or more (a multiple of 8 with groups), v52 (3xFP16 on wgmma, 128 x 128) for a multiple of 128 filters per "
-           "group, v53 (192 x 64) for 64, else v51 (192 x 96); under 16 channels v51 (rewritten space-to-depth) for a stride "
+           "group where its tiles fill two waves of the GPU, v53 (192 x 64) for 64 or 128, else v51 (192 x 96); under 16 channels v51 (rewritten space-to-depth) for a stride "
            "of 2-4 over fewer than 8 channels, else v36 (3xTF32 on wgmma, 192 x 64); "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "
@@ -202,7 +211,8 @@ std::string heuristic_text(LayerKind op) {
            "tf32: where v33 (wgmma) runs (compute capability 9.0) and its 256 x 96 tiles fill two waves of the GPU, the scaled "
            "FP16 product on wgmma: v54 (192 x 96) for a multiple of 128 filters per group, v56 (128 x 64) for 64, v55 (256 x 96) for other counts, v54 for "
            "a stride of 2-4 over fewer than 8 channels (space-to-depth), and under 16 channels otherwise v33 (v28 in its "
-           "place for K = C/groups x KH x KW over 4096); else "
+           "place for K = C/groups x KH x KW over 4096); where those tiles fill under two waves but a quarter of the "
+           "multiprocessors or more, v33 itself (v54 for the space-to-depth case); else "
            "v18 where the fp32 heuristic would take v14 (v50 up to 4 images, as v48), else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v22 where it is compiled for the shape (ECE 408); up to 4 images, where the GPU launches clusters "
            "(compute capability 9.0), v48 (v21 with its split-K reduced in a thread-block cluster) where v21 would run, before "

@@ -34,7 +34,7 @@ bool space_to_depth(const Layer& l) {
 
 // FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts, FP32-accurate
 // like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100, experiments/tuning-accuracy.md,
-// "3xFP16 on the device"), from the batch where v13's grid fills the GPU. Since the epilogue over the whole accumulator
+// "3xFP16 on the device"), from the batch where v13's grid fills half the GPU. Since the epilogue over the whole accumulator
 // (7647278) the tile that wins moved (`tune` on the H100, AlexNet at 128 and 1024, VGG-16 at 256;
 // experiments/tuning-accuracy.md, "Tile choices after the epilogue"): v52 (128 x 128, two warpgroups) for a multiple of
 // 128 filters per group (AlexNet's conv2, conv3, conv5: 0.81-0.96x the time of v53 / v51, chosen before; VGG's 128-512:
@@ -46,7 +46,9 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
   const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
-  if (((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
+  // From half the multiprocessors in v13's 64 x 128 blocks (AlexNet's conv3 at 16 images: 129 blocks; in the shipped
+  // table v51 took 0.072 ms there against v14's 0.130, and v53 0.060 on conv5, 86 blocks, against v14's 0.082).
+  if (2 * ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
   if (cg < 16) {
     if (space_to_depth(l)) return runs(LayerKind::conv, 51, l) ? 51 : 0;
     return runs(LayerKind::conv, 36, l) ? 36 : 0;
@@ -201,7 +203,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
 
 std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
-    return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills the GPU and a group has 16 "
+    return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills half the GPU and a group has 16 "
            "channels or more (a multiple of 8 with groups), v52 (3xFP16 on wgmma, 128 x 128) for a multiple of 128 filters per "
            "group where its tiles fill two waves of the GPU, v53 (192 x 64) for 64 or 128, else v51 (192 x 96); under 16 channels v51 (rewritten space-to-depth) for a stride "
            "of 2-4 over fewer than 8 channels, else v36 (3xTF32 on wgmma, 192 x 64); "

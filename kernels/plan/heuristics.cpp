@@ -32,15 +32,17 @@ bool space_to_depth(const Layer& l) {
   return p.groups == 1 && l.in.c < 8 && p.sh == p.sw && p.sh >= 2 && p.sh <= 4 && !p.dilated();
 }
 
-// FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts, FP32-accurate
-// like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100, experiments/tuning-accuracy.md,
-// "3xFP16 on the device"), from the batch where v13's grid fills half the GPU. Since the epilogue over the whole accumulator
-// (7647278) the tile that wins moved (`tune` on the H100, AlexNet at 128 and 1024, VGG-16 at 256;
-// experiments/tuning-accuracy.md, "Tile choices after the epilogue"): v52 (128 x 128, two warpgroups) for a multiple of
-// 128 filters per group (AlexNet's conv2, conv3, conv5: 0.81-0.96x the time of v53 / v51, chosen before; VGG's 128-512:
-// 0.66-0.90x) where its grid fills two waves, v53 (192 x 64) for 64 (VGG's conv1_2: 0.88x v51) or 128 below that, and v51 (192 x 96) for the rest (AlexNet's conv4, 192
-// a group: 0.83x v52). Under 16 channels per group v51 takes the strided layers it rewrites space-to-depth (AlexNet's conv1: 2.82 ms
-// at 1024 against v52's 3.30), and v36 (3xTF32, 192 x 64, NHWC copy) the rest (VGG's conv1_1, 3 channels at stride 1:
+// FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts,
+// FP32-accurate like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100,
+// experiments/tuning-accuracy.md, "3xFP16 on the device"), from the batch where v13's grid fills half the GPU. Since
+// the epilogue over the whole accumulator (7647278) the tile that wins moved (`tune` on the H100, AlexNet at 128 and
+// 1024, VGG-16 at 256; experiments/tuning-accuracy.md, "Tile choices after the epilogue"):
+//   v52 (128 x 128, two warpgroups) for a multiple of 128 filters per group where its grid fills two waves (AlexNet's
+//     conv2, conv3, conv5: 0.81-0.96x the time of v53 / v51, chosen before; VGG's 128-512: 0.66-0.90x);
+//   v53 (192 x 64) for 64 (VGG's conv1_2: 0.88x v51), or 128 below two waves of v52;
+//   v51 (192 x 96) for the rest (AlexNet's conv4, 192 a group: 0.83x v52).
+// Under 16 channels per group v51 takes the strided layers it rewrites space-to-depth (AlexNet's conv1: 2.82 ms at
+// 1024 against v52's 3.30), and v36 (3xTF32, 192 x 64, NHWC copy) the rest (VGG's conv1_1, 3 channels at stride 1:
 // 4.43 ms against v14's 6.51 and v53's 6.45). 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
@@ -55,7 +57,8 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   }
   // v52's 128 x 128 tiles: from two waves of them (AlexNet's conv2 at 16 images, 184 blocks, ran 0.088 ms on v52
   // against v53's 0.078).
-  if (mg % 128 == 0 && (cols + 127) / 128 * (mg / 128) * p.groups >= 2LL * sms && runs(LayerKind::conv, 52, l)) return 52;
+  const long long blocks52 = (cols + 127) / 128 * (mg / 128) * p.groups;
+  if (mg % 128 == 0 && blocks52 >= 2LL * sms && runs(LayerKind::conv, 52, l)) return 52;
   if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
@@ -165,21 +168,24 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
         if (v == 33 && k > 4096 && runs(LayerKind::conv, 28, l)) v = 28;
         // Where a wgmma version fills the GPU, the scaled FP16 product (v54-v56: TF32's rounding at FP16's rate) in its
         // place. Since the epilogue over the whole accumulator (7647278), `tune` on the H100 (AlexNet at 128 and 1024,
-        // VGG-16 at 256; experiments/tuning-accuracy.md, "Tile choices after the epilogue") takes v54 (192 x 96) for a
-        // multiple of 128 filters per group (AlexNet's conv2, conv3, conv5: 0.78-0.93x the time of v56 / v55, chosen
-        // before; VGG's 128-512: 0.84-0.89x), v56 (128 x 64) for 64 (VGG's conv1_2: 0.92x v55), v55 (256 x 96) for the rest (AlexNet's conv4,
-        // 192 a group: 0.91x v54 at 1024), and v54 for conv1 rewritten space-to-depth (1.80 ms at 1024 against v33's
-        // 4.73). VGG's conv1_1 (3 channels, stride 1) stays on v33 (v25, 0.85x its time, reads its activations
-        // truncated to TF32).
+        // VGG-16 at 256; experiments/tuning-accuracy.md, "Tile choices after the epilogue") takes:
+        //   v54 (192 x 96) for a multiple of 128 filters per group (AlexNet's conv2, conv3, conv5: 0.78-0.93x the time
+        //     of v56 / v55, chosen before; VGG's 128-512: 0.84-0.89x), and for conv1 rewritten space-to-depth (1.80 ms
+        //     at 1024 against v33's 4.73);
+        //   v56 (128 x 64) for 64 (VGG's conv1_2: 0.92x v55);
+        //   v55 (256 x 96) for the rest (AlexNet's conv4, 192 a group: 0.91x v54 at 1024).
+        // VGG's conv1_1 (3 channels, stride 1) stays on v33 (v25, 0.85x its time, reads its activations truncated to
+        // TF32).
         if (v) {
           const int mg = c.filters / c.groups, cg = l.in.c / c.groups;
           const int f = space_to_depth(l) ? 54 : cg < 16 ? 0 : mg % 128 == 0 ? 54 : mg == 64 ? 56 : 55;
           if (f && runs(LayerKind::conv, f, l)) v = f;
         } else if (4 * blocks33 >= sms) {
-          // Under two waves but a quarter of the multiprocessors or more (AlexNet from a few images): v33 itself, or v54
-          // for conv1 rewritten space-to-depth. In the shipped table (H100, batch 16, before 7647278's epilogue, which
-          // sped them up further) v33 took 0.045 / 0.046 / 0.044 ms on conv3 / conv4 / conv5 against v18's 0.096 /
-          // 0.076 / 0.059, conv2 0.106 against v17's 0.122, and v54 conv1 0.109 against v17's 0.117.
+          // Under two waves but a quarter of the multiprocessors or more (AlexNet from a few images): v33 itself, or
+          // v54 for conv1 rewritten space-to-depth. In the shipped table (H100, batch 16, before 7647278's epilogue,
+          // which sped them up further) v33 took 0.045 / 0.046 / 0.044 ms on conv3 / conv4 / conv5 against v18's
+          // 0.096 / 0.076 / 0.059, conv2 0.106 against v17's 0.122, and v54 conv1 0.109 against v17's 0.117. Measured
+          // on AlexNet only (tf32 at 16 images 0.612 -> 0.459 ms); VGG-16 below 256 images was not.
           v = space_to_depth(l) && runs(LayerKind::conv, 54, l) ? 54 : 33;
         }
       }

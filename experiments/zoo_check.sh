@@ -108,12 +108,12 @@ if [ "${HEUR:-0}" = 1 ]; then
       if [ -n "${HEUR_TABLES:-}" ]; then
         cp "$HEUR_TABLES/$net-$p.json" zoo/heur/ || echo "no table $HEUR_TABLES/$net-$p.json"
       else
-      step "tune $net $p"
-      targs_var=TUNE_ARGS_$p; targs=${!targs_var:-${TUNE_ARGS:-}}
-      # --cut 2: a version over twice the best after its first run is not repeated (the table still times every one once)
-      timeout "${TUNE_TIMEOUT:-240}" "$BS" tune --model "zoo/models/$net" --precision $p --batches "${HEUR_BATCHES:-1,64,256}" \
-        --reps "${TUNE_REPS:-2}" --warmup 1 --cut 2 $targs --out "zoo/heur/$net-$p.json" >"zoo/heur/$net-$p-tune.log" 2>&1 ||
-        echo "tune $net $p: exit $?"
+        step "tune $net $p"
+        targs_var=TUNE_ARGS_$p; targs=${!targs_var:-${TUNE_ARGS:-}}
+        # --cut 2: a version over twice the best after its first run is not repeated (the table still times every one once)
+        timeout "${TUNE_TIMEOUT:-240}" "$BS" tune --model "zoo/models/$net" --precision $p --batches "${HEUR_BATCHES:-1,64,256}" \
+          --reps "${TUNE_REPS:-2}" --warmup 1 --cut 2 $targs --out "zoo/heur/$net-$p.json" >"zoo/heur/$net-$p-tune.log" 2>&1 ||
+          echo "tune $net $p: exit $?"
       fi
       tar czf "$OUT/heur_tables.tgz" -C zoo/heur $(ls zoo/heur | grep -E -- '-(fp32|tf32|fp16|bf16)\.json$')
       [ "${HEUR_SWEEPS:-1}" = 1 ] || continue

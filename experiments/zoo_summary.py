@@ -40,16 +40,18 @@ def heur(d):
     print("|---|---|---:|---:|---:|---:|---:|---|")
     for p in sorted(glob.glob(os.path.join(d, "*-heuristic.csv"))):
         net, prec = os.path.basename(p)[: -len("-heuristic.csv")].rsplit("-", 1)
-        rounds = [("", 1)] + [(f"-r{n}", n) for n in range(2, 10)]
-        for suffix, n in rounds:
+        n = 1
+        while True:  # round n's files, until one is missing
+            suffix = "" if n == 1 else f"-r{n}"
             hp, tp = p.replace("-heuristic.csv", f"-heuristic{suffix}.csv"), p.replace("-heuristic.csv", f"-tuned{suffix}.csv")
             if not (os.path.exists(hp) and os.path.exists(tp)):
-                continue
+                break
             h, tu = warm(hp), warm(tp)
             for b in sorted(set(h) & set(tu)):
                 a, c = kernel_ms(h[b]), kernel_ms(tu[b])
                 errs = " / ".join(f"{float(r['check_rel_l2'] or 'nan'):.2e} {r['check']}" for r in (h[b], tu[b]))
                 print(f"| {net} | {prec} | {b} | {n} | {a:.3f} | {c:.3f} | {a / c:.3f} | {errs} |")
+            n += 1
 
 
 def rel(a, b):

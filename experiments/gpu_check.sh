@@ -26,15 +26,15 @@ if [ "${SANITIZE:-1}" = 1 ]; then
   small=${MEMCHECK_FILTER:-'*k3x3_s2_p1_g2*:*k5x5_s1_p2_g1*:*k11x11_s4_p0_g2*:*rect*:*maxpool_k3_s2_p1*:*avgpool_k2_s2_p1_ceil*:*lrn*:*act*:*fc_123__37_n5_bias*:*softmax*:*flatten*:*GpuFused*:*GpuErrors*:*ece408_conv*conv11*:*engine_conv_m200*:*engine_conv_m40*:*engine_fc_123*:*engine_fc_1001*:GpuEngine.LrnThen*:GpuLrnPoolHalf.BackendPlans*:GpuEngine.FcChains*:GpuEngine.PerLayer*:GpuEngine.Fp16Overflow*'}
   compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$small" >"$OUT/memcheck.log" 2>&1
   echo "memcheck exit $?"; grep -E "ERROR SUMMARY|PASSED|FAILED" "$OUT/memcheck.log" | tail -4
-  step "compute-sanitizer racecheck (shared-memory kernels: conv v2 v5 v6 v7-v15 v19-v36, fc tiled, v5-v9 v12-v13, softmax, LRN walk)"
-  race=${RACECHECK_FILTER:-'*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*ece408_conv*conv9:*ece408_conv*conv10:*ece408_conv*conv11:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*:*engine_conv_m200*conv1?:*engine_fc_123*_fc?:*engine_fc_123*_fc1?:GpuEngine.LrnThen*:GpuLrnPoolHalf.BackendPlans*:*engine_conv_m200*conv19_*:*engine_conv_m200*conv2?_*:*engine_conv_m75*conv39_*:*engine_conv_m75*conv4?_*:*engine_fc_123*_fc1?_*16:*softmax*cuda*16'}
+  step "compute-sanitizer racecheck (shared-memory kernels: conv v2 v5 v6 v7-v15 v19-v36 v57, fc tiled, v5-v9 v12-v13, softmax, LRN walk)"
+  race=${RACECHECK_FILTER:-'*k3x3_s2_p1_g2*conv2:*k3x3_s2_p1_g2*conv5:*k3x3_s2_p1_g2*conv6:*ece408_conv*conv7:*ece408_conv*conv8:*ece408_conv*conv9:*ece408_conv*conv10:*ece408_conv*conv11:*ece408_conv*conv57:*fc_123__37_n5_bias*fc2:*softmax*cuda*:*GpuFused*:*engine_conv_m200*conv1?:*engine_fc_123*_fc?:*engine_fc_123*_fc1?:GpuEngine.LrnThen*:GpuLrnPoolHalf.BackendPlans*:*engine_conv_m200*conv19_*:*engine_conv_m200*conv2?_*:*engine_conv_m75*conv39_*:*engine_conv_m75*conv4?_*:*engine_fc_123*_fc1?_*16:*softmax*cuda*16'}
   compute-sanitizer --tool racecheck --racecheck-report all --error-exitcode 9 "$bin/test_gpu" --gtest_brief=1 --gtest_filter="$race" >"$OUT/racecheck.log" 2>&1
   echo "racecheck exit $?"; grep -E "RACECHECK SUMMARY|ERROR SUMMARY|PASSED|FAILED" "$OUT/racecheck.log" | tail -4
 fi
 
 if [ "${BENCH:-1}" = 1 ]; then
 step "ECE 408 benchmark: 10,000 images, one batch, 2 warm-ups, 10 repetitions"
-for v in ${BENCH_VARIANTS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 auto}; do
+for v in ${BENCH_VARIANTS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 57 auto}; do
   echo "-- cuda v$v"
   "$bin/batchscope" infer --model data/models/ece408 --backend cuda --conv-variant $v --warmup 2 --reps 10 --layer-times 2>/dev/null
 done >"$OUT/bench_ece408.txt"

@@ -1,0 +1,274 @@
+// Convolution version v57: ECE 408 conv2's shape at FP32 accuracy on the FP16 tensor cores (3xFP16).
+//
+// Why: v11 runs conv2 (6x22x22 -> 16x18x18, 5x5) in 0.327 ms at 10,000 images on the H100 with 3xTF32 mma.sync m16n8k8:
+// 57 MMAs per 8 pixels, each input value split at each of its 25 uses. v57 is v22's conv2 layout
+// (kernels/cuda/half/conv_spec_half.cu) with every operand in two FP16 parts, as conv v51-v53 split them: x = (hi + lo) / s,
+// hi = fp16(s x), lo = fp16(s x - hi), s a power of two per image that puts its largest |x| under 2^14, the weights the
+// same with a power of two per filter; three products hi*hi + hi*lo + lo*hi in FP32 (the dropped lo*lo is about 2^-22 of
+// a product). 60 m16n8k16 MMAs per 16 pixels, 1.9x fewer tensor-core instructions than v11, and no split in the loop:
+// each set of 4 images is split once, when staged, into hi and lo NHWC planes that the loop reads at compile-time
+// offsets. conv1's shape runs v10's kernel, as in v11.
+// Measured (H100, ECE 408 at 10,000 images): 0.243 ms against v11's 0.327, the network's error against cpu-ref 2.4e-7
+// against v11's 2.7e-7; slower than v11 below about 512 images (a block per 4-image set: few blocks). The prediction was
+// 0.10-0.14 ms; ncu puts the rest in the per-set staging (cp.async wait, max and split passes between barriers) and the
+// stores, with the tensor pipe 28 % busy (experiments/ece408-gpu.md, "conv2 on 3xFP16: the outcome").
+// Developed as experiments/probes/ece_conv2_3xf16.cu (its CPU model checks the index arithmetic).
+#include <cuda_fp16.h>
+#include <cuda_pipeline.h>
+
+#include <algorithm>
+#include <cstdint>
+
+#include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/impl_hooks.hpp"
+#include "kernels/cuda/ops/conv.hpp"
+
+namespace bs::cuda {
+namespace {
+
+constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, OW = W - K + 1, P = OH * OW;
+constexpr int KD = C * K * K;                // 150
+constexpr int KS = 2 * K;                    // 10 k-steps of 16: (ky, half of the ky's 16 pairs)
+__host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
+constexpr int IP = 4;                        // images per set
+constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
+constexpr int kImgWords = H * W * CW;        // pair words of one image's plane (1452)
+constexpr int kPlaneWords = IP * kImgWords + 4;  // + zeros: the last pixel's pad pair reads one word past the set
+constexpr int kRawFloats = IP * C * H * W;   // 11616
+constexpr int kFragWords = KS * 2 * 2 * 32 * 2;  // [KS][hi, lo][2 filter halves][32 lanes][b0, b1]
+constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + 2 * kPlaneWords + kRawFloats + IP + M);  // + img_max, wscale
+static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kRawFloats % 4 == 0, "tiling must divide the set");
+
+__device__ __forceinline__ void mma16(float (&d)[4], const uint32_t (&a)[4], uint2 b) {
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};\n"
+               : "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+               : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b.x), "r"(b.y));
+}
+
+__device__ __forceinline__ uint32_t pack(float lo_half, float hi_half) {
+  const __half2 v = __floats2half2_rn(lo_half, hi_half);
+  return *reinterpret_cast<const uint32_t*>(&v);
+}
+
+// hi and lo words of the pair (a, b), already scaled.
+__device__ __forceinline__ void split2(float a, float b, uint32_t& hi, uint32_t& lo) {
+  const __half2 h = __floats2half2_rn(a, b);
+  const float2 hf = __half22float2(h);
+  hi = *reinterpret_cast<const uint32_t*>(&h);
+  lo = pack(a - hf.x, b - hf.y);
+}
+
+// The power of two s with max * s < 2^14: max = m 2^e with m in [0.5, 1) for a normal max (exponent field E, e = E - 126),
+// s = 2^(14 - e), at most 2^127 (a subnormal max). 1 when max is 0, infinite or NaN.
+__device__ __forceinline__ float scale_for(float max) {
+  const int E = static_cast<int>(__float_as_uint(max) >> 23) & 0xff;
+  if (!(max > 0.0f) || E == 0xff) return 1.0f;
+  const int k = min(14 - (E - 126), 127);
+  return __uint_as_float(static_cast<uint32_t>(127 + k) << 23);
+}
+
+template <int ACT>
+// 96 registers: two blocks of 9 warps per SM (at 112 a sub-partition holds 4 warps, so one block): 0.34 -> 0.30 ms
+__global__ void __maxnreg__(96)
+    conv2_3xf16_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
+                       float* __restrict__ out, int n, int images_per_block) {
+  extern __shared__ __align__(16) uint32_t smem[];
+  uint32_t* frag = smem;                                  // [KS][hi, lo][2][32][2]
+  uint32_t* hip = frag + kFragWords;                      // [IP][H][W][CW] hi words, then 4 zeros
+  uint32_t* lop = hip + kPlaneWords;                      // the lo words
+  float* raw = reinterpret_cast<float*>(lop + kPlaneWords);  // [IP][C][H][W] FP32 as copied
+  unsigned* img_max = reinterpret_cast<unsigned*>(raw + kRawFloats);  // [IP]: the bits of each image's largest |x|
+  float* wscale = reinterpret_cast<float*>(img_max + IP);            // [M]: s_filter, then 1 / s_filter
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+
+  // The weights: a scale per filter (warp f % 9 finds filter f's largest |w|), then hi / lo in B-fragment order.
+  for (int f = warp; f < M; f += kWarps) {
+    float m = 0.0f;
+    for (int i = lane; i < KD; i += 32) m = fmaxf(m, fabsf(w[f * KD + i]));
+    for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+    if (lane == 0) wscale[f] = scale_for(m);
+  }
+  for (int i = threadIdx.x; i < 4; i += kThreads) hip[IP * kImgWords + i] = lop[IP * kImgWords + i] = 0u;
+  __syncthreads();
+  for (int i = threadIdx.x; i < kFragWords / 2; i += kThreads) {
+    // i = ((s * 2 + half) * 32 + lane) * 2 + j: pair t + 4j of k-step s, filter 8 half + g
+    const int j = i % 2, l = (i / 2) % 32, half = (i / 64) % 2, s = i / 128;
+    const int q = 8 * (s % 2) + l % 4 + 4 * j, f = 8 * half + l / 4;
+    float v0 = 0.0f, v1 = 0.0f;
+    if (q < K * CW) {
+      const int c = 2 * (q % CW), ky = s / 2, kx = q / CW;
+      v0 = w[((f * C + c) * K + ky) * K + kx] * wscale[f];
+      v1 = w[((f * C + c + 1) * K + ky) * K + kx] * wscale[f];
+    }
+    uint32_t hi, lo;
+    split2(v0, v1, hi, lo);
+    frag[((s * 2 + 0) * 2 + half) * 64 + l * 2 + j] = hi;
+    frag[((s * 2 + 1) * 2 + half) * 64 + l * 2 + j] = lo;
+  }
+  __syncthreads();
+  if (threadIdx.x < M) wscale[threadIdx.x] = 1.0f / wscale[threadIdx.x];
+  __syncthreads();
+  float bv[2][2], wi[2][2];  // bias and 1 / s_filter of this lane's four filters
+#pragma unroll
+  for (int h = 0; h < 2; ++h)
+#pragma unroll
+    for (int e = 0; e < 2; ++e) {
+      bv[h][e] = bias ? bias[8 * h + 2 * t + e] : 0.0f;
+      wi[h][e] = wscale[8 * h + 2 * t + e];
+    }
+
+  const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
+  auto fetch = [&](int b0) {
+    const int count = max(0, min(IP, last - b0));
+    const float* src = in + static_cast<long long>(b0) * C * H * W;
+    for (int i = threadIdx.x; i < count * C * H * W / 4; i += kThreads) __pipeline_memcpy_async(raw + 4 * i, src + 4 * i, 16);
+    __pipeline_commit();
+  };
+  fetch(first);
+  const uint2* wf = reinterpret_cast<const uint2*>(frag) + lane;
+  for (int b0 = first; b0 < last; b0 += IP) {
+    const int count = min(IP, last - b0);
+    // 1. This set's raw images have landed (and every warp left the last set's planes): each one's largest |x|.
+    __pipeline_wait_prior(0);
+    if (threadIdx.x < IP) img_max[threadIdx.x] = 0u;
+    __syncthreads();
+    for (int k = 0; k < count; ++k) {  // an image is a whole number of float4s
+      float m = 0.0f;
+      for (int i = threadIdx.x; i < C * H * W / 4; i += kThreads) {
+        const float4 v = reinterpret_cast<const float4*>(raw + k * C * H * W)[i];
+        m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
+      }
+      for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+      if (lane == 0 && m > 0.0f) atomicMax(img_max + k, __float_as_uint(m));  // non-negative floats order as their bits
+    }
+    __syncthreads();
+    float inv_sx[IP];  // read here: the next set resets img_max after the planes' barrier, which every warp passes first
+#pragma unroll
+    for (int k = 0; k < IP; ++k) inv_sx[k] = 1.0f / scale_for(__uint_as_float(img_max[k]));
+    // 2. The hi and lo planes: item (image, y, x), x fastest, its three channel pairs (raw reads without conflicts; the
+    //    word stride 3 writes without them). One index decomposition and one scale per pixel, not per pair: the first
+    //    form, an item per (image, pair, y, x), spent a quarter of the kernel's stall samples here (probe, ncu).
+    float sx[IP];
+#pragma unroll
+    for (int k = 0; k < IP; ++k) sx[k] = scale_for(__uint_as_float(img_max[k]));
+    for (int i = threadIdx.x; i < IP * H * W; i += kThreads) {
+      const int img = i / (H * W), pix = i - img * (H * W);
+      float sc = sx[0];
+#pragma unroll
+      for (int k = 1; k < IP; ++k)
+        if (img == k) sc = sx[k];
+      const float* r = raw + img * C * H * W + pix;
+      const int o = img * kImgWords + pix * CW;
+#pragma unroll
+      for (int cp = 0; cp < CW; ++cp) {
+        uint32_t hi = 0u, lo = 0u;
+        if (img < count) split2(r[2 * cp * H * W] * sc, r[(2 * cp + 1) * H * W] * sc, hi, lo);
+        hip[o + cp] = hi;
+        lop[o + cp] = lo;
+      }
+    }
+    __syncthreads();
+    fetch(b0 + IP);  // the raw buffer is free: the next set lands while this one computes
+    const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
+#pragma unroll 1
+    for (int u0 = 0; u0 < NT; u0 += 3) {
+      int rp[3][2];  // word offsets of this lane's two rows (pixels 16u + g, 16u + g + 8 of the set), pair t
+#pragma unroll
+      for (int j = 0; j < 3; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, slot = q / P, p = q % P;
+          rp[j][h] = slot * kImgWords + ((p / OW) * W + p % OW) * CW + t;
+        }
+      float acc[3][2][4];
+#pragma unroll
+      for (int j = 0; j < 3; ++j)
+#pragma unroll
+        for (int f = 0; f < 2; ++f) acc[j][f][0] = acc[j][f][1] = acc[j][f][2] = acc[j][f][3] = 0.0f;
+#pragma unroll
+      for (int s = 0; s < KS; ++s) {
+        const uint2 wh0 = wf[((s * 2 + 0) * 2 + 0) * 32], wh1 = wf[((s * 2 + 0) * 2 + 1) * 32];
+        const uint2 wl0 = wf[((s * 2 + 1) * 2 + 0) * 32], wl1 = wf[((s * 2 + 1) * 2 + 1) * 32];
+#pragma unroll
+        for (int j = 0; j < 3; ++j) {
+          const int sw = step_words(s);
+          const uint32_t ah[4] = {hip[rp[j][0] + sw], hip[rp[j][1] + sw], hip[rp[j][0] + sw + 4], hip[rp[j][1] + sw + 4]};
+          const uint32_t al[4] = {lop[rp[j][0] + sw], lop[rp[j][1] + sw], lop[rp[j][0] + sw + 4], lop[rp[j][1] + sw + 4]};
+          mma16(acc[j][0], al, wh0);  // the small terms first
+          mma16(acc[j][1], al, wh1);
+          mma16(acc[j][0], ah, wl0);
+          mma16(acc[j][1], ah, wl1);
+          mma16(acc[j][0], ah, wh0);
+          mma16(acc[j][1], ah, wh1);
+        }
+      }
+      // acc[j][f]: filters 8f + 2t, 8f + 2t + 1 of pixel 16u + g (0, 1) and 16u + g + 8 (2, 3); pixel q of the set is
+      // output pixel b0 * P + q: image q / P, position q % P, NCHW. One store per value: staging a warp's tile in shared
+      // memory for float4 stores (fewer sectors) measured no faster (experiments/ece408-gpu.md).
+#pragma unroll
+      for (int j = 0; j < 3; ++j)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, slot = q / P;
+          const long long pix = px0 + q;
+          if (pix >= px_end) continue;
+          float is = inv_sx[0];
+#pragma unroll
+          for (int k = 1; k < IP; ++k)
+            if (slot == k) is = inv_sx[k];
+          float* o = out + (static_cast<long long>(b0) + slot) * M * P + (q - slot * P);
+#pragma unroll
+          for (int f = 0; f < 2; ++f)
+#pragma unroll
+            for (int e = 0; e < 2; ++e)
+              o[(8 * f + 2 * t + e) * P] = activate_c<ACT>(acc[j][f][2 * h + e] * is * wi[f][e] + bv[f][e]);
+        }
+    }
+  }
+}
+
+void launch(const ConvArgs& a, cudaStream_t s) {
+  dispatch_act(a.epi.has_act, a.epi.act, [&](auto code) {
+    constexpr int A = decltype(code)::value;
+    static const int resident = resident_blocks(conv2_3xf16_kernel<A>, kThreads, kSmemBytes);
+    const PersistentGrid g = persistent_grid(a.n, IP, resident);
+    conv2_3xf16_kernel<A><<<g.blocks, kThreads, kSmemBytes, s>>>(a.in, a.w, a.bias, a.out, a.n, g.images_per_block);
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
+bool is_conv2(Shape in, const ConvParams& p) {
+  return in.c == C && in.h == H && in.w == W && p.kh == K && p.kw == K && p.filters == M;
+}
+
+}  // namespace
+
+std::string tiled_bank(const Layer& l);  // conv_tiled_spec.cu: conv1's shape runs v10's kernel
+
+void register_conv_tc_f16(Registry& r) {
+  static const ImplHooks hooks{.conv_forward = [](int, const ConvArgs& a, cudaStream_t s) {
+    if (is_conv2(a.is, *a.p)) launch(a, s);
+    else detail::tiled_forward(10, a, s);
+  }};
+  Impl i = cuda_impl(LayerKind::conv, 57, "tc-3xf16",
+                     "v10, with conv2's shape on the FP16 tensor cores: 3xFP16 implicit GEMM, a power of two per image and "
+                     "per filter (FP32-accurate)", &hooks);
+  i.shapes = "ECE 408 conv1, conv2";
+  i.fuses_act = i.fuses_pool2x2 = true;
+  i.supports = [](const Layer& l, const Epilogue& e) -> Support {
+    const ConvParams& p = std::get<ConvParams>(l.op);
+    if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, "v57 is compiled for stride 1, no padding, one group"};
+    if (is_conv2(l.in, p)) {
+      if (e.pool2x2) return {false, "v57's tensor-core kernel fuses an activation but no pooling"};
+      return {};
+    }
+    Support s = detail::tiled_supports(10, l, e);  // conv1's shape runs v10's kernel
+    if (!s.ok && s.reason.rfind("v10", 0) == 0) s.reason = "v57" + s.reason.substr(3);
+    return s;
+  };
+  i.constant_bank = tiled_bank;
+  r.add(std::move(i));
+}
+
+}  // namespace bs::cuda

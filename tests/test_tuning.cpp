@@ -435,6 +435,27 @@ TEST(Menus, TheListingHasEveryVersionAndPolicy) {
       EXPECT_FALSE(registry().of(k, b).empty()) << kind_name(k) << " on " << name_of(b);
 }
 
+// ECE 408's conv2 in FP32: v57 once its 4-image sets number the SMs (525 images on 132), v11 below. conv1's shape runs
+// v10's kernel under either number.
+TEST(Heuristic, EceConv2RunsV57FromOneSetPerSm) {
+  SKIP_WITHOUT_CUDA_MENUS();
+  Layer c2;
+  ConvParams p;
+  p.filters = 16;
+  p.kh = p.kw = 5;
+  c2.op = p;
+  c2.in = {6, 22, 22};
+  c2.out = {16, 18, 18};
+  const bool v57 = registry().find(LayerKind::conv, BackendKind::cuda, 57)->check(c2).ok;
+  for (int n : {1, 256, 524}) EXPECT_EQ(heuristic_version(c2, n, Precision::fp32, 132)->number, 11) << n;
+  for (int n : {525, 1024, 10000}) EXPECT_EQ(heuristic_version(c2, n, Precision::fp32, 132)->number, v57 ? 57 : 11) << n;
+  EXPECT_EQ(heuristic_version(c2, 1024, Precision::fp32, 264)->number, 11);  // 264 SMs: 256 sets are under one each
+  c2.in = {6, 22, 23};  // another shape: neither is compiled for it
+  c2.out = {16, 18, 19};
+  EXPECT_NE(heuristic_version(c2, 10000, Precision::fp32, 132)->number, 57);
+  EXPECT_NE(heuristic_version(c2, 10000, Precision::fp32, 132)->number, 11);
+}
+
 // --weights int8: the cuda backend only; v15 (8-bit rows) only with it, and auto's choice for a few images in every
 // precision; tables keep the choice under signatures of their own.
 TEST(Int8Weights, FlagsHeuristicSignaturesAndPlan) {

@@ -198,7 +198,11 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       if (macs > kFcF16sMacs && runs(LayerKind::fc, 19, l)) v = 19;
     }
   } else if (conv) {
-    v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
+    // ECE 408's shapes: v57 (3xFP16 on mma.sync for conv2, v10 for conv1) once its 4-image sets number the SMs, v11
+    // below (ECE 408 sweep, H100: conv2 0.74x v11's time at 1024 and 10,000 images, 0.98x at 512, 1.2-1.4x at 1-256;
+    // the network's error against cpu-ref lower than v11's at every batch).
+    if (runs(LayerKind::conv, 57, l) && (n + 3) / 4 >= sms) v = 57;
+    else v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
     if (!v) v = cluster_twin(conv_fp32(l, n, sms), l, n);
   } else {
     v = n >= kFc3xF16Images && runs(LayerKind::fc, 18, l) ? 18 : fc_fp32(n);
@@ -209,7 +213,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
 
 std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
-    return "v11 where it is compiled for the shape (ECE 408); on Hopper, where v13's grid fills half the GPU and a group has 16 "
+    return "v57 where it is compiled for the shape (ECE 408) and its 4-image sets number the SMs or more, else v11 there; on Hopper, where v13's grid fills half the GPU and a group has 16 "
            "channels or more (a multiple of 8 with groups), v52 (3xFP16 on wgmma, 128 x 128) for a multiple of 128 filters per "
            "group where its tiles fill two waves of the GPU, v53 (192 x 64) for 64 or 128, else v51 (192 x 96); under 16 channels v51 (rewritten space-to-depth) for a stride "
            "of 2-4 over fewer than 8 channels, else v36 (3xTF32 on wgmma, 192 x 64); "

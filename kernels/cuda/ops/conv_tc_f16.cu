@@ -12,7 +12,7 @@
 // against v11's 2.7e-7; slower than v11 below about 512 images (a block per 4-image set: few blocks). The prediction was
 // 0.10-0.14 ms; ncu puts the rest in the per-set staging (cp.async wait, max and split passes between barriers) and the
 // stores, with the tensor pipe 28 % busy (experiments/ece408-gpu.md, "conv2 on 3xFP16: the outcome").
-// Developed as experiments/probes/ece_conv2_3xf16.cu (its CPU model checks the index arithmetic).
+// Developed as a probe (its last state: commit 1acf222); experiments/probes/conv_v57_model.py checks the index arithmetic.
 #include <cuda_fp16.h>
 #include <cuda_pipeline.h>
 

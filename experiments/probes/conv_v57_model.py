@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""The index arithmetic and the accuracy of ece_conv2_3xf16.cu, modelled in NumPy on the CPU (no GPU needed).
+"""The index arithmetic and the accuracy of conv v57 (kernels/cuda/ops/conv_tc_f16.cu: ECE 408's conv2 in 3xFP16), modelled
+in NumPy on the CPU (no GPU needed). Written for its probe, experiments/probes/ece_conv2_3xf16.cu (removed once it became
+v57; its last state, with the instruments that timed its parts, is commit 1acf222).
 
-  layout    builds the probe's hi plane (no split) and weight fragments with its formulas, runs its mma.sync m16n8k16
+  layout    builds v57's hi plane (no split) and weight fragments with its formulas, runs its mma.sync m16n8k16
             fragment layouts (A rows = pixels, k pairs t and t + 4; B pairs t and t + 4 of filter g; D rows g, g + 8,
             columns 2t, 2t + 1) over one set of 4 images, and compares with a direct convolution in float64: the largest
             difference is float64 rounding when every index is right.
   accuracy  the 3xFP16 split (a power of two per image and per filter, hi = fp16(s x), lo = fp16(s x - hi), products
             hi*hi + hi*lo + lo*hi exact, summed in float32 to nearest) against float64 on sampled outputs.
-Usage: ece_conv2_3xf16_model.py [layout|accuracy]   (both when none is named)"""
+Usage: conv_v57_model.py [layout|accuracy]   (both when none is named)"""
 import sys
 
 import numpy as np

@@ -8,10 +8,14 @@
 // a product). 60 m16n8k16 MMAs per 16 pixels, 1.9x fewer tensor-core instructions than v11, and no split in the loop:
 // each set of 4 images is split once, when staged, into hi and lo NHWC planes that the loop reads at compile-time
 // offsets. conv1's shape runs v10's kernel, as in v11.
-// Measured (H100, ECE 408 at 10,000 images): 0.243 ms against v11's 0.327, the network's error against cpu-ref 2.4e-7
-// against v11's 2.7e-7; slower than v11 below about 512 images (a block per 4-image set: few blocks). The prediction was
-// 0.10-0.14 ms; ncu puts the rest in the per-set staging (cp.async wait, max and split passes between barriers) and the
-// stores, with the tensor pipe 28 % busy (experiments/ece408-gpu.md, "conv2 on 3xFP16: the outcome").
+// Schedule: one block per SM, 196 KB of shared memory, 12 warps. 3 producer warps copy set k + 2 (cp.async) into one of
+// two raw buffers while they find set k's maxima and split it into one of two plane buffers; 9 consumer warps run the
+// MMA loop (the weight fragments in registers) and the stores on the other. Named barriers hand the planes over.
+// Measured (H100, ECE 408 at 10,000 images): the first schedule (two blocks of 9 warps per SM, every warp through copy,
+// max, split, MMA and stores with block barriers between; commit b188c78) 0.243 ms against v11's 0.327, the network's
+// error against cpu-ref 2.4e-7 against v11's 2.7e-7; this one: see experiments/ece408-gpu.md, "conv2 on 3xFP16: the
+// outcome". Slower than v11 below about 512 images (a block per 4-image set: few blocks). The prediction was 0.10-0.14
+// ms; ncu put the rest in the per-set staging and the stores, with the tensor pipe 28 % busy.
 // Developed as a probe (its last state: commit 1acf222); experiments/probes/conv_v57_model.py checks the index arithmetic.
 #include <cuda_fp16.h>
 #include <cuda_pipeline.h>
@@ -32,12 +36,14 @@ constexpr int KD = C * K * K;                // 150
 constexpr int KS = 2 * K;                    // 10 k-steps of 16: (ky, half of the ky's 16 pairs)
 __host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
 constexpr int IP = 4;                        // images per set
-constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
+constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps;  // kWarps: the consumer warps
 constexpr int kImgWords = H * W * CW;        // pair words of one image's plane (1452)
 constexpr int kPlaneWords = IP * kImgWords + 4;  // + zeros: the last pixel's pad pair reads one word past the set
 constexpr int kRawFloats = IP * C * H * W;   // 11616
 constexpr int kFragWords = KS * 2 * 2 * 32 * 2;  // [KS][hi, lo][2 filter halves][32 lanes][b0, b1]
-constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + 2 * kPlaneWords + kRawFloats + IP + M);  // + img_max, wscale
+constexpr int kCons = kWarps, kProd = 3, kThreadsWS = 32 * (kCons + kProd), kProdThreads = 32 * kProd;
+// frag | hi, lo planes x 2 | raw x 2 | img_max[2][IP] | inv_sx[2][IP] | wscale[M]: 196 KB, one block per SM
+constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + 4 * kPlaneWords + 2 * kRawFloats + 4 * IP + M);
 static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kRawFloats % 4 == 0, "tiling must divide the set");
 
 __device__ __forceinline__ void mma16(float (&d)[4], const uint32_t (&a)[4], uint2 b) {
@@ -68,31 +74,39 @@ __device__ __forceinline__ float scale_for(float max) {
   return __uint_as_float(static_cast<uint32_t>(127 + k) << 23);
 }
 
-template <int ACT>
-// 96 registers: two blocks of 9 warps per SM (at 112 a sub-partition holds 4 warps, so one block): 0.34 -> 0.30 ms
-__global__ void __maxnreg__(96)
+// Named barriers: 1 + b FULL[b] (the set in plane buffer b is split: producers arrive, consumers wait), 3 + b
+// EMPTY[b] (the consumers left buffer b: they arrive, producers wait), 5 the producers alone. bar.arrive orders the
+// shared-memory writes before it for the threads that wait.
+__device__ __forceinline__ void bar_sync(int id, int count) {
+  asm volatile("bar.sync %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+__device__ __forceinline__ void bar_arrive(int id, int count) {
+  asm volatile("bar.arrive %0, %1;" ::"r"(id), "r"(count) : "memory");
+}
+
+template <int ACT>  // 1 tanh, 0 ReLU, -1 none
+__global__ void __launch_bounds__(kThreadsWS, 1)
     conv2_3xf16_kernel(const float* __restrict__ in, const float* __restrict__ w, const float* __restrict__ bias,
                        float* __restrict__ out, int n, int images_per_block) {
   extern __shared__ __align__(16) uint32_t smem[];
-  uint32_t* frag = smem;                                  // [KS][hi, lo][2][32][2]
-  uint32_t* hip = frag + kFragWords;                      // [IP][H][W][CW] hi words, then 4 zeros
-  uint32_t* lop = hip + kPlaneWords;                      // the lo words
-  float* raw = reinterpret_cast<float*>(lop + kPlaneWords);  // [IP][C][H][W] FP32 as copied
-  unsigned* img_max = reinterpret_cast<unsigned*>(raw + kRawFloats);  // [IP]: the bits of each image's largest |x|
-  float* wscale = reinterpret_cast<float*>(img_max + IP);            // [M]: s_filter, then 1 / s_filter
+  uint32_t* frag = smem;                    // [KS][hi, lo][2][32][2]
+  uint32_t* planes = frag + kFragWords;     // [2 buffers][hi, lo][kPlaneWords]
+  float* raws = reinterpret_cast<float*>(planes + 4 * kPlaneWords);  // [2][IP][C][H][W]
+  unsigned* img_max = reinterpret_cast<unsigned*>(raws + 2 * kRawFloats);  // [2][IP]
+  float* inv_sx_s = reinterpret_cast<float*>(img_max + 2 * IP);           // [2][IP]
+  float* wscale = inv_sx_s + 2 * IP;                                       // [M]
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  constexpr int kAll = kCons + kProd;
 
-  // The weights: a scale per filter (warp f % 9 finds filter f's largest |w|), then hi / lo in B-fragment order.
-  for (int f = warp; f < M; f += kWarps) {
+  for (int f = warp; f < M; f += kAll) {
     float m = 0.0f;
     for (int i = lane; i < KD; i += 32) m = fmaxf(m, fabsf(w[f * KD + i]));
     for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     if (lane == 0) wscale[f] = scale_for(m);
   }
-  for (int i = threadIdx.x; i < 4; i += kThreads) hip[IP * kImgWords + i] = lop[IP * kImgWords + i] = 0u;
+  for (int i = threadIdx.x; i < 4 * 4; i += kThreadsWS) planes[(i / 4) * kPlaneWords + IP * kImgWords + i % 4] = 0u;
   __syncthreads();
-  for (int i = threadIdx.x; i < kFragWords / 2; i += kThreads) {
-    // i = ((s * 2 + half) * 32 + lane) * 2 + j: pair t + 4j of k-step s, filter 8 half + g
+  for (int i = threadIdx.x; i < kFragWords / 2; i += kThreadsWS) {
     const int j = i % 2, l = (i / 2) % 32, half = (i / 64) % 2, s = i / 128;
     const int q = 8 * (s % 2) + l % 4 + 4 * j, f = 8 * half + l / 4;
     float v0 = 0.0f, v1 = 0.0f;
@@ -109,7 +123,70 @@ __global__ void __maxnreg__(96)
   __syncthreads();
   if (threadIdx.x < M) wscale[threadIdx.x] = 1.0f / wscale[threadIdx.x];
   __syncthreads();
-  float bv[2][2], wi[2][2];  // bias and 1 / s_filter of this lane's four filters
+
+  const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
+  const int nsets = last > first ? (last - first + IP - 1) / IP : 0;
+  if (warp >= kCons) {
+    // Producers: copy two sets ahead; per set: wait for its copy, its maxima, wait for the plane buffer, split, refill.
+    const int pt = threadIdx.x - 32 * kCons;
+    auto fetch = [&](int k) {
+      const int b0 = first + IP * k, count = max(0, min(IP, last - b0));
+      const float* src = in + static_cast<long long>(b0) * C * H * W;
+      float* dst = raws + (k & 1) * kRawFloats;
+      for (int i = pt; i < count * C * H * W / 4; i += kProdThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
+      __pipeline_commit();  // a group per set, empty past the end: the wait below counts groups
+    };
+    fetch(0);
+    fetch(1);
+    for (int k = 0; k < nsets; ++k) {
+      const int b = k & 1, count = min(IP, last - (first + IP * k));
+      const float* raw = raws + b * kRawFloats;
+      unsigned* mx = img_max + b * IP;
+      __pipeline_wait_prior(1);  // set k's group (set k + 1's may still be in flight)
+      if (pt < IP) mx[pt] = 0u;
+      bar_sync(5, kProdThreads);
+      for (int im = 0; im < count; ++im) {
+        float m = 0.0f;
+        for (int i = pt; i < C * H * W / 4; i += kProdThreads) {
+          const float4 v = reinterpret_cast<const float4*>(raw + im * C * H * W)[i];
+          m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
+        }
+        for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
+        if (lane == 0 && m > 0.0f) atomicMax(mx + im, __float_as_uint(m));
+      }
+      bar_sync(5, kProdThreads);
+      float sx[IP];
+#pragma unroll
+      for (int kk = 0; kk < IP; ++kk) sx[kk] = scale_for(__uint_as_float(mx[kk]));
+      if (k >= 2) bar_sync(3 + b, kThreadsWS);  // EMPTY[b]: the consumers left set k - 2's planes and scales
+      if (pt < IP) inv_sx_s[b * IP + pt] = 1.0f / scale_for(__uint_as_float(mx[pt]));
+      uint32_t* hip = planes + 2 * b * kPlaneWords;
+      uint32_t* lop = hip + kPlaneWords;
+      for (int i = pt; i < IP * H * W; i += kProdThreads) {
+        const int img = i / (H * W), pix = i - img * (H * W);
+        float sc = sx[0];
+#pragma unroll
+        for (int kk = 1; kk < IP; ++kk)
+          if (img == kk) sc = sx[kk];
+        const float* r = raw + img * C * H * W + pix;
+        const int o = img * kImgWords + pix * CW;
+#pragma unroll
+        for (int cp = 0; cp < CW; ++cp) {
+          uint32_t hi = 0u, lo = 0u;
+          if (img < count) split2(r[2 * cp * H * W] * sc, r[(2 * cp + 1) * H * W] * sc, hi, lo);
+          hip[o + cp] = hi;
+          lop[o + cp] = lo;
+        }
+      }
+      bar_sync(5, kProdThreads);  // every producer has read raw[b]: refill it
+      fetch(k + 2);
+      bar_arrive(1 + b, kThreadsWS);  // FULL[b]
+    }
+    return;
+  }
+
+  // Consumers: v57's MMA loop and epilogue on plane buffer k % 2.
+  float bv[2][2], wi[2][2];
 #pragma unroll
   for (int h = 0; h < 2; ++h)
 #pragma unroll
@@ -117,63 +194,25 @@ __global__ void __maxnreg__(96)
       bv[h][e] = bias ? bias[8 * h + 2 * t + e] : 0.0f;
       wi[h][e] = wscale[8 * h + 2 * t + e];
     }
-
-  const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
-  auto fetch = [&](int b0) {
-    const int count = max(0, min(IP, last - b0));
-    const float* src = in + static_cast<long long>(b0) * C * H * W;
-    for (int i = threadIdx.x; i < count * C * H * W / 4; i += kThreads) __pipeline_memcpy_async(raw + 4 * i, src + 4 * i, 16);
-    __pipeline_commit();
-  };
-  fetch(first);
   const uint2* wf = reinterpret_cast<const uint2*>(frag) + lane;
-  for (int b0 = first; b0 < last; b0 += IP) {
-    const int count = min(IP, last - b0);
-    // 1. This set's raw images have landed (and every warp left the last set's planes): each one's largest |x|.
-    __pipeline_wait_prior(0);
-    if (threadIdx.x < IP) img_max[threadIdx.x] = 0u;
-    __syncthreads();
-    for (int k = 0; k < count; ++k) {  // an image is a whole number of float4s
-      float m = 0.0f;
-      for (int i = threadIdx.x; i < C * H * W / 4; i += kThreads) {
-        const float4 v = reinterpret_cast<const float4*>(raw + k * C * H * W)[i];
-        m = fmaxf(m, fmaxf(fmaxf(fabsf(v.x), fabsf(v.y)), fmaxf(fabsf(v.z), fabsf(v.w))));
-      }
-      for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
-      if (lane == 0 && m > 0.0f) atomicMax(img_max + k, __float_as_uint(m));  // non-negative floats order as their bits
-    }
-    __syncthreads();
-    float inv_sx[IP];  // read here: the next set resets img_max after the planes' barrier, which every warp passes first
+  // The weight fragments in registers (80 a thread: a block of 12 warps per SM affords 168), not read at every step.
+  uint2 wr[KS][4];
 #pragma unroll
-    for (int k = 0; k < IP; ++k) inv_sx[k] = 1.0f / scale_for(__uint_as_float(img_max[k]));
-    // 2. The hi and lo planes: item (image, y, x), x fastest, its three channel pairs (raw reads without conflicts; the
-    //    word stride 3 writes without them). One index decomposition and one scale per pixel, not per pair: the first
-    //    form, an item per (image, pair, y, x), spent a quarter of the kernel's stall samples here (probe, ncu).
-    float sx[IP];
+  for (int s = 0; s < KS; ++s)
 #pragma unroll
-    for (int k = 0; k < IP; ++k) sx[k] = scale_for(__uint_as_float(img_max[k]));
-    for (int i = threadIdx.x; i < IP * H * W; i += kThreads) {
-      const int img = i / (H * W), pix = i - img * (H * W);
-      float sc = sx[0];
+    for (int x = 0; x < 4; ++x) wr[s][x] = wf[((s * 2 + (x >> 1)) * 2 + (x & 1)) * 32];
+  for (int k = 0; k < nsets; ++k) {
+    const int b = k & 1, b0 = first + IP * k;
+    bar_sync(1 + b, kThreadsWS);  // FULL[b]
+    const uint32_t* hip = planes + 2 * b * kPlaneWords;
+    const uint32_t* lop = hip + kPlaneWords;
+    float inv_sx[IP];
 #pragma unroll
-      for (int k = 1; k < IP; ++k)
-        if (img == k) sc = sx[k];
-      const float* r = raw + img * C * H * W + pix;
-      const int o = img * kImgWords + pix * CW;
-#pragma unroll
-      for (int cp = 0; cp < CW; ++cp) {
-        uint32_t hi = 0u, lo = 0u;
-        if (img < count) split2(r[2 * cp * H * W] * sc, r[(2 * cp + 1) * H * W] * sc, hi, lo);
-        hip[o + cp] = hi;
-        lop[o + cp] = lo;
-      }
-    }
-    __syncthreads();
-    fetch(b0 + IP);  // the raw buffer is free: the next set lands while this one computes
+    for (int kk = 0; kk < IP; ++kk) inv_sx[kk] = inv_sx_s[b * IP + kk];
     const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
 #pragma unroll 1
     for (int u0 = 0; u0 < NT; u0 += 3) {
-      int rp[3][2];  // word offsets of this lane's two rows (pixels 16u + g, 16u + g + 8 of the set), pair t
+      int rp[3][2];
 #pragma unroll
       for (int j = 0; j < 3; ++j)
 #pragma unroll
@@ -188,14 +227,13 @@ __global__ void __maxnreg__(96)
         for (int f = 0; f < 2; ++f) acc[j][f][0] = acc[j][f][1] = acc[j][f][2] = acc[j][f][3] = 0.0f;
 #pragma unroll
       for (int s = 0; s < KS; ++s) {
-        const uint2 wh0 = wf[((s * 2 + 0) * 2 + 0) * 32], wh1 = wf[((s * 2 + 0) * 2 + 1) * 32];
-        const uint2 wl0 = wf[((s * 2 + 1) * 2 + 0) * 32], wl1 = wf[((s * 2 + 1) * 2 + 1) * 32];
+        const uint2 wh0 = wr[s][0], wh1 = wr[s][1], wl0 = wr[s][2], wl1 = wr[s][3];
 #pragma unroll
         for (int j = 0; j < 3; ++j) {
           const int sw = step_words(s);
           const uint32_t ah[4] = {hip[rp[j][0] + sw], hip[rp[j][1] + sw], hip[rp[j][0] + sw + 4], hip[rp[j][1] + sw + 4]};
           const uint32_t al[4] = {lop[rp[j][0] + sw], lop[rp[j][1] + sw], lop[rp[j][0] + sw + 4], lop[rp[j][1] + sw + 4]};
-          mma16(acc[j][0], al, wh0);  // the small terms first
+          mma16(acc[j][0], al, wh0);
           mma16(acc[j][1], al, wh1);
           mma16(acc[j][0], ah, wl0);
           mma16(acc[j][1], ah, wl1);
@@ -203,9 +241,6 @@ __global__ void __maxnreg__(96)
           mma16(acc[j][1], ah, wh1);
         }
       }
-      // acc[j][f]: filters 8f + 2t, 8f + 2t + 1 of pixel 16u + g (0, 1) and 16u + g + 8 (2, 3); pixel q of the set is
-      // output pixel b0 * P + q: image q / P, position q % P, NCHW. One store per value: staging a warp's tile in shared
-      // memory for float4 stores (fewer sectors) measured no faster (experiments/ece408-gpu.md).
 #pragma unroll
       for (int j = 0; j < 3; ++j)
 #pragma unroll
@@ -215,8 +250,8 @@ __global__ void __maxnreg__(96)
           if (pix >= px_end) continue;
           float is = inv_sx[0];
 #pragma unroll
-          for (int k = 1; k < IP; ++k)
-            if (slot == k) is = inv_sx[k];
+          for (int kk = 1; kk < IP; ++kk)
+            if (slot == kk) is = inv_sx[kk];
           float* o = out + (static_cast<long long>(b0) + slot) * M * P + (q - slot * P);
 #pragma unroll
           for (int f = 0; f < 2; ++f)
@@ -225,15 +260,16 @@ __global__ void __maxnreg__(96)
               o[(8 * f + 2 * t + e) * P] = activate_c<ACT>(acc[j][f][2 * h + e] * is * wi[f][e] + bv[f][e]);
         }
     }
+    if (k + 2 < nsets) bar_arrive(3 + b, kThreadsWS);  // EMPTY[b], only where a producer will wait for it
   }
 }
 
 void launch(const ConvArgs& a, cudaStream_t s) {
   dispatch_act(a.epi.has_act, a.epi.act, [&](auto code) {
     constexpr int A = decltype(code)::value;
-    static const int resident = resident_blocks(conv2_3xf16_kernel<A>, kThreads, kSmemBytes);
+    static const int resident = resident_blocks(conv2_3xf16_kernel<A>, kThreadsWS, kSmemBytes);
     const PersistentGrid g = persistent_grid(a.n, IP, resident);
-    conv2_3xf16_kernel<A><<<g.blocks, kThreads, kSmemBytes, s>>>(a.in, a.w, a.bias, a.out, a.n, g.images_per_block);
+    conv2_3xf16_kernel<A><<<g.blocks, kThreadsWS, kSmemBytes, s>>>(a.in, a.w, a.bias, a.out, a.n, g.images_per_block);
   });
   CUDA_CHECK_LAUNCH();
 }

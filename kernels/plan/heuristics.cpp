@@ -199,8 +199,8 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
     }
   } else if (conv) {
     // ECE 408's shapes: v57 (3xFP16 on mma.sync for conv2, v10 for conv1) once its 4-image sets number the SMs, v11
-    // below (ECE 408 sweep, H100: conv2 0.74x v11's time at 1024 and 10,000 images, 0.98x at 512, 1.2-1.4x at 1-256;
-    // the network's error against cpu-ref lower than v11's at every batch).
+    // below (ECE 408 sweeps, H100, v57 with producer and consumer warps: conv2 0.67x v11's time at 10,000 images, 0.82x
+    // at 1024, 1.06x at 512, 1.3-1.6x at 1-256; the network's error against cpu-ref lower than v11's at every batch).
     if (runs(LayerKind::conv, 57, l) && (n + 3) / 4 >= sms) v = 57;
     else v = runs(LayerKind::conv, 11, l) ? 11 : conv_fp32_wgmma(l, n, sms);
     if (!v) v = cluster_twin(conv_fp32(l, n, sms), l, n);

@@ -13,9 +13,10 @@
 // MMA loop (the weight fragments in registers) and the stores on the other. Named barriers hand the planes over.
 // Measured (H100, ECE 408 at 10,000 images): the first schedule (two blocks of 9 warps per SM, every warp through copy,
 // max, split, MMA and stores with block barriers between; commit b188c78) 0.243 ms against v11's 0.327, the network's
-// error against cpu-ref 2.4e-7 against v11's 2.7e-7; this one: see experiments/ece408-gpu.md, "conv2 on 3xFP16: the
-// outcome". Slower than v11 below about 512 images (a block per 4-image set: few blocks). The prediction was 0.10-0.14
-// ms; ncu put the rest in the per-set staging and the stores, with the tensor pipe 28 % busy.
+// error against cpu-ref 2.4e-7 against v11's 2.7e-7; this one 0.222 ms against the first's 0.246 in the same call (the
+// same bits), but 0.033 against 0.030 at 1024 images, where a block has 2 sets to overlap. Slower than v11 below about
+// 512 images (a block per 4-image set: few blocks). The prediction was 0.10-0.14 ms; experiments/ece408-gpu.md, "conv2
+// on 3xFP16: the outcome", says where the rest goes.
 // Developed as a probe (its last state: commit 1acf222); experiments/probes/conv_v57_model.py checks the index arithmetic.
 #include <cuda_fp16.h>
 #include <cuda_pipeline.h>

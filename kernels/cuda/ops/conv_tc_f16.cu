@@ -275,6 +275,23 @@ void launch(const ConvArgs& a, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
+// The device holds a block of 196 KB (compute capability 9.0 allows 227 KB; 8.0 163 KB) and the build has an image for
+// it. Without a GPU, false: the menus then say why, and auto keeps v11.
+bool device_fits() {
+  static const bool ok = [] {
+    int dev = 0, optin = 0;
+    cudaFuncAttributes attr{};
+    if (cudaGetDevice(&dev) != cudaSuccess ||
+        cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, dev) != cudaSuccess ||
+        cudaFuncGetAttributes(&attr, conv2_3xf16_kernel<1>) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return false;
+    }
+    return static_cast<size_t>(optin) >= kSmemBytes;
+  }();
+  return ok;
+}
+
 bool is_conv2(Shape in, const ConvParams& p) {
   return in.c == C && in.h == H && in.w == W && p.kh == K && p.kw == K && p.filters == M;
 }
@@ -298,6 +315,9 @@ void register_conv_tc_f16(Registry& r) {
     if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, "v57 is compiled for stride 1, no padding, one group"};
     if (is_conv2(l.in, p)) {
       if (e.pool2x2) return {false, "v57's tensor-core kernel fuses an activation but no pooling"};
+      if (!device_fits())
+        return {false, "v57's conv2 kernel needs a GPU that gives a block 196 KB of shared memory (compute capability 9.0) "
+                       "and a build for it"};
       return {};
     }
     Support s = detail::tiled_supports(10, l, e);  // conv1's shape runs v10's kernel

@@ -91,8 +91,10 @@ void const_forward(int version, const ConvArgs& a, cudaStream_t s);
 // Implemented in conv_tiled_spec.cu.
 Support tiled_supports(int version, const Layer& layer, const Epilogue& epi);
 void tiled_forward(int version, const ConvArgs& a, cudaStream_t s);
-// Implemented in conv_tc.cu.
-Support tc_supports(const Layer& layer, const Epilogue& epi);
+// Implemented in conv_tc.cu. tc_supports serves v11 and v57 (conv_tc_f16.cu), which share its shapes: conv2's on the
+// tensor cores, conv1's on v10's kernel; `version` names the one asked about in the reasons.
+bool tc_is_conv2(Shape in, const ConvParams& p);
+Support tc_supports(int version, const Layer& layer, const Epilogue& epi);
 void tc_forward(const ConvArgs& a, cudaStream_t s);
 // Implemented in conv_gemm.cu.
 Support gemm_supports(int version, const Layer& layer, const Epilogue& epi);

@@ -165,28 +165,29 @@ void launch_tc_conv2(const ConvArgs& a, bool has_act, int act, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
-bool is_conv2(Shape in, const ConvParams& p) {
-  return in.c == C && in.h == H && in.w == W && p.kh == K && p.kw == K && p.filters == M;
-}
-
 }  // namespace
 
 namespace detail {
 
-Support tc_supports(const Layer& layer, const Epilogue& epi) {
+bool tc_is_conv2(Shape in, const ConvParams& p) {
+  return in.c == C && in.h == H && in.w == W && p.kh == K && p.kw == K && p.filters == M;
+}
+
+Support tc_supports(int version, const Layer& layer, const Epilogue& epi) {
   const ConvParams& p = std::get<ConvParams>(layer.op);
-  if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, "v11 is compiled for stride 1, no padding, one group"};
-  if (is_conv2(layer.in, p)) {
-    if (epi.pool2x2) return {false, "v11's tensor-core kernel fuses an activation but no pooling"};
+  const std::string v = "v" + std::to_string(version);
+  if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, v + " is compiled for stride 1, no padding, one group"};
+  if (tc_is_conv2(layer.in, p)) {
+    if (epi.pool2x2) return {false, v + "'s tensor-core kernel fuses an activation but no pooling"};
     return {};
   }
   Support s = tiled_supports(10, layer, epi);  // conv1's shape runs v10's kernel
-  if (!s.ok && s.reason.rfind("v10", 0) == 0) s.reason = "v11" + s.reason.substr(3);
+  if (!s.ok && s.reason.rfind("v10", 0) == 0) s.reason = v + s.reason.substr(3);
   return s;
 }
 
 void tc_forward(const ConvArgs& a, cudaStream_t s) {
-  if (!is_conv2(a.is, *a.p)) return tiled_forward(10, a, s);
+  if (!tc_is_conv2(a.is, *a.p)) return tiled_forward(10, a, s);
   launch_tc_conv2(a, a.epi.has_act, act_code(a.epi.act), s);
 }
 
@@ -199,7 +200,7 @@ void register_conv_tc(Registry& r) {
   Impl i = cuda_impl(LayerKind::conv, 11, "tc-3xtf32", "v10, with conv2's shape on tensor cores: 3xTF32 implicit GEMM (FP32-accurate)", &hooks);
   i.shapes = "ECE 408 conv1, conv2";
   i.fuses_act = i.fuses_pool2x2 = true;
-  i.supports = [](const Layer& l, const Epilogue& e) { return detail::tc_supports(l, e); };
+  i.supports = [](const Layer& l, const Epilogue& e) { return detail::tc_supports(11, l, e); };
   i.constant_bank = tiled_bank;
   r.add(std::move(i));
 }

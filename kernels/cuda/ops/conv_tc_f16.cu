@@ -292,17 +292,13 @@ bool device_fits() {
   return ok;
 }
 
-bool is_conv2(Shape in, const ConvParams& p) {
-  return in.c == C && in.h == H && in.w == W && p.kh == K && p.kw == K && p.filters == M;
-}
-
 }  // namespace
 
 std::string tiled_bank(const Layer& l);  // conv_tiled_spec.cu: conv1's shape runs v10's kernel
 
 void register_conv_tc_f16(Registry& r) {
   static const ImplHooks hooks{.conv_forward = [](int, const ConvArgs& a, cudaStream_t s) {
-    if (is_conv2(a.is, *a.p)) launch(a, s);
+    if (detail::tc_is_conv2(a.is, *a.p)) launch(a, s);
     else detail::tiled_forward(10, a, s);
   }};
   Impl i = cuda_impl(LayerKind::conv, 57, "tc-3xf16",
@@ -310,18 +306,11 @@ void register_conv_tc_f16(Registry& r) {
                      "per filter (FP32-accurate)", &hooks);
   i.shapes = "ECE 408 conv1, conv2";
   i.fuses_act = i.fuses_pool2x2 = true;
-  i.supports = [](const Layer& l, const Epilogue& e) -> Support {
-    const ConvParams& p = std::get<ConvParams>(l.op);
-    if (p.sh != 1 || p.sw != 1 || p.padded() || p.groups != 1) return {false, "v57 is compiled for stride 1, no padding, one group"};
-    if (is_conv2(l.in, p)) {
-      if (e.pool2x2) return {false, "v57's tensor-core kernel fuses an activation but no pooling"};
-      if (!device_fits())
-        return {false, "v57's conv2 kernel needs a GPU that gives a block 196 KB of shared memory (compute capability 9.0) "
-                       "and a build for it"};
-      return {};
-    }
-    Support s = detail::tiled_supports(10, l, e);  // conv1's shape runs v10's kernel
-    if (!s.ok && s.reason.rfind("v10", 0) == 0) s.reason = "v57" + s.reason.substr(3);
+  i.supports = [](const Layer& l, const Epilogue& e) -> Support {  // v11's shapes and reasons, and room for the block
+    Support s = detail::tc_supports(57, l, e);
+    if (s.ok && detail::tc_is_conv2(l.in, std::get<ConvParams>(l.op)) && !device_fits())
+      return {false, "v57's conv2 kernel needs a GPU that gives a block 196 KB of shared memory (compute capability 9.0) "
+                     "and a build for it"};
     return s;
   };
   i.constant_bank = tiled_bank;

@@ -3,6 +3,9 @@
 // NaN and guard zones checked after every run. Without a GPU each test skips and says why.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <cmath>
+#include <cstdio>
 #include <map>
 
 #include "app/exec/datasets.hpp"
@@ -17,6 +20,7 @@
 #include "cli_util.hpp"
 #include "gpu_util.hpp"
 #include "op_cases.hpp"
+#include "weights_tools/array.hpp"
 #include "weights_tools/error.hpp"
 
 using namespace bs;
@@ -163,6 +167,53 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
       test::GuardedRun got = test::guarded_forward(*gpu, m, in, ch.batch);
       EXPECT_LE(test::rel_l2(got.out, want), 1e-5)
           << variant << " seed " << seed << " in.c " << ch.in.c << " act " << (ch.has_act ? static_cast<int>(ch.act) : -1) << " pool " << ch.pool;
+    }
+  }
+}
+
+// The 16-bit activations (kernels/cuda/half/activate16.cuh: tanh on the special-function unit, the sigmoid from __expf
+// and __fdividef) on every finite fp16 and bf16 value, as an activation layer of its own on the cuda backend (the
+// 16-bit input exact, so the layer sees exactly these values), against tanh and the sigmoid in double: within the
+// relative error the header states before the 16-bit rounding, plus half an ulp of that rounding (and 2^-126, below
+// which FP32's approximations may flush to zero).
+TEST(GpuHalfActivations, EveryFiniteInputWithinTheStatedBound) {
+  SKIP_WITHOUT_GPU();
+  for (const bool bf16 : {false, true}) {
+    std::vector<float> in;
+    for (uint32_t bits = 0; bits < 65536; ++bits) {
+      const float x = bf16 ? std::bit_cast<float>(bits << 16) : half_to_float(static_cast<uint16_t>(bits));
+      if (std::isfinite(x)) in.push_back(x);
+    }
+    const size_t used = in.size();
+    in.resize(4 * 128 * 128, 0.0f);
+    // Half an ulp of a 16-bit value of magnitude a: 11 significant bits (fp16, subnormal below 2^-14), 8 (bf16).
+    auto half_ulp = [&](double a) {
+      const int e = std::max(static_cast<int>(std::floor(std::log2(std::max(a, 1e-300)))), bf16 ? -126 : -14);
+      return std::ldexp(1.0, e - (bf16 ? 8 : 11));
+    };
+    for (const Act act : {Act::tanh, Act::sigmoid}) {
+      Model m;
+      m.name = "act16";
+      m.input = {4, 128, 128};
+      m.layers.push_back({"act", ActParams{act}, {}, {}});
+      infer_shapes(m, "act16");
+      auto gpu = make_backend("cuda", test::guarded_options("", "", bf16 ? "bf16" : "fp16"));
+      gpu->load(m);
+      const std::vector<float> got = test::guarded_forward(*gpu, m, in, 1).out;
+      const double rel = act == Act::tanh ? std::ldexp(1.0, -11) * 1.0072 : std::ldexp(1.0, -16);  // 2^-10.987; the sigmoid's few FP32 ulp, generously
+      int bad = 0;
+      double worst = 0.0;  // the largest |error| over the bound
+      for (size_t i = 0; i < used; ++i) {
+        const double x = in[i], want = act == Act::tanh ? std::tanh(x) : 1.0 / (1.0 + std::exp(-x));
+        const double err = std::fabs(got[i] - want);
+        const double bound = rel * std::fabs(want) + half_ulp(std::max(std::fabs(want), std::fabs(static_cast<double>(got[i])))) + std::ldexp(1.0, -126);
+        worst = std::max(worst, err / bound);
+        if (!(err <= bound) && ++bad <= 5)
+          ADD_FAILURE() << (bf16 ? "bf16" : "fp16") << (act == Act::tanh ? " tanh(" : " sigmoid(") << x << ") = " << got[i] << ", want " << want;
+      }
+      EXPECT_EQ(bad, 0) << (bf16 ? "bf16 " : "fp16 ") << static_cast<int>(act) << ": " << bad << " of " << used << " values outside the bound";
+      std::printf("[ info ] %s %s: %zu inputs, largest error %.3f of the bound\n", bf16 ? "bf16" : "fp16",
+                  act == Act::tanh ? "tanh" : "sigmoid", used, worst);
     }
   }
 }

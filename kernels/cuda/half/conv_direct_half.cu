@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
@@ -58,7 +59,7 @@ __global__ void direct_half_kernel(const uint16_t* __restrict__ in, long long to
       }
     }
     if (bias) acc += bias[m];
-    out[i] = store_value<BF16>(activate_or_keep(acc, act), ovf);
+    out[i] = store_value<BF16>(activate16_or_keep(acc, act), ovf);
   }
 }
 

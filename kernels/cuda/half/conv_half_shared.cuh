@@ -13,6 +13,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/engine/gemm_engine.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
@@ -82,10 +83,10 @@ struct HalfConvOut {
       return;
     }
     const int ch = group * mg + f;
-    v0 = activate_or_keep(bias ? v0 + bias[ch] : v0, act);
+    v0 = activate16_or_keep(bias ? v0 + bias[ch] : v0, act);
     uint16_t* o = out + m * ms + ch;
     if (two) {
-      v1 = activate_or_keep(bias ? v1 + bias[ch + 1] : v1, act);
+      v1 = activate16_or_keep(bias ? v1 + bias[ch + 1] : v1, act);
       check_range<BF16>(v0, ovf);
       check_range<BF16>(v1, ovf);
       if ((ch & 1) == 0) {
@@ -115,7 +116,7 @@ __global__ void splitk_reduce(const HalfConvOut o) {
     float v = 0.0f;
     for (int s = 0; s < o.splits; ++s) v += o.part[((static_cast<long long>(s) * o.groups + z) * o.ncols + m) * o.mg + f];
     if (o.bias) v += o.bias[ch];
-    o.out[i] = store_value<BF16>(activate_or_keep(v, o.act), o.ovf);
+    o.out[i] = store_value<BF16>(activate16_or_keep(v, o.act), o.ovf);
   }
 }
 

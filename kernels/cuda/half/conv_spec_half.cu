@@ -29,6 +29,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
@@ -219,15 +220,15 @@ __global__ void __launch_bounds__(c1::kWarps * 32, c1::kMinBlocks)
           }
           const int px = 4 * (tx + (odd ? 1 : 0)) + (g >> 1);  // even lanes: the first tile's window, odd: the second's
           if (t < M / 2 && px < PW)
-            o[(ty * PW + px) * (M / 2) + t] = store_pair<BF16, kTrack>(activate_c<ACT>(v[0] + bv0), activate_c<ACT>(v[1] + bv1), vmax);
+            o[(ty * PW + px) * (M / 2) + t] = store_pair<BF16, kTrack>(activate16_c<ACT>(v[0] + bv0), activate16_c<ACT>(v[1] + bv1), vmax);
         } else {
 #pragma unroll
           for (int u = 0; u < 2; ++u) {
             const int x = 8 * (tx + u) + g;
             if (t < M / 2 && x < OW) {
               uint32_t* d = o + (2 * ty * OW + x) * (M / 2) + t;
-              d[0] = store_pair<BF16, kTrack>(activate_c<ACT>(acc[u][0] + bv0), activate_c<ACT>(acc[u][1] + bv1), vmax);
-              d[OW * (M / 2)] = store_pair<BF16, kTrack>(activate_c<ACT>(acc[u][2] + bv0), activate_c<ACT>(acc[u][3] + bv1), vmax);
+              d[0] = store_pair<BF16, kTrack>(activate16_c<ACT>(acc[u][0] + bv0), activate16_c<ACT>(acc[u][1] + bv1), vmax);
+              d[OW * (M / 2)] = store_pair<BF16, kTrack>(activate16_c<ACT>(acc[u][2] + bv0), activate16_c<ACT>(acc[u][3] + bv1), vmax);
             }
           }
         }
@@ -315,7 +316,7 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
           uint32_t word[2];  // words t and 4 + t of the pixel's 8
 #pragma unroll
           for (int f = 0; f < 2; ++f)
-            word[f] = store_pair<BF16, kTrack>(activate_c<ACT>(acc[j][f][2 * h] + bv[f][0]), activate_c<ACT>(acc[j][f][2 * h + 1] + bv[f][1]), vmax);
+            word[f] = store_pair<BF16, kTrack>(activate16_c<ACT>(acc[j][f][2 * h] + bv[f][0]), activate16_c<ACT>(acc[j][f][2 * h + 1] + bv[f][1]), vmax);
           // Lanes t and t ^ 1 trade a word, so that each stores 8 bytes and a store fills whole 32-byte sectors: even
           // t words t, t + 1; odd t words 3 + t, 4 + t. (Two 4-byte stores per value pair filled half a sector each.)
           const bool odd = t & 1;

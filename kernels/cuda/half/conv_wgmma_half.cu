@@ -76,8 +76,8 @@ struct WgHalfProblem : wg::NhwcConvLoads {
 #pragma unroll
         for (int j = 0; j < J; ++j) {
           float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
-          v0 = activate_or_keep(o.bias ? v0 + b[2 * j] : v0, o.act);
-          v1 = activate_or_keep(o.bias ? v1 + b[2 * j + 1] : v1, o.act);
+          v0 = activate16_or_keep(o.bias ? v0 + b[2 * j] : v0, o.act);
+          v1 = activate16_or_keep(o.bias ? v1 + b[2 * j + 1] : v1, o.act);
           check_range<BF16>(v0, o.ovf);
           check_range<BF16>(v1, o.ovf);
           dst[4 * j] = pack2<BF16>(v0, v1);

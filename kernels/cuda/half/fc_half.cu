@@ -11,6 +11,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/engine/gemm_launch.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
@@ -47,8 +48,8 @@ struct FcHalfProblem : gemm::DenseOperands {  // A = X^T words (Kw_pad, M_pad), 
       if (two) dst[1] = v1;
       return;
     }
-    v0 = activate_or_keep(bias ? v0 + bias[c] : v0, act);
-    v1 = two ? activate_or_keep(bias ? v1 + bias[c + 1] : v1, act) : 0.0f;  // c + 1 == n: the pad output (os > n)
+    v0 = activate16_or_keep(bias ? v0 + bias[c] : v0, act);
+    v1 = two ? activate16_or_keep(bias ? v1 + bias[c + 1] : v1, act) : 0.0f;  // c + 1 == n: the pad output (os > n)
     check_range<BF16>(v0, ovf);
     check_range<BF16>(v1, ovf);
     if (two || os > n) *reinterpret_cast<uint32_t*>(out + static_cast<long long>(r) * os + c) = pack2<BF16>(v0, v1);
@@ -70,7 +71,7 @@ __global__ void splitk_reduce(const float* __restrict__ part, int splits, int m,
     float v = 0.0f;
     for (int s = 0; s < splits; ++s) v += part[s * mn + r * n + c];
     if (bias) v += bias[c];
-    out[i] = store_value<BF16>(activate_or_keep(v, act), ovf);
+    out[i] = store_value<BF16>(activate16_or_keep(v, act), ovf);
   }
 }
 

@@ -15,6 +15,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/engine/fc_stream_mma.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
@@ -95,7 +96,7 @@ __global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* _
         for (int q = 0; q < kThreads / 32; ++q) v += partial[q][t];
         if (bias) v += bias[o];
         uint16_t* dst = out + static_cast<long long>(n0 + t) * os;
-        dst[o] = store_value<BF16>(activate_or_keep(v, act), ovf);
+        dst[o] = store_value<BF16>(activate16_or_keep(v, act), ovf);
         if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
       }
       __syncthreads();  // partial is reused by the next pass
@@ -185,7 +186,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
     __syncthreads();
     stream_mma::sum_warps<NT, kMmaImages, kMmaWarps>(partial, o0, nb, outputs, bias, [&](int img, int o, float v) {
       uint16_t* dst = out + static_cast<long long>(n0 + img) * os;
-      dst[o] = store_value<BF16>(activate_or_keep(v, act), ovf);
+      dst[o] = store_value<BF16>(activate16_or_keep(v, act), ovf);
       if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
     });
     __syncthreads();  // partial is reused by the next pass

@@ -18,6 +18,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
@@ -142,7 +143,7 @@ __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* _
         for (int q = 0; q < kThreads / 32; ++q) v += partial[q][r][b];
         v *= scales[o];
         if (bias) v += bias[o];
-        v = activate_or_keep(v, act);
+        v = T == In::f32 ? activate_or_keep(v, act) : activate16_or_keep(v, act);  // FP32 output: tanhf, expf
         Elem<T>* dst = out + static_cast<long long>(n0 + b) * os;
         if constexpr (T == In::f32) {
           dst[o] = v;

@@ -8,6 +8,7 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/ops/block_reduce.cuh"
 #include "kernels/cuda/half/half_types.cuh"
@@ -93,15 +94,15 @@ template <bool BF16>
 __global__ void act_kernel(uint32_t* x, long long words, int act, float alpha) {
   GRID_STRIDE(i, words) {
     const uint32_t v = x[i];
-    x[i] = pack2<BF16>(activate_alpha(to_float<BF16>(static_cast<uint16_t>(v & 0xffffu)), act, alpha),
-                       activate_alpha(to_float<BF16>(static_cast<uint16_t>(v >> 16)), act, alpha));
+    x[i] = pack2<BF16>(activate16_alpha(to_float<BF16>(static_cast<uint16_t>(v & 0xffffu)), act, alpha),
+                       activate16_alpha(to_float<BF16>(static_cast<uint16_t>(v >> 16)), act, alpha));
   }
 }
 
 // The 16-bit values of a flat tensor of `count` (the cudnn backend's packed NHWC of an odd channel count: no pairs).
 template <bool BF16>
 __global__ void act_values_kernel(uint16_t* x, long long count, int act, float alpha) {
-  GRID_STRIDE(i, count) x[i] = from_float<BF16>(activate_alpha(to_float<BF16>(x[i]), act, alpha));
+  GRID_STRIDE(i, count) x[i] = from_float<BF16>(activate16_alpha(to_float<BF16>(x[i]), act, alpha));
 }
 
 // One thread per (image, output pixel, channel) of a packed NHWC tensor of C channels (any count: the cudnn backend's).

@@ -8,7 +8,7 @@
 // a product). 60 m16n8k16 MMAs per 16 pixels, 1.9x fewer tensor-core instructions than v11, and no split in the loop:
 // each set of 4 images is split once, when staged, into hi and lo NHWC planes that the loop reads at compile-time
 // offsets. conv1's shape runs v10's kernel, as in v11.
-// Schedule: one block per SM, 196 KB of shared memory, 12 warps. 3 producer warps copy set k + 2 (cp.async) into one of
+// Schedule: one block per SM, 222 KB of shared memory, 12 warps. 3 producer warps copy set k + 2 (cp.async) into one of
 // two raw buffers while they find set k's maxima and split it into one of two plane buffers; 9 consumer warps run the
 // MMA loop (the weight fragments in registers) and the stores on the other. Named barriers hand the planes over.
 // Measured (H100, ECE 408 at 10,000 images): the first schedule (two blocks of 9 warps per SM, every warp through copy,
@@ -35,15 +35,18 @@ namespace {
 constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, OW = W - K + 1, P = OH * OW;
 constexpr int KD = C * K * K;                // 150
 constexpr int KS = 2 * K;                    // 10 k-steps of 16: (ky, half of the ky's 16 pairs)
-__host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
+// A plane row holds its W * CW = 66 pair words in a pitch of RP = 88, as v22 stages its rows: a tile's 8 pixels then
+// load from 32 different banks where they wrap an output row or an image. The pad words stay zero.
+constexpr int RP = 88;
+__host__ __device__ constexpr int step_words(int s) { return (s / 2) * RP + 8 * (s % 2); }
 constexpr int IP = 4;                        // images per set
 constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps;  // kWarps: the consumer warps
-constexpr int kImgWords = H * W * CW;        // pair words of one image's plane (1452)
-constexpr int kPlaneWords = IP * kImgWords + 4;  // + zeros: the last pixel's pad pair reads one word past the set
+constexpr int kImgWords = H * RP;            // pair words of one image's plane (1936, of which 1452 hold pairs)
+constexpr int kPlaneWords = IP * kImgWords;
 constexpr int kRawFloats = IP * C * H * W;   // 11616
 constexpr int kFragWords = KS * 2 * 2 * 32 * 2;  // [KS][hi, lo][2 filter halves][32 lanes][b0, b1]
 constexpr int kCons = kWarps, kProd = 3, kThreadsWS = 32 * (kCons + kProd), kProdThreads = 32 * kProd;
-// frag | hi, lo planes x 2 | raw x 2 | img_max[2][IP] | inv_sx[2][IP] | wscale[M]: 196 KB, one block per SM
+// frag | hi, lo planes x 2 | raw x 2 | img_max[2][IP] | inv_sx[2][IP] | wscale[M]: 222 KB, one block per SM
 constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + 4 * kPlaneWords + 2 * kRawFloats + 4 * IP + M);
 static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kRawFloats % 4 == 0, "tiling must divide the set");
 
@@ -105,7 +108,7 @@ __global__ void __launch_bounds__(kThreadsWS, 1)
     for (int o = 16; o; o >>= 1) m = fmaxf(m, __shfl_xor_sync(0xffffffffu, m, o));
     if (lane == 0) wscale[f] = scale_for(m);
   }
-  for (int i = threadIdx.x; i < 4 * 4; i += kThreadsWS) planes[(i / 4) * kPlaneWords + IP * kImgWords + i % 4] = 0u;
+  for (int i = threadIdx.x; i < 4 * kPlaneWords; i += kThreadsWS) planes[i] = 0u;  // the rows' pads stay zero
   __syncthreads();
   for (int i = threadIdx.x; i < kFragWords / 2; i += kThreadsWS) {
     const int j = i % 2, l = (i / 2) % 32, half = (i / 64) % 2, s = i / 128;
@@ -170,7 +173,7 @@ __global__ void __launch_bounds__(kThreadsWS, 1)
         for (int kk = 1; kk < IP; ++kk)
           if (img == kk) sc = sx[kk];
         const float* r = raw + img * C * H * W + pix;
-        const int o = img * kImgWords + pix * CW;
+        const int o = img * kImgWords + (pix / W) * RP + (pix % W) * CW;
 #pragma unroll
         for (int cp = 0; cp < CW; ++cp) {
           uint32_t hi = 0u, lo = 0u;
@@ -219,7 +222,7 @@ __global__ void __launch_bounds__(kThreadsWS, 1)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, slot = q / P, p = q % P;
-          rp[j][h] = slot * kImgWords + ((p / OW) * W + p % OW) * CW + t;
+          rp[j][h] = slot * kImgWords + (p / OW) * RP + (p % OW) * CW + t;
         }
       float acc[3][2][4];
 #pragma unroll
@@ -275,7 +278,7 @@ void launch(const ConvArgs& a, cudaStream_t s) {
   CUDA_CHECK_LAUNCH();
 }
 
-// The device holds a block of 196 KB (compute capability 9.0 allows 227 KB; 8.0 163 KB) and the build has an image for
+// The device holds a block of 222 KB (compute capability 9.0 allows 227 KB; 8.0 163 KB) and the build has an image for
 // it. Without a GPU, false: the menus then say why, and auto keeps v11.
 bool device_fits() {
   static const bool ok = [] {
@@ -309,7 +312,7 @@ void register_conv_tc_f16(Registry& r) {
   i.supports = [](const Layer& l, const Epilogue& e) -> Support {  // v11's shapes and reasons, and room for the block
     Support s = detail::tc_supports(57, l, e);
     if (s.ok && detail::tc_is_conv2(l.in, std::get<ConvParams>(l.op)) && !device_fits())
-      return {false, "v57's conv2 kernel needs a GPU that gives a block 196 KB of shared memory (compute capability 9.0) "
+      return {false, "v57's conv2 kernel needs a GPU that gives a block 222 KB of shared memory (compute capability 9.0) "
                      "and a build for it"};
     return s;
   };

@@ -67,21 +67,16 @@ constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, 
 // offset from one of the lane's two row addresses. (An earlier layout padded each window position's three pairs to
 // four: the same loads, 13 k-steps instead of 10.)
 constexpr int KS = 2 * K;                   // 10 k-steps
-// A staged row holds its W * CW = 66 words in a pitch of RP = 88: a tile's 8 pixels then load from 32 different banks
-// where they wrap an output row or an image (with the rows packed, those loads took 1.33 wavefronts on average,
-// experiments/ece408-gpu.md). The pad words stay zero; a row's last pixel's pad pair reads the first of them.
-constexpr int RP = 88, kRowWords = W * CW;
-__host__ __device__ constexpr int step_words(int s) { return (s / 2) * RP + 8 * (s % 2); }
+__host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
 constexpr int IP = 4;                       // images per set
 constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps;
-constexpr int kImgWords = H * kRowWords;    // one image in global memory
-constexpr int kImgStaged = H * RP;          // and staged
+constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
 constexpr int kFragWords = KS * 2 * 32 * 2;  // [KS][2 filter halves][32 lanes][b0, b1]
-constexpr int kRingWords = kStages * IP * kImgStaged;
+constexpr int kTail = 4;                     // zeros after the ring: the last pixel's pad pair reads one word past it
+constexpr int kRingWords = kStages * IP * kImgWords + kTail;
 constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + kRingWords);
-static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kRowWords % 2 == 0 && RP % 4 == 0 && RP > kRowWords,
-              "tiling must divide the set; rows are copied in 8-byte pieces");
+static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWords % 4 == 0, "tiling must divide the set");
 }  // namespace c2
 
 bool is_conv1(Shape in, const ConvParams& p) { return in.c == 1 && in.h == c1::H && in.w == c1::W && p.kh == c1::K && p.kw == c1::K && p.filters == c1::M; }
@@ -253,7 +248,7 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
   float vmax = 0.0f;
   extern __shared__ __align__(16) uint32_t smem2[];
   uint32_t* frag = smem2;             // [KS][2][32][2]
-  uint32_t* xs = smem2 + kFragWords;  // [kStages][IP][H][RP]: a row's W * CW words, then its zero pad
+  uint32_t* xs = smem2 + kFragWords;  // [kStages][IP][H, W, CW], then kTail zeros
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   for (int i = threadIdx.x; i < kFragWords; i += kThreads) frag[i] = wfrag[i];
   // Zeros everywhere first: slots a short last set leaves unfetched are read (and their results dropped), and a pad
@@ -270,22 +265,19 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
   auto fetch = [&](int b0, uint32_t* dst) {
     const int count = max(0, min(IP, last - b0));
     const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
-    // Row r of the set (image r / H, row r % H) lands at r * RP: 8-byte pieces, as a row is 264 bytes.
-    constexpr int kPieces = kRowWords / 2;
-    for (int i = threadIdx.x; i < count * H * kPieces; i += kThreads)
-      __pipeline_memcpy_async(dst + (i / kPieces) * RP + 2 * (i % kPieces), src + 2 * i, 8);
+    for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
     __pipeline_commit();  // one group per set, empty past the end, so that the group count stays uniform
   };
   // v11's ring: the set fetched at step i lands in the buffer step i - 1 computed from, which every warp has left
   // once it passes step i's barrier.
   fetch(first, xs);
-  fetch(first + IP, xs + IP * kImgStaged);
+  fetch(first + IP, xs + IP * kImgWords);
   const uint2* wf = reinterpret_cast<const uint2*>(frag) + lane;
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
     __pipeline_wait_prior(1);
     __syncthreads();
-    fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * kImgStaged);
-    const uint32_t* xb = xs + (step % kStages) * IP * kImgStaged + t;
+    fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * kImgWords);
+    const uint32_t* xb = xs + (step % kStages) * IP * kImgWords + t;
     const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
 #pragma unroll 1
     for (int u0 = 0; u0 < NT; u0 += 3) {
@@ -296,7 +288,7 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
 #pragma unroll
         for (int h = 0; h < 2; ++h) {
           const int q = 16 * (warp * NT + u0 + j) + g + 8 * h, slot = q / P, p = q % P;
-          rp[j][h] = xb + slot * kImgStaged + (p / OW) * RP + (p % OW) * CW;
+          rp[j][h] = xb + slot * kImgWords + ((p / OW) * W + p % OW) * CW;
         }
       float acc[3][2][4];
 #pragma unroll

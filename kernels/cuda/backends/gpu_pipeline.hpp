@@ -20,6 +20,8 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
+
 #include <map>
 #include <string>
 #include <tuple>
@@ -130,6 +132,9 @@ class GpuPipelineBackend : public Backend {
   DeviceBuffer<float> workspace_;
   std::vector<cudaEvent_t> events_;  // start and end of each layer
   bool timed_ = false;               // record them in this forward
+  // The stream's gate in a timed resident forward (gpu_pipeline.cpp, StreamGate): 0 held, 1 open. A member, so that
+  // it outlives the host function that waits on it.
+  std::atomic<int> gate_{1};
   std::vector<size_t> recorded_;     // the events recorded in this forward (layers fused away have none)
 };
 

@@ -1,6 +1,7 @@
 #include "kernels/cuda/backends/gpu_pipeline.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <thread>
 #include <omp.h>
@@ -298,7 +299,11 @@ namespace {
 // event is recorded (a copy from pageable memory returns once it is done), the host's own time until that layer's
 // kernel reaches the GPU would count as the layer's: 10-40 us of ECE 408's conv1 on an H200, varying from run to run
 // (experiments/ece408-gpu.md, "The first layer's Op Time"). A gate holds the stream behind a host function until every
-// layer is enqueued; the host function only spins on the flag (no CUDA calls, as the runtime requires).
+// layer is enqueued; the host function only spins on the flag (no CUDA calls, as the runtime requires). A pass that
+// allocates (cudaFree synchronises) or uploads from pageable memory waits for the stream from the host, so behind a
+// gate it would wait for itself: forward_resident gates only where the pass before allocated nothing, and the host
+// function lets go by itself after kGateMaxWait whatever happens.
+constexpr auto kGateMaxWait = std::chrono::milliseconds(20);
 class StreamGate {
  public:
   StreamGate(std::atomic<int>& flag, cudaStream_t s, bool on) : flag_(flag), held_(on) {
@@ -317,7 +322,8 @@ class StreamGate {
  private:
   static void CUDART_CB wait(void* p) {
     const auto* f = static_cast<const std::atomic<int>*>(p);
-    while (f->load(std::memory_order_acquire) == 0) std::this_thread::yield();
+    const auto until = std::chrono::steady_clock::now() + kGateMaxWait;
+    while (f->load(std::memory_order_acquire) == 0 && std::chrono::steady_clock::now() < until) std::this_thread::yield();
   }
   std::atomic<int>& flag_;
   bool held_;
@@ -340,7 +346,7 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
     CUDA_CHECK(cudaMemcpyAsync(in_.get(), in, in_floats_ * in_elem_bytes(), cudaMemcpyHostToDevice, stream_));
   }
   Shape cur;
-  StreamGate gate(gate_, stream_, timed_ && n_layers > 0);
+  StreamGate gate(gate_, stream_, timed_ && n_layers > 0 && gate_epoch_ == device_alloc_epoch().load());
   const float* src = n_layers ? run_layers_graphed(in_.get(), n, n_layers, cur, 0, nullptr) : in_.get();
   gate.open();
   host_in_ = nullptr;
@@ -349,6 +355,7 @@ void GpuPipelineBackend::forward_resident(const float* in, int n, size_t n_layer
   if (!by_kernels)
     CUDA_CHECK(cudaMemcpyAsync(out, src, static_cast<size_t>(cur.size()) * n * sizeof(float), cudaMemcpyDeviceToHost, stream_));
   CUDA_CHECK(cudaStreamSynchronize(stream_));
+  gate_epoch_ = device_alloc_epoch().load();
   if (opts_.guard_check) check_guards(in_floats_, act_floats_);
 }
 

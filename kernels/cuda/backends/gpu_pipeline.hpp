@@ -135,6 +135,7 @@ class GpuPipelineBackend : public Backend {
   // The stream's gate in a timed resident forward (gpu_pipeline.cpp, StreamGate): 0 held, 1 open. A member, so that
   // it outlives the host function that waits on it.
   std::atomic<int> gate_{1};
+  uint64_t gate_epoch_ = ~uint64_t{0};  // device_alloc_epoch() after the last resident pass: gate only if unchanged
   std::vector<size_t> recorded_;     // the events recorded in this forward (layers fused away have none)
 };
 

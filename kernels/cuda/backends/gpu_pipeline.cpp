@@ -297,7 +297,7 @@ const float* GpuPipelineBackend::run_layers_graphed(const float* src, int n, siz
 namespace {
 // Layer times are events recorded around each layer's launches. Where the stream is idle when the first layer's start
 // event is recorded (a copy from pageable memory returns once it is done), the host's own time until that layer's
-// kernel reaches the GPU would count as the layer's: 10-40 us of ECE 408's conv1 on an H200, varying from run to run
+// kernel reaches the GPU would count as the layer's: up to about 40 us of ECE 408's conv1 on an H200, varying from run to run
 // (experiments/ece408-gpu.md, "The first layer's Op Time"). A gate holds the stream behind a host function until every
 // layer is enqueued; the host function only spins on the flag (no CUDA calls, as the runtime requires). A pass that
 // allocates (cudaFree synchronises) or uploads from pageable memory waits for the stream from the host, so behind a

@@ -21,7 +21,6 @@
 #include <cuda_runtime.h>
 
 #include <atomic>
-
 #include <map>
 #include <string>
 #include <tuple>

@@ -13,8 +13,8 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
-#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/engine/gemm_engine.cuh"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "weights_tools/error.hpp"

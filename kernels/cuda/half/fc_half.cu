@@ -11,10 +11,10 @@
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
-#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/engine/gemm_launch.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
+#include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/half/conv_half_shared.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"

@@ -425,11 +425,12 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   EXPECT_LE(test::rel_l2(run(*b16, m, in, 2), run(*ref, m, in, 2)), precision_tolerance(Precision::bf16)) << "seed " << seed;
 }
 
-// conv v22 (spec-half): ECE 408's two shapes on the 16-bit tensor cores with what it fuses: on conv1's shape the
-// activation and the 2x2 max pool, reading the FP32 input itself as the first layer or, after another layer, the
-// 16-bit NHWC tensor; on conv2's the activation (a pool after it runs alone). fp16 and bf16, odd batch sizes, at the
-// per-layer tolerance of the GPU table (2e-3, bf16 1.6e-2); then fp16's range checks on both shapes (after ReLU: a
-// saturating activation keeps the stored values in range).
+// conv v22 (spec-half) and v58 (band-half: conv1 as a banded product, conv2 v22's): ECE 408's two shapes on the 16-bit
+// tensor cores with what they fuse: on conv1's shape the activation and the 2x2 max pool, reading the FP32 input itself
+// as the first layer or, after another layer, the 16-bit NHWC tensor; on conv2's the activation (a pool after it runs
+// alone). fp16 and bf16, odd batch sizes (v58's warps take whole images: 1-23 images leave warps and blocks partly
+// idle), at the per-layer tolerance of the GPU table (2e-3, bf16 1.6e-2); then fp16's range checks on both shapes
+// (after ReLU: a saturating activation keeps the stored values in range).
 TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
   SKIP_WITHOUT_GPU();
   struct Case { Shape in; int filters; bool lead, has_act; Act act; bool pool; int batch; };
@@ -442,6 +443,7 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
   for (Act act : {Act::tanh, Act::relu, Act::sigmoid}) cases.push_back({{6, 22, 22}, 16, false, true, act, false, 3 + 4 * static_cast<int>(act)});
   cases.push_back({{6, 22, 22}, 16, true, true, Act::tanh, true, 9});
   cases.push_back({{6, 22, 22}, 16, false, false, Act::relu, false, 1});
+  for (const char* version : {"22", "58"})
   for (const char* prec : {"fp16", "bf16"})
     for (const Case& c : cases) {
       uint32_t seed;
@@ -454,13 +456,14 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
       const Model m = build("spec", c.in, layers, rng);
       const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
       const std::vector<float> want = cpu_ref_output(m, in, c.batch);
-      auto gpu = make_backend("cuda", test::guarded_options("22", "", prec));
+      auto gpu = make_backend("cuda", test::guarded_options(version, "", prec));
       gpu->load(m);
       const size_t ci = c.lead ? 1 : 0;
-      const std::string what = std::string(prec) + " in.c " + std::to_string(c.in.c) + " lead " + std::to_string(c.lead) + " act " +
+      const std::string what = "v" + std::string(version) + " " + prec + " in.c " + std::to_string(c.in.c) + " lead " + std::to_string(c.lead) + " act " +
                                (c.has_act ? std::to_string(static_cast<int>(c.act)) : "none") + " pool " + std::to_string(c.pool) +
                                " batch " + std::to_string(c.batch) + " seed " + std::to_string(seed);
-      EXPECT_NE(gpu->describe(ci).find("v22 spec-half"), std::string::npos) << gpu->describe(ci);
+      EXPECT_NE(gpu->describe(ci).find(std::string(version) == "22" ? "v22 spec-half" : "v58 band-half"), std::string::npos)
+          << gpu->describe(ci);
       if (c.has_act) {
         EXPECT_EQ(gpu->describe(ci + 1), "fused into conv") << what;
       }
@@ -471,11 +474,12 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
     }
   // fp16's range: an input beyond 65504 (conv1's shape converts it in the kernel), and outputs beyond it.
   std::mt19937 rng(7);
+  for (const char* version : {"22", "58"})
   for (Shape in_shape : {Shape{1, 48, 48}, Shape{6, 22, 22}}) {
     Model m = build("range", in_shape, {conv_layer("conv", in_shape.c == 1 ? 6 : 16, 5, 1, 0, 1), act_layer("act", Act::relu),
                                         pool_layer("pool", PoolKind::max, 2, 2)}, rng);
     BackendOptions o;
-    o.conv_variant = test::conv_version("22");
+    o.conv_variant = test::conv_version(version);
     o.precision = parse_enum<Precision>("fp16", "--precision");
     auto gpu = make_backend("cuda", o);
     gpu->load(m);

@@ -173,7 +173,7 @@ void expect_converted_input_matches(const Model& m, const std::string& backend, 
 
 // --input-precision fp16 / bf16: the host's 16-bit copy (rounded to nearest even, as the device's conversion rounds)
 // must give the cuda backend exactly the outputs of the FP32 input converted on the device, on every path that reads
-// it: v22's conv1 and v38 (space-to-depth) staging 16-bit NCHW themselves, the layout kernel before v20 (with a pad
+// it: v22's and v58's conv1 and v38 (space-to-depth) staging 16-bit NCHW themselves, the layout kernel before v20 (with a pad
 // channel for 3 channels), the
 // overlapped chunks (byte offsets into the host buffer) and a replayed graph, pinned and pageable. cudnn: within the
 // precision's tolerance of cpu-ref (its algorithm search may pick differently in two instances).
@@ -185,12 +185,14 @@ TEST(GpuTransfers, SixteenBitInputEqualsTheDeviceConversion) {
   struct Case { const char* backend; const char* conv; bool overlapped, graph; };
   const Case cases[] = {{"cuda", "auto", false, false}, {"cuda", "20", false, false}, {"cuda", "auto", true, true},
                         {"cuda", "20", true, false},    {"cuda", "38", false, false},  {"cuda", "38", true, true},
+                        {"cuda", "58", false, false},   {"cuda", "58", true, true},
                         {"cudnn", "", false, false},  {"cudnn", "", true, true}};
   for (const Model& m : models)
     for (const char* precision : {"fp16", "bf16"})
       for (const Case& c : cases)
         for (bool pinned : {true, false}) {
           if (m.name == "c3" && std::string(c.conv) == "auto") continue;  // v22 is ECE 408's
+          if (m.input.c != 1 && std::string(c.conv) == "58") continue;    // so is v58
           if (m.name != "s2d" && std::string(c.conv) == "38") continue;   // v38 takes under 8 channels: their later layers have more
           BackendOptions o;
           o.conv_variant = test::conv_version(c.conv);

@@ -82,27 +82,6 @@ static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWor
 bool is_conv1(Shape in, const ConvParams& p) { return in.c == 1 && in.h == c1::H && in.w == c1::W && p.kh == c1::K && p.kw == c1::K && p.filters == c1::M; }
 bool is_conv2(Shape in, const ConvParams& p) { return in.c == c2::C && in.h == c2::H && in.w == c2::W && p.kh == c2::K && p.kw == c2::K && p.filters == c2::M; }
 
-// fp16's range check as a running maximum of |v| per thread, raised once at the end (a test and a predicated store
-// per value cost the fp16 kernels ~10 % against bf16's). fmaxf ignores NaN, which is not an overflow.
-template <bool BF16>
-__device__ __forceinline__ void track(float& vmax, float v) {
-  if constexpr (!BF16) vmax = fmaxf(vmax, fabsf(v));
-}
-template <bool BF16>
-__device__ __forceinline__ void raise_if_over(float vmax, int* ovf) {
-  if constexpr (!BF16)
-    if (ovf && vmax > kFp16Max) *reinterpret_cast<volatile int*>(ovf) = 1;
-}
-// TRACK: false where the activation bounds the value (tanh, sigmoid).
-template <bool BF16, bool TRACK>
-__device__ __forceinline__ uint32_t store_pair(float v0, float v1, float& vmax) {
-  if constexpr (TRACK) {
-    track<BF16>(vmax, v0);
-    track<BF16>(vmax, v1);
-  }
-  return pack2<BF16>(v0, v1);
-}
-
 // What the raw image holds: FP32 values (the model's input, NCHW with one channel), (value, 0) pairs of a 16-bit
 // NHWC tensor with its pad channel, or 16-bit values (the input with --input-precision fp16 / bf16).
 enum InMode { kF32, kW32, kH16 };

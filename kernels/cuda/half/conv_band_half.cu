@@ -15,7 +15,8 @@
 //
 // A set is 4 output rows x 2 column blocks: MMA column n = 2q + j is row 4 quad + 2 (q & 1) + j of column block
 // x0 / 8 = 2 (set % 3) + (q >> 1), so a lane's two accumulator columns (2t, 2t + 1) are the two rows of one pooling
-// window, and its neighbouring column (x ^ 1) sits in lane ^ 4. The 8 positions' row starts then fall in different
+// window; A's rows are ordered so that its two rows (g, g + 8) are the window's two columns of one filter, and a lane
+// pools in registers, with one shuffle per filter pair to pack the output. The 8 positions' row starts then fall in different
 // 4-bank groups: the loads are free of bank conflicts where a lane's k pairs do not cross a kernel row.
 //
 // Each warp takes whole images: the next image's raw words land by cp.async while the current one is multiplied,
@@ -92,14 +93,11 @@ __global__ void __launch_bounds__(b1::kWarps * 32, b1::kMinBlocks)
     for (int s = 0; s < KS; ++s)
 #pragma unroll
       for (int r = 0; r < 4; ++r) a[i][s][r] = afrag[((i * KS + s) * 4 + r) * 32 + lane];
-  // Pool: after the window's max, even lanes (x even) keep filter 2i, odd lanes filter 2i + 1.
-  const bool odd = g & 1;
-  float bv[MT][2];
+  // Lanes g < 4 hold filter 2i of tile i, lanes g >= 4 filter 2i + 1 (A's rows are ordered so: band_prepare_kernel).
+  const bool hi = g >= 4;
+  float bv[MT];  // the bias of this lane's filter in each tile
 #pragma unroll
-  for (int i = 0; i < MT; ++i) {
-    bv[i][0] = bias ? bias[2 * i] : 0.0f;
-    bv[i][1] = bias ? bias[2 * i + 1] : 0.0f;
-  }
+  for (int i = 0; i < MT; ++i) bv[i] = bias ? bias[2 * i + hi] : 0.0f;
   // This lane's B column is position g: q = g >> 1, row 2 (q & 1) + (g & 1) of the quad, column block q >> 1 of the pair.
   const int q = g >> 1, pos_off = (2 * (q & 1) + (g & 1)) * RW + (q >> 1) * (XB / 2);
   int off[KS][2];
@@ -163,24 +161,22 @@ __global__ void __launch_bounds__(b1::kWarps * 32, b1::kMinBlocks)
 #pragma unroll
           for (int i = 0; i < MT; ++i) gemm::mma_m16n8k16(acc[i], a[i][s], b0, b1, BF16);
         }
-        // acc[i]: filter 2i (0, 1) and 2i + 1 (2, 3) at column x = 8 xb + g of rows y, y + 1 (y = 4 quad + 2 (t & 1)),
-        // xb = xb0 + (t >> 1).
-        const int xb = xb0 + (t >> 1), y = 4 * quad + 2 * (t & 1), x = XB * xb + g;
+        // acc[i]: filter f = 2i + (g >= 4) at columns x, x + 1 (x = 8 xb + 2 (g % 4), xb = xb0 + (t >> 1)) of rows y, y + 1
+        // (y = 4 quad + 2 (t & 1)): (x, y), (x, y + 1), (x + 1, y), (x + 1, y + 1). A pooling window is one lane's.
+        const int xb = xb0 + (t >> 1), y = 4 * quad + 2 * (t & 1), x = XB * xb + 2 * (g & 3);
         if constexpr (POOL) {
           const int px = x / 2;
           uint32_t word[MT];
 #pragma unroll
           for (int i = 0; i < MT; ++i) {
-            const float c0 = fmaxf(acc[i][0], acc[i][1]), c1 = fmaxf(acc[i][2], acc[i][3]);  // the window's column
-            const float mine = fmaxf(odd ? c1 : c0, __shfl_xor_sync(0xffffffffu, odd ? c0 : c1, 4));
-            const float v = activate16_c<ACT>(mine + (odd ? bv[i][1] : bv[i][0]));
-            const float other = __shfl_xor_sync(0xffffffffu, v, 4);
-            word[i] = store_pair<BF16, kTrack>(odd ? other : v, odd ? v : other, vmax);
+            const float v = activate16_c<ACT>(fmaxf(fmaxf(acc[i][0], acc[i][1]), fmaxf(acc[i][2], acc[i][3])) + bv[i]);
+            const float other = __shfl_xor_sync(0xffffffffu, v, 16);  // the other filter of the pair: lane g ^ 4
+            word[i] = store_pair<BF16, kTrack>(hi ? other : v, hi ? v : other, vmax);
           }
-          // Both lanes of a window hold its 3 words: the even lane stores two, the odd lane one.
+          // Both lanes of a filter pair hold the window's 3 words: the lower lane stores two, the upper one.
           if (px < PW) {
             uint32_t* d = o + ((y / 2) * PW + px) * (M / 2);
-            if (odd) {
+            if (hi) {
               d[2] = word[2];
             } else {
               d[0] = word[0];
@@ -188,13 +184,20 @@ __global__ void __launch_bounds__(b1::kWarps * 32, b1::kMinBlocks)
             }
           }
         } else {
-          if (x < OW) {
 #pragma unroll
-            for (int j = 0; j < 2; ++j) {
-              uint32_t* d = o + ((y + j) * OW + x) * (M / 2);
+          for (int e = 0; e < 4; ++e) {  // (x + e / 2, y + e % 2)
+            uint32_t word[MT];
 #pragma unroll
-              for (int i = 0; i < MT; ++i)
-                d[i] = store_pair<BF16, kTrack>(activate16_c<ACT>(acc[i][j] + bv[i][0]), activate16_c<ACT>(acc[i][2 + j] + bv[i][1]), vmax);
+            for (int i = 0; i < MT; ++i) {
+              const float v = activate16_c<ACT>(acc[i][e] + bv[i]);
+              const float other = __shfl_xor_sync(0xffffffffu, v, 16);
+              word[i] = store_pair<BF16, kTrack>(hi ? other : v, hi ? v : other, vmax);
+            }
+            // The lower lane stores the values of column x, the upper one those of column x + 1.
+            if (e / 2 == static_cast<int>(hi) && x + e / 2 < OW) {
+              uint32_t* d = o + ((y + e % 2) * OW + x + e / 2) * (M / 2);
+#pragma unroll
+              for (int i = 0; i < MT; ++i) d[i] = word[i];
             }
           }
         }
@@ -207,13 +210,15 @@ __global__ void __launch_bounds__(b1::kWarps * 32, b1::kMinBlocks)
 }
 
 // A's fragments: lane (g, t) of tile i, k-step s holds a0 = (row g, k 2t, 2t + 1), a1 = (row g + 8, ...), a2 = (row g,
-// k + 8), a3 = (row g + 8, k + 8); row r of tile i is filter 2i + r / 8 at column r % 8 of the block.
+// k + 8), a3 = (row g + 8, k + 8). Row r of tile i is filter 2i + (r % 8 >= 4) at column 2 (r % 4) + (r >= 8) of the
+// block, so that a lane's rows g and g + 8 are horizontal neighbours of one filter: with its two accumulator columns
+// (vertical neighbours) it holds a whole 2x2 pooling window.
 template <bool BF16>
 __global__ void band_prepare_kernel(const float* __restrict__ w, uint32_t* __restrict__ dst) {
   using namespace b1;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kFragWords; i += gridDim.x * blockDim.x) {
     const int lane = i % 32, r = (i / 32) % 4, s = (i / 128) % KS, tile = i / (128 * KS), g = lane / 4, t = lane % 4;
-    const int f = 2 * tile + (r & 1), x = g, k0 = 16 * s + 2 * t + 8 * (r >> 1);
+    const int row = g + 8 * (r & 1), f = 2 * tile + ((row & 7) >= 4), x = 2 * (row & 3) + (row >= 8), k0 = 16 * s + 2 * t + 8 * (r >> 1);
     float v[2];
     for (int e = 0; e < 2; ++e) {
       const int k = k0 + e, ky = k / CL, kx = k % CL - x;

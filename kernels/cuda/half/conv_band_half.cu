@@ -260,6 +260,128 @@ void band_forward(const HalfConvArgs& a, cudaStream_t s) {
 
 bool band_is_conv1(const Layer& l) { return is_conv1(l.in, std::get<ConvParams>(l.op)); }
 
+// ---- conv2 (6x22x22 -> 16x18x18, 5x5, an activation fused): v22's k order and ring of staged 4-image sets, with the
+// roles of the operands swapped. The 16 filters are A's 16 rows, held in registers for the whole kernel (40 words a
+// lane, where v22 reloads its B fragments from shared memory for every group of tiles), and 8 pixels are B's columns:
+// a k-step's two B registers are the same two words of the pixel's NHWC run that v22's A registers read, one MMA per
+// 8 pixels. A's rows are ordered so that a lane's rows g and g + 8 are filters 2g and 2g + 1: its accumulators are two
+// channel pairs of two pixels, one 32-bit store each, and a warp's store covers 4 whole pixels.
+namespace b2 {
+constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, OW = W - K + 1, P = OH * OW;
+constexpr int KS = 2 * K;  // a k-step is half of one kernel row's 15 words (padded to 16)
+__host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
+constexpr int IP = 4;                                 // images per set
+constexpr int kTiles = IP * P / 8, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps, kGroup = 3;
+constexpr int kImgWords = H * W * CW;
+constexpr int kStages = 3;
+constexpr int kTail = 4;  // zeros after the ring: the last pixel's pad pair reads one word past it
+constexpr int kRingWords = kStages * IP * kImgWords + kTail;
+constexpr size_t kSmemBytes = sizeof(uint32_t) * kRingWords;
+constexpr int kFragWords = KS * 4 * 32;  // [KS][a0..a3][32 lanes]
+static_assert(IP * P % 8 == 0 && kTiles % kWarps == 0 && NT % kGroup == 0 && kImgWords % 4 == 0, "tiling must divide the set");
+}  // namespace b2
+
+bool is_conv2(Shape in, const ConvParams& p) {
+  return in.c == b2::C && in.h == b2::H && in.w == b2::W && p.kh == b2::K && p.kw == b2::K && p.filters == b2::M;
+}
+
+template <bool BF16, int ACT>
+__global__ void __launch_bounds__(b2::kThreads, 2)
+    conv2_regs_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ afrag, const float* __restrict__ bias,
+                      uint32_t* __restrict__ out, int n, int images_per_block, int* ovf) {
+  using namespace b2;
+  constexpr bool kTrack = ACT != 1 && ACT != 2;
+  float vmax = 0.0f;
+  extern __shared__ __align__(16) uint32_t smem_b2[];
+  uint32_t* xs = smem_b2;  // [kStages][IP][H, W, CW], then kTail zeros
+  const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
+  // Zeros everywhere first: slots a short last set leaves unfetched are read (and their results dropped), and a pad
+  // pair's zero weight times a NaN bit pattern would not be zero.
+  for (int i = threadIdx.x; i < kRingWords; i += kThreads) xs[i] = 0u;
+  uint32_t a[KS][4];
+#pragma unroll
+  for (int s = 0; s < KS; ++s)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) a[s][r] = afrag[(s * 4 + r) * 32 + lane];
+  const float bv0 = bias ? bias[2 * g] : 0.0f, bv1 = bias ? bias[2 * g + 1] : 0.0f;
+  __syncthreads();
+  const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
+  auto fetch = [&](int b0, uint32_t* dst) {
+    const int count = max(0, min(IP, last - b0));
+    const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
+    for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
+    __pipeline_commit();  // one group per set, empty past the end, so that the group count stays uniform
+  };
+  fetch(first, xs);
+  fetch(first + IP, xs + IP * kImgWords);
+  for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * kImgWords);
+    const uint32_t* xb = xs + (step % kStages) * IP * kImgWords + t;
+    const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
+#pragma unroll 1
+    for (int u0 = 0; u0 < NT; u0 += kGroup) {
+      // This lane's B column in each tile of the group: pixel 8u + g of the set.
+      const uint32_t* rp[kGroup];
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) {
+        const int q = 8 * (warp * NT + u0 + j) + g, slot = q / P, p = q % P;
+        rp[j] = xb + slot * kImgWords + ((p / OW) * W + p % OW) * CW;
+      }
+      float acc[kGroup][4];
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
+#pragma unroll
+      for (int s = 0; s < KS; ++s)
+#pragma unroll
+        for (int j = 0; j < kGroup; ++j) gemm::mma_m16n8k16(acc[j], a[s], rp[j][step_words(s)], rp[j][step_words(s) + 4], BF16);
+      // acc[j]: filters 2g (0, 1) and 2g + 1 (2, 3) of pixels 8u + 2t (0, 2) and 8u + 2t + 1 (1, 3): word g of each.
+#pragma unroll
+      for (int j = 0; j < kGroup; ++j) {
+        const long long pix = px0 + 8 * (warp * NT + u0 + j) + 2 * t;
+#pragma unroll
+        for (int e = 0; e < 2; ++e)
+          if (pix + e < px_end)
+            out[(pix + e) * (M / 2) + g] = store_pair<BF16, kTrack>(activate16_c<ACT>(acc[j][e] + bv0), activate16_c<ACT>(acc[j][2 + e] + bv1), vmax);
+      }
+    }
+  }
+  raise_if_over<BF16>(vmax, ovf);
+}
+
+// conv2's A fragments: lane (g, t), k-step s: a0 = (filter 2g, word t of the step), a1 = (filter 2g + 1, word t),
+// a2 = (filter 2g, word t + 4), a3 = (filter 2g + 1, word t + 4); word q of a kernel row's run is (kx, channel pair) =
+// (q / 3, q % 3), the 16th (q = 15) a pad of weight zero.
+template <bool BF16>
+__global__ void regs_prepare_kernel(const float* __restrict__ w, uint32_t* __restrict__ dst) {
+  using namespace b2;
+  for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kFragWords; i += gridDim.x * blockDim.x) {
+    const int lane = i % 32, r = (i / 32) % 4, s = i / 128, g = lane / 4, t = lane % 4;
+    const int f = 2 * g + (r & 1), q = 8 * (s % 2) + t + 4 * (r >> 1), ky = s / 2;
+    float v0 = 0.0f, v1 = 0.0f;
+    if (q < K * CW) {
+      const int c = 2 * (q % CW), kx = q / CW;
+      v0 = w[((f * C + c) * K + ky) * K + kx];
+      v1 = w[((f * C + c + 1) * K + ky) * K + kx];
+    }
+    dst[i] = pack2<BF16>(v0, v1);
+  }
+}
+
+template <bool BF16>
+void regs_forward(const HalfConvArgs& a, cudaStream_t s) {
+  dispatch_act(a.act >= 0, a.act == 0 ? Act::relu : a.act == 1 ? Act::tanh : Act::sigmoid, [&](auto code) {
+    auto kernel = conv2_regs_kernel<BF16, decltype(code)::value>;
+    static const int blocks_max = resident_blocks(kernel, b2::kThreads, b2::kSmemBytes);
+    const PersistentGrid g = persistent_grid(a.n, b2::IP, blocks_max);
+    kernel<<<g.blocks, b2::kThreads, b2::kSmemBytes, s>>>(reinterpret_cast<const uint32_t*>(a.in),
+                                                          reinterpret_cast<const uint32_t*>(a.prepared), a.bias,
+                                                          reinterpret_cast<uint32_t*>(a.out), a.n, g.images_per_block, a.ovf);
+  });
+  CUDA_CHECK_LAUNCH();
+}
+
 }  // namespace
 }  // namespace bs::cuda::half
 
@@ -270,18 +392,27 @@ void register_conv_band_half(Registry& r) {
   static const ImplHooks hooks{
       .half_conv_prepare =
           [](int, const float* w, const Layer& l, bool bf16, float* p, cudaStream_t s) {
-            if (!band_is_conv1(l)) return spec_half_prepare(w, l, bf16, p, s);
             auto* dst = reinterpret_cast<uint32_t*>(p);
-            if (bf16) band_prepare_kernel<true><<<4, 256, 0, s>>>(w, dst);
-            else band_prepare_kernel<false><<<4, 256, 0, s>>>(w, dst);
+            if (band_is_conv1(l)) {
+              if (bf16) band_prepare_kernel<true><<<4, 256, 0, s>>>(w, dst);
+              else band_prepare_kernel<false><<<4, 256, 0, s>>>(w, dst);
+            } else {
+              if (bf16) regs_prepare_kernel<true><<<4, 256, 0, s>>>(w, dst);
+              else regs_prepare_kernel<false><<<4, 256, 0, s>>>(w, dst);
+            }
             CUDA_CHECK_LAUNCH();
           },
       .half_conv_forward =
           [](int, const HalfConvArgs& a, cudaStream_t s) {
             if (!a.prepared) fail("conv v58", "weights were not prepared");
-            if (!is_conv1(a.is, *a.p)) return spec_half_forward(a, s);
-            if (a.bf16) band_forward<true>(a, s);
-            else band_forward<false>(a, s);
+            if (is_conv2(a.is, *a.p)) {
+              if (a.bf16) regs_forward<true>(a, s);
+              else regs_forward<false>(a, s);
+            } else if (a.bf16) {
+              band_forward<true>(a, s);
+            } else {
+              band_forward<false>(a, s);
+            }
           },
       .half_reads_model_input = [](int, const Layer& l) { return spec_half_reads_model_input(l); }};
   Impl i = cuda_impl(LayerKind::conv, 58, "band-half",
@@ -295,7 +426,7 @@ void register_conv_band_half(Registry& r) {
   i.prep_layout = 58;
   i.supports = [](const Layer& l, const Epilogue& e) { return spec_half_supports(l, e.pool2x2); };
   i.prepared_floats = [](const Layer& l, Shape, Precision) {
-    return band_is_conv1(l) ? static_cast<size_t>(b1::kFragWords) : spec_half_prepared_floats(l);
+    return static_cast<size_t>(band_is_conv1(l) ? b1::kFragWords : b2::kFragWords);
   };
   r.add(std::move(i));
 }

@@ -286,7 +286,7 @@ bool is_conv2(Shape in, const ConvParams& p) {
 }
 
 template <bool BF16, int ACT>
-__global__ void __launch_bounds__(b2::kThreads, 3)
+__global__ void __launch_bounds__(b2::kThreads, 2)
     conv2_regs_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ afrag, const float* __restrict__ bias,
                       uint32_t* __restrict__ out, int n, int images_per_block, int* ovf) {
   using namespace b2;

@@ -425,7 +425,7 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   EXPECT_LE(test::rel_l2(run(*b16, m, in, 2), run(*ref, m, in, 2)), precision_tolerance(Precision::bf16)) << "seed " << seed;
 }
 
-// conv v22 (spec-half) and v58 (band-half: conv1 as a banded product, conv2 v22's): ECE 408's two shapes on the 16-bit
+// conv v22 (spec-half) and v58 (band-half: the weights in registers, conv1 as a banded product): ECE 408's two shapes on the 16-bit
 // tensor cores with what they fuse: on conv1's shape the activation and the 2x2 max pool, reading the FP32 input itself
 // as the first layer or, after another layer, the 16-bit NHWC tensor; on conv2's the activation (a pool after it runs
 // alone). fp16 and bf16, odd batch sizes (v58's warps take whole images: 1-23 images leave warps and blocks partly

@@ -137,8 +137,8 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       v = n <= 1 ? 14 : n <= 16 ? 17 : n <= 256 ? 13 : 12;
       if (n >= kFcWgmmaImages && runs(LayerKind::fc, 16, l)) v = 16;  // the layer as a 1x1 convolution on wgmma
     } else if (runs(LayerKind::conv, 58, l)) {
-      // ECE 408's shapes: v58 is v22 with conv1 as a banded product (H200, 10,000 images, fp16: conv1 0.067 ms against
-      // v22's 0.089; conv2 is v22's kernel).
+      // ECE 408's shapes: v58 holds the weights in registers (H200, 10,000 images, fp16: conv1 0.063 ms against v22's
+      // 0.089, conv2 0.082 against 0.093; faster at 1 and 1,024 images too).
       v = 58;
     } else {
       const ConvParams& c = std::get<ConvParams>(l.op);
@@ -228,7 +228,7 @@ std::string heuristic_text(LayerKind op) {
            "place for K = C/groups x KH x KW over 4096); where those tiles fill under two waves but a quarter of the "
            "multiprocessors or more, v33 itself (v54 for the space-to-depth case); else "
            "v18 where the fp32 heuristic would take v14 (v50 up to 4 images, as v48), else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
-           "fp16 or bf16: v58 where it is compiled for the shape (ECE 408: v22 with conv1 as a banded product); up to 4 images, where the GPU launches clusters "
+           "fp16 or bf16: v58 where it is compiled for the shape (ECE 408: the weights in registers, conv1 as a banded product); up to 4 images, where the GPU launches clusters "
            "(compute capability 9.0), v48 (v21 with its split-K reduced in a thread-block cluster) where v21 would run, before "
            "the wgmma versions; on Hopper, for a multiple of 8 channels per group as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
            "128 x 96, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "

@@ -1,4 +1,5 @@
-// Convolution version v58 (band-half): v22, with ECE 408's conv1 as a product by a banded weight matrix.
+// Convolution version v58 (band-half): ECE 408's two convolutions in FP16 / BF16 with the weights held in registers:
+// conv1 as a product by a banded weight matrix, conv2 as v22's product with its operands' roles swapped.
 //
 // Why: v22's conv1 (1x48x48 -> 6x44x44, 5x5, activation and 2x2 max pool fused) is an implicit GEMM with the pixels as
 // rows: each 16-pixel tile gathers its im2col rows from shared memory, 8 loads per 2 MMAs, and ncu has it at 83 % of
@@ -21,7 +22,8 @@
 //
 // Each warp takes whole images: the next image's raw words land by cp.async while the current one is multiplied,
 // then are converted to 16-bit rows (FP32 input: with fp16's range check) in a buffer of their own.
-// conv2 runs v22's kernel.
+//
+// Measured (H200, 10,000 images, experiments/ece408-gpu.md, "conv v58"): conv1 0.089 -> 0.063 ms, conv2 0.093 -> 0.082.
 #include <cuda_pipeline.h>
 
 #include <algorithm>
@@ -30,8 +32,10 @@
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/half/activate16.cuh"
+#include "kernels/cuda/half/conv1_input.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
+#include "kernels/cuda/half/set_ring.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
@@ -61,10 +65,6 @@ static_assert(OH % 4 == 0 && NXB == 6 && OW % 4 == 0 && KV <= 16 * KS && CL % 2 
 bool is_conv1(Shape in, const ConvParams& p) {
   return in.c == 1 && in.h == b1::H && in.w == b1::W && p.kh == b1::K && p.kw == b1::K && p.filters == b1::M;
 }
-
-// What the landing words hold: FP32 values (the model's input), (value, 0) pairs of a 16-bit NHWC tensor with its pad
-// channel, or 16-bit NCHW values (the input with --input-precision fp16 / bf16).
-enum InMode { kF32, kW32, kH16 };
 
 // k value k of the band (k < 64) as the word offset of its pair in the 16-bit image, from a position's first word;
 // the pad values (k >= 60, weight zero) read the last real pair.
@@ -241,19 +241,9 @@ template <bool BF16>
 void band_forward(const HalfConvArgs& a, cudaStream_t s) {
   dispatch_act(a.act >= 0, a.act == 0 ? Act::relu : a.act == 1 ? Act::tanh : Act::sigmoid, [&](auto code) {
     constexpr int A = decltype(code)::value;
-    if (a.in_f32) {
-      const auto* in = reinterpret_cast<const uint32_t*>(a.in_f32);
-      if (a.pool) launch_band<BF16, kF32, A, true>(a, in, s);
-      else launch_band<BF16, kF32, A, false>(a, in, s);
-    } else if (a.in_nchw16) {
-      const auto* in = reinterpret_cast<const uint32_t*>(a.in_nchw16);
-      if (a.pool) launch_band<BF16, kH16, A, true>(a, in, s);
-      else launch_band<BF16, kH16, A, false>(a, in, s);
-    } else {
-      const auto* in = reinterpret_cast<const uint32_t*>(a.in);
-      if (a.pool) launch_band<BF16, kW32, A, true>(a, in, s);
-      else launch_band<BF16, kW32, A, false>(a, in, s);
-    }
+    dispatch_conv1_input(a, [&](const uint32_t* in, auto mode, auto pool) {
+      launch_band<BF16, decltype(mode)::value, A, decltype(pool)::value>(a, in, s);
+    });
   });
   CUDA_CHECK_LAUNCH();
 }
@@ -306,19 +296,11 @@ __global__ void __launch_bounds__(b2::kThreads, 2)
   const float bv0 = bias ? bias[2 * g] : 0.0f, bv1 = bias ? bias[2 * g + 1] : 0.0f;
   __syncthreads();
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
-  auto fetch = [&](int b0, uint32_t* dst) {
-    const int count = max(0, min(IP, last - b0));
-    const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
-    for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
-    __pipeline_commit();  // one group per set, empty past the end, so that the group count stays uniform
-  };
-  fetch(first, xs);
-  fetch(first + IP, xs + IP * kImgWords);
+  const SetRing<IP, kImgWords, kThreads> ring{xs, in, first, last};
+  static_assert(decltype(ring)::kStages == kStages, "the ring holds kStages sets");
+  ring.start();
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
-    __pipeline_wait_prior(1);
-    __syncthreads();
-    fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * kImgWords);
-    const uint32_t* xb = xs + (step % kStages) * IP * kImgWords + t;
+    const uint32_t* xb = ring.next(b0, step) + t;
     const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
 #pragma unroll 1
     for (int u0 = 0; u0 < NT; u0 += kGroup) {
@@ -416,8 +398,9 @@ void register_conv_band_half(Registry& r) {
           },
       .half_reads_model_input = [](int, const Layer& l) { return spec_half_reads_model_input(l); }};
   Impl i = cuda_impl(LayerKind::conv, 58, "band-half",
-                     "v22, with conv1 as a product by a banded weight matrix held in registers (a quarter of v22's shared "
-                     "loads): conv1 reads the FP32 input itself (first layer) and fuses activation + 2x2 max pool",
+                     "ECE 408's shapes on FP16/BF16 tensor cores with the weights in registers: conv1 as a product by a "
+                     "banded weight matrix (a quarter of v22's shared loads), reading the FP32 input itself (first layer) and "
+                     "fusing activation + 2x2 max pool; conv2 with the filters as A, 8 pixels as B, the activation fused",
                      &hooks);
   i.shapes = "ECE 408 conv1, conv2";
   i.math = "fp16/bf16";

@@ -31,8 +31,10 @@
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/half/activate16.cuh"
+#include "kernels/cuda/half/conv1_input.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
+#include "kernels/cuda/half/set_ring.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
@@ -82,10 +84,6 @@ static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWor
 bool is_conv1(Shape in, const ConvParams& p) { return in.c == 1 && in.h == c1::H && in.w == c1::W && p.kh == c1::K && p.kw == c1::K && p.filters == c1::M; }
 bool is_conv2(Shape in, const ConvParams& p) { return in.c == c2::C && in.h == c2::H && in.w == c2::W && p.kh == c2::K && p.kw == c2::K && p.filters == c2::M; }
 
-// What the raw image holds: FP32 values (the model's input, NCHW with one channel), (value, 0) pairs of a 16-bit
-// NHWC tensor with its pad channel, or 16-bit values (the input with --input-precision fp16 / bf16).
-enum InMode { kF32, kW32, kH16 };
-//
 // Tiles are 2 rows x 8 columns of outputs: MMA row g is pixel (2ty, 8tx + g), row g + 8 the one below, so a lane
 // holds both rows of a pooling window's column (one max in registers) and its neighbour column sits in lane ^ 4.
 // Tiles go in pairs: one shuffle per value hands lane g even the window of the first tile and lane g odd that of the
@@ -241,22 +239,12 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
     bv[j][1] = bias ? bias[8 * j + 2 * t + 1] : 0.0f;
   }
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
-  auto fetch = [&](int b0, uint32_t* dst) {
-    const int count = max(0, min(IP, last - b0));
-    const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
-    for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
-    __pipeline_commit();  // one group per set, empty past the end, so that the group count stays uniform
-  };
-  // v11's ring: the set fetched at step i lands in the buffer step i - 1 computed from, which every warp has left
-  // once it passes step i's barrier.
-  fetch(first, xs);
-  fetch(first + IP, xs + IP * kImgWords);
+  const SetRing<IP, kImgWords, kThreads> ring{xs, in, first, last};
+  static_assert(decltype(ring)::kStages == kStages, "the ring holds kStages sets");
+  ring.start();
   const uint2* wf = reinterpret_cast<const uint2*>(frag) + lane;
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
-    __pipeline_wait_prior(1);
-    __syncthreads();
-    fetch(b0 + 2 * IP, xs + ((step + 2) % kStages) * IP * kImgWords);
-    const uint32_t* xb = xs + (step % kStages) * IP * kImgWords + t;
+    const uint32_t* xb = ring.next(b0, step) + t;
     const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
 #pragma unroll 1
     for (int u0 = 0; u0 < NT; u0 += 3) {
@@ -358,19 +346,9 @@ void forward_t(const HalfConvArgs& a, cudaStream_t s) {
   dispatch_act(a.act >= 0, a.act == 0 ? Act::relu : a.act == 1 ? Act::tanh : Act::sigmoid, [&](auto code) {
     constexpr int A = decltype(code)::value;
     if (is_conv2(a.is, *a.p)) return launch_conv2<BF16, A>(a, s);
-    if (a.in_f32) {
-      const auto* in = reinterpret_cast<const uint32_t*>(a.in_f32);
-      if (a.pool) launch_conv1<BF16, kF32, A, true>(a, in, s);
-      else launch_conv1<BF16, kF32, A, false>(a, in, s);
-    } else if (a.in_nchw16) {
-      const auto* in = reinterpret_cast<const uint32_t*>(a.in_nchw16);
-      if (a.pool) launch_conv1<BF16, kH16, A, true>(a, in, s);
-      else launch_conv1<BF16, kH16, A, false>(a, in, s);
-    } else {
-      const auto* in = reinterpret_cast<const uint32_t*>(a.in);
-      if (a.pool) launch_conv1<BF16, kW32, A, true>(a, in, s);
-      else launch_conv1<BF16, kW32, A, false>(a, in, s);
-    }
+    dispatch_conv1_input(a, [&](const uint32_t* in, auto mode, auto pool) {
+      launch_conv1<BF16, decltype(mode)::value, A, decltype(pool)::value>(a, in, s);
+    });
   });
   CUDA_CHECK_LAUNCH();
 }

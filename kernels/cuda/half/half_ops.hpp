@@ -15,8 +15,9 @@
 //   conv v22 spec-half       ECE 408's two shapes compiled in, m16n8k16 tiles that fit them (conv_spec_half.cu): conv1
 //                            reads the FP32 input itself as the first layer and fuses the activation and 2x2 max pool,
 //                            conv2 fuses the activation
-//   conv v58 band-half       v22 with conv1 as a product by a banded weight matrix held in registers (conv_band_half.cu):
-//                            the input's pairs are B, a quarter of v22's shared loads per output
+//   conv v58 band-half       ECE 408's shapes with the weights in registers (conv_band_half.cu): conv1 as a product by a
+//                            banded weight matrix (the input's pairs are B: a quarter of v22's shared loads), conv2
+//                            with the 16 filters as A and 8 pixels as B
 //   fc v12 gemm-half         the GEMM engine, A = X^T (images), B = W^T, 128x128 tiles
 //   fc v13 gemm-half-64      v12 with 64x64 tiles
 // Each fuses bias and the activation after it; split-K when the tiles alone would not fill the GPU.

@@ -1,0 +1,39 @@
+// The ring that v22's and v58's conv2 kernels stage their input through: persistent blocks take consecutive images in
+// sets of IP, each set a cp.async group, in a ring of three buffers with one block barrier per set. The set fetched
+// at step i lands in the buffer step i - 1 computed from, which every warp has left once it passes step i's barrier.
+#pragma once
+#include <cuda_pipeline.h>
+
+#include <cstdint>
+
+namespace bs::cuda::half {
+
+template <int IP, int kImgWords, int kThreads>
+struct SetRing {
+  static constexpr int kStages = 3;
+  uint32_t* xs;  // kStages x IP images of kImgWords
+  const uint32_t* in;
+  int first, last;  // the block's images
+
+  // One group per set, empty past the end, so that the group count stays uniform.
+  __device__ void fetch(int b0, int stage) const {
+    const int count = max(0, min(IP, last - b0));
+    const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
+    uint32_t* dst = xs + stage * IP * kImgWords;
+    for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
+    __pipeline_commit();
+  }
+  __device__ void start() const {
+    fetch(first, 0);
+    fetch(first + IP, 1);
+  }
+  // The set of step `step` (its first image b0), once it has landed; the set two steps on is fetched.
+  __device__ const uint32_t* next(int b0, int step) const {
+    __pipeline_wait_prior(1);
+    __syncthreads();
+    fetch(b0 + 2 * IP, (step + 2) % kStages);
+    return xs + (step % kStages) * IP * kImgWords;
+  }
+};
+
+}  // namespace bs::cuda::half

@@ -1,13 +1,12 @@
 #!/usr/bin/env bash
 # Builds the binaries for the GPU machine (build-device/: OpenCV off, since that machine has none) and packs
 # them, with the shared libraries that machine lacks and the commit they were built from, into
-# .device/pack.tar.xz (git-ignored; ~9 MB, where the binaries themselves are ~55 MB and the device tool carries
-# at most 64 MiB with the tree). experiments/gpu_check.sh unpacks it into .device/ there.
+# .device/pack.tar.xz (git-ignored; batchscope + test_gpu ~13 MB at the end of 2026-11, and the device tool carries
+# at most 64 MiB with the tree, itself ~42 MB). experiments/gpu_check.sh unpacks it into .device/ there.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 cmake -S . -B build-device -DCMAKE_BUILD_TYPE=Release -DBATCHSCOPE_WITH_OPENCV=OFF >/dev/null
-# PACK: which binaries travel (default all three). The device tool carries at most 64 MiB with the tree, which the
-# three (~9 MB packed) reached late in the sixth session: PACK="batchscope batchscope-weights" packs ~4.8 MB.
+# PACK: which binaries travel (default all three); fewer where the tree and the pack would pass the 64 MiB.
 PACK=${PACK:-batchscope batchscope-weights test_gpu}
 cmake --build build-device -j"$(nproc)" --target $PACK >/dev/null
 stage=$(mktemp -d)

@@ -25,6 +25,7 @@ round toward zero and NumPy to nearest) or float64 (--acc); the three products o
 
     /usr/bin/python3 experiments/product_error.py zoo/models/vgg16 --images 2
     /usr/bin/python3 experiments/product_error.py zoo/models/vgg16 --input in.npy --check cpu-logits.npy
+    /usr/bin/python3 experiments/product_error.py data/models/alexnet --modes tf32-rn --exact conv2
 
 Prints one markdown table: each mode's relative L2 against float64 over the logits (the output before a closing softmax,
 which is what a sweep's check compares and `batchscope infer --output` writes), the part of that error which is one
@@ -52,6 +53,9 @@ MODES = {
     "3xbf16": ("3xbf16", "3xbf16"),
 }
 TF32_MODES = "fp32,tf32-rn,tf32-ours,tf32-trunc,tf32-conv-only,tf32-fc-only"
+
+
+EXACT = set()  # --exact: layers whose products stay FP32
 
 
 def fail(msg):
@@ -198,9 +202,10 @@ def forward(m, ws, x, mode, acc, taps=None):
     for l in m["layers"]:
         t, name = l["type"], l["name"]
         if t == "convolution":
-            x = conv(x, ws[(name, "weight")], ws.get((name, "bias")), l, acc, conv_scheme)
+            x = conv(x, ws[(name, "weight")], ws.get((name, "bias")), l, acc, "fp32" if name in EXACT else conv_scheme)
         elif t == "fully_connected":
-            x = sum(wq.astype(acc) @ xq.astype(acc) for xq, wq in parts(x.reshape(-1), ws[(name, "weight")], fc_scheme))
+            scheme = "fp32" if name in EXACT else fc_scheme
+            x = sum(wq.astype(acc) @ xq.astype(acc) for xq, wq in parts(x.reshape(-1), ws[(name, "weight")], scheme))
             x = x.reshape(-1, 1, 1)
             if (name, "bias") in ws:
                 x = x + ws[(name, "bias")].astype(acc).reshape(-1, 1, 1)
@@ -245,12 +250,18 @@ def main():
     ap.add_argument("--modes", default=TF32_MODES, help=f"comma-separated (default {TF32_MODES}), of: " + ", ".join(MODES))
     ap.add_argument("--acc", default="float32", choices=["float32", "float64"], help="the sums' type (default float32)")
     ap.add_argument("--per-layer", action="store_true", help="also the error after every conv / fc layer")
+    ap.add_argument("--exact", default="", help="comma-separated conv / fc layers whose products stay FP32 in every mode "
+                    "(which layer's rounding an error comes from; experiments/precision-tf32.md, \"Our error against cuDNN's\")")
     ap.add_argument("--headroom", type=int, default=0, help="3xfp16: the activations' maximum this many bits under FP16's top "
                     "binade (default 0; 8 stands for a batch whose largest value is 256 times this image's)")
     a = ap.parse_args()
-    global HEADROOM
+    global HEADROOM, EXACT
     HEADROOM = a.headroom
     m, ws = load(a.model)
+    EXACT = set(filter(None, a.exact.split(",")))
+    products = {l["name"] for l in m["layers"] if l["type"] in ("convolution", "fully_connected")}
+    for name in sorted(EXACT - products):
+        fail(f"--exact: {name} is not a convolution or fully connected layer of {a.model}")
     shape = tuple(m["input"])
     if a.input:
         try:
@@ -274,7 +285,8 @@ def main():
         ref_taps.append(taps)
     ref_logits = np.concatenate(ref_logits)
     print(f"{m.get('name', a.model)}: {len(xs)} images, sums in {a.acc}"
-          f"{f', 3xfp16 headroom {a.headroom} bits' if a.headroom else ''}; relative L2 against float64\n")
+          f"{f', 3xfp16 headroom {a.headroom} bits' if a.headroom else ''}"
+          f"{f', FP32 products in {a.exact}' if EXACT else ''}; relative L2 against float64\n")
     if a.check:
         got = np.load(a.check).reshape(-1).astype(np.float64)
         if got.size != ref_logits.size:

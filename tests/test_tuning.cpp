@@ -435,28 +435,6 @@ TEST(Menus, TheListingHasEveryVersionAndPolicy) {
       EXPECT_FALSE(registry().of(k, b).empty()) << kind_name(k) << " on " << name_of(b);
 }
 
-// ECE 408's two convolutions in fp16 and bf16: v58 (the weights in registers) at every batch, measured faster than v22
-// from 1 to 10,000 images (experiments/ece408-gpu.md, "conv v58"); the same shapes with one more column run neither.
-TEST(Heuristic, EceHalfRunsV58AtEveryBatch) {
-  SKIP_WITHOUT_CUDA_MENUS();
-  for (const bool conv1 : {true, false}) {
-    Layer l;
-    ConvParams p;
-    p.filters = conv1 ? 6 : 16;
-    p.kh = p.kw = 5;
-    l.op = p;
-    l.in = conv1 ? Shape{1, 48, 48} : Shape{6, 22, 22};
-    l.out = conv1 ? Shape{6, 44, 44} : Shape{16, 18, 18};
-    for (const Precision prec : {Precision::fp16, Precision::bf16})
-      for (int n : {1, 16, 1024, 10000}) EXPECT_EQ(heuristic_version(l, n, prec, 132)->number, 58) << conv1 << " " << n;
-    ++l.in.w;
-    ++l.out.w;
-    const int v = heuristic_version(l, 10000, Precision::fp16, 132)->number;
-    EXPECT_NE(v, 58);
-    EXPECT_NE(v, 22);
-  }
-}
-
 // ECE 408's conv2 in FP32: v57 once its 4-image sets number the SMs (525 images on 132), v11 below. conv1's shape runs
 // v10's kernel under either number.
 TEST(Heuristic, EceConv2RunsV57FromOneSetPerSm) {

@@ -85,9 +85,10 @@ Layer lrn_kbeta(int size, float k, float beta) {
 
 }  // namespace
 
-// The FP32 channel walk against cpu-ref value by value, at the smallest batch that makes it run (chunks of 32 channels
-// times images >= the multiprocessors). The values are about 1 (LRN outputs of inputs in +-4); one off by more than
-// 2e-5 (|want| + 1), or left unwritten (NaN), fails.
+// The FP32 channel walk against cpu-ref value by value: LRN alone at the smallest batch that makes it run (chunks of 32
+// channels times images >= the multiprocessors), LRN + pooling at 1 image and at that batch (narrow chunks and short
+// tiles, then the widest that fill the GPU), each case in whichever kernel its shape takes. The values are about 1 (LRN
+// outputs of inputs in +-4); one off by more than 2e-5 (|want| + 1), or left unwritten (NaN), fails.
 TEST(GpuLrnPoolFp32, ChannelWalkMatchesCpuRefValueByValue) {
   SKIP_WITHOUT_GPU();
   struct Case { Shape in; Layer norm; std::optional<Layer> pl; const char* what; };
@@ -115,29 +116,68 @@ TEST(GpuLrnPoolFp32, ChannelWalkMatchesCpuRefValueByValue) {
     m.layers = {c.norm};
     if (c.pl) m.layers.push_back(*c.pl);
     infer_shapes(m, m.name);
-    const int chunks = (c.in.c + 31) / 32, n = (sms + chunks - 1) / chunks;
+    const int chunks = (c.in.c + 31) / 32, big = (sms + chunks - 1) / chunks;
     const LrnParams& lp = std::get<LrnParams>(c.norm.op);
     const PoolParams* pp = c.pl ? &std::get<PoolParams>(c.pl->op) : nullptr;
     const Shape os = m.layers.back().out;
-    ASSERT_TRUE(cuda::lrn_walk_runs(n, c.in, lp, pp, os)) << c.what;
-    EXPECT_FALSE(cuda::lrn_walk_runs(n - 1, c.in, lp, pp, os)) << c.what << ": one image fewer leaves the GPU short";
-    std::vector<float> in = test::random_vector(static_cast<size_t>(c.in.size()) * n, rng);
-    for (float& v : in) v *= 4.0f;
-    DeviceBuffer<float> x, y(static_cast<size_t>(os.size()) * n);
-    x.upload(in.data(), in.size());
-    CUDA_CHECK(cudaMemset(y.get(), 0xff, static_cast<size_t>(os.size()) * n * sizeof(float)));  // NaN where nothing is written
-    if (pp) cuda::lrn_pool_forward(x.get(), n, c.in, lp, *pp, os, y.get(), nullptr);
-    else cuda::lrn_forward(x.get(), n, c.in, lp, y.get(), nullptr);
-    std::vector<float> got(static_cast<size_t>(os.size()) * n);
-    CUDA_CHECK(cudaMemcpy(got.data(), y.get(), got.size() * sizeof(float), cudaMemcpyDeviceToHost));
-    const std::vector<float> want = test::cpu_ref_output(m, in, n);
-    ASSERT_EQ(got.size(), want.size());
-    size_t bad = 0, first = 0;
-    for (size_t i = 0; i < got.size(); ++i)
-      if (!(std::fabs(got[i] - want[i]) <= 2e-5f * (std::fabs(want[i]) + 1.0f)) && bad++ == 0) first = i;
-    EXPECT_EQ(bad, 0u) << c.what << ", batch " << n << ": first at " << first << " (" << got[first] << " against " << want[first]
-                       << ") seed " << seed;
+    ASSERT_TRUE(cuda::lrn_walk_runs(big, c.in, lp, pp, os)) << c.what;
+    if (!pp) {
+      EXPECT_FALSE(cuda::lrn_walk_runs(big - 1, c.in, lp, pp, os)) << c.what << ": one image fewer leaves the GPU short";
+    }
+    for (const int n : pp ? std::vector<int>{1, big} : std::vector<int>{big}) {
+      std::vector<float> in = test::random_vector(static_cast<size_t>(c.in.size()) * n, rng);
+      for (float& v : in) v *= 4.0f;
+      DeviceBuffer<float> x, y(static_cast<size_t>(os.size()) * n);
+      x.upload(in.data(), in.size());
+      CUDA_CHECK(cudaMemset(y.get(), 0xff, static_cast<size_t>(os.size()) * n * sizeof(float)));  // NaN where nothing is written
+      if (pp) cuda::lrn_pool_forward(x.get(), n, c.in, lp, *pp, os, y.get(), nullptr);
+      else cuda::lrn_forward(x.get(), n, c.in, lp, y.get(), nullptr);
+      std::vector<float> got(static_cast<size_t>(os.size()) * n);
+      CUDA_CHECK(cudaMemcpy(got.data(), y.get(), got.size() * sizeof(float), cudaMemcpyDeviceToHost));
+      const std::vector<float> want = test::cpu_ref_output(m, in, n);
+      ASSERT_EQ(got.size(), want.size());
+      size_t bad = 0, first = 0;
+      for (size_t i = 0; i < got.size(); ++i)
+        if (!(std::fabs(got[i] - want[i]) <= 2e-5f * (std::fabs(want[i]) + 1.0f)) && bad++ == 0) first = i;
+      EXPECT_EQ(bad, 0u) << c.what << ", batch " << n << (cuda::lrn_walk_runs(n, c.in, lp, pp, os) ? " (walk)" : " (strips)") << ": first at "
+                         << first << " (" << got[first] << " against " << want[first] << ") seed " << seed;
+    }
   }
+}
+
+// The walk's launch shape with pooling after it, worked out by hand for 132 multiprocessors (the H100 and H200): the first
+// of chunks of 32, 16, 8, 4 channels in the largest tiles, then chunks of 4 in tiles of 4 and 2 pooled rows, with at
+// least 198 blocks (1.5 a multiprocessor).
+TEST(GpuLrnPoolFp32, WalkLaunchShapeByHand) {
+  SKIP_WITHOUT_GPU();
+  const PoolParams pp = std::get<PoolParams>(pool(PoolKind::max, 3, 2).op);
+  const LrnParams lp = std::get<LrnParams>(lrn(5).op);
+  const Shape n1{96, 55, 55}, p1{96, 27, 27}, n2{256, 27, 27}, p2{256, 13, 13};
+  struct Want { int n; Shape in, out; bool ok; int chunk, tile_rows, tiles; long long blocks; const char* why; };
+  const std::vector<Want> wants = {
+      // norm1: 1024 / 55 = 18 LRN rows, so tiles of (18 - 3) / 2 + 1 = 8 pooled rows, 4 of them
+      {16, n1, p1, true, 16, 8, 4, 6 * 4 * 16, "norm1, 16 images: chunks of 32 give 192 blocks, of 16 give 384"},
+      {17, n1, p1, true, 32, 8, 4, 3 * 4 * 17, "norm1, 17 images: 204 blocks of 32 channels"},
+      {1, n1, p1, true, 4, 2, 14, 24 * 14, "norm1, 1 image: chunks of 4 in 4 tiles are 96 blocks, in 7 tiles 168, in 14 336"},
+      // norm2: 1024 / 27 = 37 LRN rows, tiles of 18 pooled rows, of which 13 exist: one tile
+      {1, n2, p2, true, 4, 4, 4, 64 * 4, "norm2, 1 image: 64 chunks of 4 are 64 blocks, in 4 tiles 256"},
+      {4, n2, p2, true, 4, 13, 1, 64 * 4, "norm2, 4 images: chunks of 8 are 128 blocks, of 4 256"},
+      {16, n2, p2, true, 16, 13, 1, 16 * 16, "norm2, 16 images: chunks of 32 are 128 blocks, of 16 256"},
+      {1, {8, 20, 6}, {8, 9, 2}, false, 0, 0, 0, 0, "8 channels of 20 x 6 at 1 image: 2 chunks in 5 tiles are 10 blocks, the strip kernel"},
+  };
+  for (const Want& w : wants) {
+    const cuda::WalkShape got = cuda::lrn_walk_shape(w.n, w.in, lp, &pp, w.out, 132);
+    EXPECT_EQ(got.ok, w.ok) << w.why;
+    if (!w.ok || !got.ok) continue;
+    EXPECT_EQ(got.chunk, w.chunk) << w.why;
+    EXPECT_EQ(got.tile_rows, w.tile_rows) << w.why;
+    EXPECT_EQ(got.tiles, w.tiles) << w.why;
+    EXPECT_EQ(got.blocks, w.blocks) << w.why;
+  }
+  // LRN alone keeps chunks of 32 where they number the multiprocessors: 2 chunks of 64 channels from 66 images
+  const Shape a{64, 30, 30};
+  EXPECT_FALSE(cuda::lrn_walk_shape(65, a, lp, nullptr, a, 132).ok);
+  EXPECT_EQ(cuda::lrn_walk_shape(66, a, lp, nullptr, a, 132).chunk, 32);
 }
 
 TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {

@@ -7,10 +7,10 @@
 // images), neighbouring channels' blocks run side by side so LRN's re-reads of channels c +- 2 hit L2, and
 // the power is exp2(-beta * log2(x)).
 //
-// LRN walks channels (lrn_walk_kernel, window sizes 3-9): one block per (image, chunk of 32 channels), threads
-// over the plane's pixels; each thread keeps its pixels' last `size` channel values in registers, so every value
-// is read once (plus the chunk's halo) and the window sum is summed afresh each step (no running subtraction,
-// whose rounding would drift). With pooling after it, each channel's LRN plane goes to shared memory (two
+// LRN walks channels (lrn_walk_kernel, window sizes 3-9): one block per (image, chunk of up to 32 channels, tile of
+// rows: walk_shape), threads over the tile's pixels; each thread keeps its pixels' last `size` channel values in
+// registers, so every value is read once (plus the chunk's halo) and the window sum is summed afresh each step (no
+// running subtraction, whose rounding would drift). With pooling after it, each channel's LRN plane goes to shared memory (two
 // buffers, one barrier per channel) and is pooled from there: norm1 + pool1 of AlexNet read 1.19 GB and write
 // 0.29 GB at batch 1024, where LRN then pooling read 2.4 GB and write 1.5 GB. A first fused version, one block per
 // (channel, image) reading its five neighbouring planes through L2, ran 3.7 ms for norm1 + norm2 at batch 1024
@@ -92,7 +92,7 @@ __global__ void lrn_pool_kernel(const float* __restrict__ in, int n, Shape s, Lr
   }
 }
 
-constexpr int kLrnChunk = 32;  // channels per block of lrn_walk_kernel
+constexpr int kLrnChunk = 32;  // channels per block of lrn_walk_kernel, at most (walk_shape)
 constexpr int kTilePixels = 1024;  // LRN pixels per block at most (rows of the plane; with pooling, the rows its tile needs)
 constexpr int kWalkStages = 4;  // channel steps of loads in flight per thread (cp.async into shared memory)
 constexpr int kWalkMinBlocks = 4;  // with pooling: 64 registers (4 blocks of 256 threads an SM) rather than 80-110
@@ -129,12 +129,12 @@ bool lrn_walk_ftz_exact(const LrnParams& p) { return p.k >= FLT_MIN && p.beta <=
 // arithmetic of every value is unchanged, so the results are the same bits.
 template <int W, int PPT, bool POOL, int STAGES, int MINB, bool FTZ>
 __global__ void __launch_bounds__(256, MINB) lrn_walk_kernel(const float* __restrict__ in, int n, Shape s, LrnParams p, PoolParams pp,
-                                                       Shape os, int tiles, int tile_rows, float* __restrict__ out) {
+                                                       Shape os, int tiles, int tile_rows, int chunk_ch, float* __restrict__ out) {
   extern __shared__ float walk_smem[];  // [STAGES][tile_plane] the loads; POOL: then [2][tile_plane] LRN rows
   constexpr int HALF = W / 2;
   const int plane = s.h * s.w, plane_out = os.h * os.w;
   const int chunk = blockIdx.x / tiles, tile = blockIdx.x - chunk * tiles;
-  const int c0 = chunk * kLrnChunk, nc = min(s.c, c0 + kLrnChunk) - c0;
+  const int c0 = chunk * chunk_ch, nc = min(s.c, c0 + chunk_ch) - c0;
   int r0, r1, oy0 = 0, oy1 = 0;  // LRN rows [r0, r1); pooled rows [oy0, oy1)
   if constexpr (POOL) {
     oy0 = tile * tile_rows;
@@ -265,44 +265,60 @@ __global__ void __launch_bounds__(256, MINB) lrn_walk_kernel(const float* __rest
 
 template <int W, int PPT, bool POOL, int STAGES, int MINB>
 void launch_walk_kernel(dim3 grid, int threads, const float* in, int n, Shape sh, const LrnParams& lp, const PoolParams& pp, Shape os,
-                        int tiles, int tile_rows, float* out, cudaStream_t st) {
+                        int tiles, int tile_rows, int chunk_ch, float* out, cudaStream_t st) {
   const size_t smem = sizeof(float) * threads * PPT * (STAGES + (POOL ? 2 : 0));
   // LRN alone reads and writes every value at 2.4 TB/s either way: it keeps one form (half the walk's code).
   auto* k = POOL && lrn_walk_ftz_exact(lp) ? lrn_walk_kernel<W, PPT, POOL, STAGES, MINB, POOL> : lrn_walk_kernel<W, PPT, POOL, STAGES, MINB, false>;
   if (smem > 48 * 1024) CUDA_CHECK(cudaFuncSetAttribute(k, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
-  k<<<grid, threads, smem, st>>>(in, n, sh, lp, pp, os, tiles, tile_rows, out);
+  k<<<grid, threads, smem, st>>>(in, n, sh, lp, pp, os, tiles, tile_rows, chunk_ch, out);
 }
 
-// The walk's launch shape, or ok false where it does not run: a batch that leaves the GPU short of channel chunks
-// (the caller runs the one-thread-per-output kernels, which spread one image over every channel: at batch 1 the walk
-// left norm1 with 3 blocks, 0.081 ms against 0.010), a window size without an instantiation, or rows too wide.
-struct WalkShape {
-  bool ok = false;
-  int tile_rows = 0, tiles = 0, ppt = 0, threads = 0;
-  long long chunks = 0;
-};
-WalkShape walk_shape(int n, Shape sh, const LrnParams& lp, const PoolParams* pp, Shape os) {
+// The walk's launch shape, or ok false where it does not run (the caller runs the one-thread-per-output kernels, which
+// spread one image over every channel): a window size without an instantiation, rows too wide, or too few blocks. With
+// 32-channel chunks at batch 1 the walk left norm1 with 3 blocks, 0.081 ms against 0.010.
+// LRN alone: chunks of 32 channels, where they number the multiprocessors.
+// With pooling after it, the first of these with at least 1.5 blocks per multiprocessor: chunks of 32, 16, 8, then 4
+// channels in the largest row tiles; then chunks of 4 in tiles of 4, then 2 pooled rows. Measured on the H200, AlexNet
+// FP32 at 1-32 images (experiments/batch1-latency.md, "FP32 LRN + pooling in narrower chunks"): at 16 images norm1 +
+// pool1 took 34.3 us in the strip kernel, 16.2 in chunks of 16; the rule picks the fastest of the 13 shapes measured or
+// one within 0.5 us, but for norm2 at 32 images (chunks of 32 as before: 19.1 us, 16.5 in chunks of 16).
+WalkShape walk_shape(int n, Shape sh, const LrnParams& lp, const PoolParams* pp, Shape os, int sms) {
   WalkShape w;
   if ((lp.size != 3 && lp.size != 5 && lp.size != 7 && lp.size != 9) || sh.w > kTilePixels) return w;
-  w.chunks = (sh.c + kLrnChunk - 1) / kLrnChunk;
-  if (w.chunks * n < sm_count()) return w;
-  // rows per tile so that a tile's LRN rows stay within kTilePixels
-  const int max_rows = kTilePixels / sh.w;
-  int rows_needed;
-  if (pp) {
-    w.tile_rows = std::min(os.h, std::max(1, (max_rows - pp->kh) / pp->sh + 1));
-    rows_needed = (w.tile_rows - 1) * pp->sh + pp->kh;
-    w.tiles = (os.h + w.tile_rows - 1) / w.tile_rows;
-  } else {
-    w.tile_rows = std::min(sh.h, max_rows);
-    rows_needed = w.tile_rows;
-    w.tiles = (sh.h + w.tile_rows - 1) / w.tile_rows;
+  // the shape with chunks of `chunk` channels and at most `rows` pooled rows a tile (0: as many as kTilePixels holds)
+  const auto shape = [&](int chunk, int rows) {
+    WalkShape t;
+    t.chunk = chunk;
+    t.chunks = (sh.c + chunk - 1) / chunk;
+    const int max_rows = kTilePixels / sh.w;  // rows per tile so that a tile's LRN rows stay within kTilePixels
+    int rows_needed;
+    if (pp) {
+      t.tile_rows = std::min(os.h, std::max(1, (max_rows - pp->kh) / pp->sh + 1));
+      if (rows > 0) t.tile_rows = std::min(t.tile_rows, rows);
+      rows_needed = (t.tile_rows - 1) * pp->sh + pp->kh;
+      t.tiles = (os.h + t.tile_rows - 1) / t.tile_rows;
+    } else {
+      t.tile_rows = std::min(sh.h, max_rows);
+      rows_needed = t.tile_rows;
+      t.tiles = (sh.h + t.tile_rows - 1) / t.tile_rows;
+    }
+    t.blocks = t.chunks * t.tiles * n;
+    const int npix = std::min(rows_needed, sh.h) * sh.w;
+    if (npix > kTilePixels) return t;
+    t.ppt = npix <= 256 ? 1 : npix <= 512 ? 2 : 4;
+    t.threads = std::min(256, ((npix + t.ppt - 1) / t.ppt + 31) / 32 * 32);
+    t.ok = true;
+    return t;
+  };
+  if (!pp) {
+    const WalkShape t = shape(kLrnChunk, 0);
+    return t.chunks * n >= sms ? t : w;
   }
-  const int npix = std::min(rows_needed, sh.h) * sh.w;
-  if (npix > kTilePixels) return w;
-  w.ppt = npix <= 256 ? 1 : npix <= 512 ? 2 : 4;
-  w.threads = std::min(256, ((npix + w.ppt - 1) / w.ppt + 31) / 32 * 32);
-  w.ok = true;
+  const struct { int chunk, rows; } tries[] = {{32, 0}, {16, 0}, {8, 0}, {4, 0}, {4, 4}, {4, 2}};
+  for (const auto& c : tries) {
+    const WalkShape t = shape(c.chunk, c.rows);
+    if (t.ok && 2 * t.blocks >= 3LL * sms) return t;
+  }
   return w;
 }
 
@@ -310,21 +326,21 @@ WalkShape walk_shape(int n, Shape sh, const LrnParams& lp, const PoolParams* pp,
 template <int W, int STAGES = kWalkStages, int MINB = kWalkMinBlocks>
 bool launch_walk(const float* in, int n, Shape sh, const LrnParams& lp, const PoolParams* pp, Shape os, float* out, cudaStream_t st) {
   if (lp.size != W) return false;
-  const WalkShape w = walk_shape(n, sh, lp, pp, os);
+  const WalkShape w = walk_shape(n, sh, lp, pp, os, sm_count());
   if (!w.ok) return false;
-  const int ppt = w.ppt, threads = w.threads, tiles = w.tiles, tile_rows = w.tile_rows;
+  const int ppt = w.ppt, threads = w.threads, tiles = w.tiles, tile_rows = w.tile_rows, ch = w.chunk;
   const dim3 grid(static_cast<unsigned>(w.chunks * tiles), std::min(n, 65535));
   const PoolParams none{};
   const PoolParams& p = pp ? *pp : none;
   const Shape o = pp ? os : sh;
   if (pp) {
-    if (ppt == 1) launch_walk_kernel<W, 1, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
-    else if (ppt == 2) launch_walk_kernel<W, 2, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
-    else launch_walk_kernel<W, 4, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
+    if (ppt == 1) launch_walk_kernel<W, 1, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, ch, out, st);
+    else if (ppt == 2) launch_walk_kernel<W, 2, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, ch, out, st);
+    else launch_walk_kernel<W, 4, true, STAGES, MINB>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, ch, out, st);
   } else {
-    if (ppt == 1) launch_walk_kernel<W, 1, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
-    else if (ppt == 2) launch_walk_kernel<W, 2, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
-    else launch_walk_kernel<W, 4, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, out, st);
+    if (ppt == 1) launch_walk_kernel<W, 1, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, ch, out, st);
+    else if (ppt == 2) launch_walk_kernel<W, 2, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, ch, out, st);
+    else launch_walk_kernel<W, 4, false, kWalkStages, 1>(grid, threads, in, n, sh, lp, p, o, tiles, tile_rows, ch, out, st);
   }
   CUDA_CHECK_LAUNCH();
   return true;
@@ -351,7 +367,8 @@ void lrn_forward(const float* in, int n, Shape sh, const LrnParams& p, float* ou
   CUDA_CHECK_LAUNCH();
 }
 
-bool lrn_walk_runs(int n, Shape s, const LrnParams& lp, const PoolParams* pp, Shape os) { return walk_shape(n, s, lp, pp, os).ok; }
+WalkShape lrn_walk_shape(int n, Shape s, const LrnParams& lp, const PoolParams* pp, Shape os, int sms) { return walk_shape(n, s, lp, pp, os, sms); }
+bool lrn_walk_runs(int n, Shape s, const LrnParams& lp, const PoolParams* pp, Shape os) { return walk_shape(n, s, lp, pp, os, sm_count()).ok; }
 
 bool lrn_pool_fusable(Shape lrn_shape) {  // the per-output fallback keeps one whole plane in shared memory
   return static_cast<long long>(lrn_shape.h) * lrn_shape.w * sizeof(float) <= kLrnPoolSmemBytes && lrn_shape.c <= 65535;

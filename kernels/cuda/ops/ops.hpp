@@ -32,7 +32,15 @@ bool lrn_pool_fusable(Shape lrn_shape);
 void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, const PoolParams& pp, Shape os, float* out,
                       cudaStream_t s);
 // Whether LRN (then the pooling pp, output os; pp null: LRN alone) at batch n runs the channel walk, the kernel for
-// batches that fill the GPU with chunks of 32 channels; else the one-thread-per-output kernels.
+// batches that give it enough blocks; else the one-thread-per-output kernels. lrn_walk_shape: its launch shape on a GPU
+// of `sms` multiprocessors (ok false where it does not run): blocks of `chunk` channels of a tile of `tile_rows` rows
+// (pooled rows with pooling), `chunks` x `tiles` x images of them.
+struct WalkShape {
+  bool ok = false;
+  int chunk = 32, tile_rows = 0, tiles = 0, ppt = 0, threads = 0;
+  long long chunks = 0, blocks = 0;
+};
+WalkShape lrn_walk_shape(int n, Shape s_, const LrnParams& lp, const PoolParams* pp, Shape os, int sms);
 bool lrn_walk_runs(int n, Shape s_, const LrnParams& lp, const PoolParams* pp, Shape os);
 void softmax_forward(const float* in, int n, int features, float* out, cudaStream_t s);
 // --input-precision u8: count bytes widened to floats (in 4-byte aligned, out 16-byte aligned).

@@ -302,7 +302,10 @@ namespace {
 // layer is enqueued; the host function only spins on the flag (no CUDA calls, as the runtime requires). A pass that
 // allocates (cudaFree synchronises) or uploads from pageable memory waits for the stream from the host, so behind a
 // gate it would wait for itself: forward_resident gates only where the pass before allocated nothing, and the host
-// function lets go by itself after kGateMaxWait whatever happens.
+// function lets go by itself after kGateMaxWait whatever happens. The stream's release from the host function took
+// 4-7 us of GPU time, which the first layer's events counted (ECE 408's conv1 on an H200: 0.0715-0.0723 ms, 0.0670 with
+// an empty kernel between the gate and the layer; conv2 unchanged; experiments/ece408-gpu.md, "The gate's release"): an
+// empty kernel now takes it.
 constexpr auto kGateMaxWait = std::chrono::milliseconds(20);
 class StreamGate {
  public:
@@ -310,6 +313,7 @@ class StreamGate {
     if (!held_) return;
     flag_.store(0, std::memory_order_relaxed);
     CUDA_CHECK(cudaLaunchHostFunc(s, wait, &flag_));
+    cuda::empty_launch(s);
   }
   void open() {
     if (held_) flag_.store(1, std::memory_order_release);

@@ -50,6 +50,9 @@ void u8_to_float(const unsigned char* in, long long count, float* out, cudaStrea
 // it (dst in pinned host memory), so that a pass's copies can sit inside its CUDA graph. The profiler books these
 // kernels as htod / dtoh copies (kernels/profile/profile.hpp, bus_copy_direction).
 void bus_copy(void* dst, const void* src, size_t bytes, bool to_device, cudaStream_t s);
+// One block that does nothing: the first work behind a host function, so that the stream's release from it is not
+// counted in the first layer's events (gpu_pipeline.cpp, StreamGate).
+void empty_launch(cudaStream_t s);
 
 struct FcArgs {
   const float* in = nullptr;  // (N, I)

@@ -264,8 +264,8 @@ constexpr int IP = 4;                                 // images per set
 constexpr int kTiles = IP * P / 8, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps, kGroup = 3;
 constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
-constexpr int kTail = 4;  // zeros after the ring: the last pixel's pad pair reads one word past it
-constexpr int kRingWords = kStages * IP * kImgWords + kTail;
+constexpr int kTail = 4;  // zeros after each buffer of the ring: the last pixel's pad pair reads one word past it
+constexpr int kRingWords = kStages * (IP * kImgWords + kTail);
 constexpr size_t kSmemBytes = sizeof(uint32_t) * kRingWords;
 constexpr int kFragWords = KS * 4 * 32;  // [KS][a0..a3][32 lanes]
 static_assert(IP * P % 8 == 0 && kTiles % kWarps == 0 && NT % kGroup == 0 && kImgWords % 4 == 0, "tiling must divide the set");
@@ -283,7 +283,7 @@ __global__ void __launch_bounds__(b2::kThreads, 2)
   constexpr bool kTrack = ACT != 1 && ACT != 2;
   float vmax = 0.0f;
   extern __shared__ __align__(16) uint32_t smem_b2[];
-  uint32_t* xs = smem_b2;  // [kStages][IP][H, W, CW], then kTail zeros
+  uint32_t* xs = smem_b2;  // [kStages][IP][H, W, CW], each buffer followed by kTail zeros
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   // Zeros everywhere first: slots a short last set leaves unfetched are read (and their results dropped), and a pad
   // pair's zero weight times a NaN bit pattern would not be zero.
@@ -296,8 +296,8 @@ __global__ void __launch_bounds__(b2::kThreads, 2)
   const float bv0 = bias ? bias[2 * g] : 0.0f, bv1 = bias ? bias[2 * g + 1] : 0.0f;
   __syncthreads();
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
-  const SetRing<IP, kImgWords, kThreads> ring{xs, in, first, last};
-  static_assert(decltype(ring)::kStages == kStages, "the ring holds kStages sets");
+  const SetRing<IP, kImgWords, kThreads, kTail> ring{xs, in, first, last};
+  static_assert(decltype(ring)::kStages == kStages && decltype(ring)::kWords == kRingWords, "the ring holds kStages sets");
   ring.start();
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
     const uint32_t* xb = ring.next(b0, step) + t;

@@ -75,8 +75,8 @@ constexpr int kTiles = IP * P / 16, kWarps = 9, NT = kTiles / kWarps, kThreads =
 constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
 constexpr int kFragWords = KS * 2 * 32 * 2;  // [KS][2 filter halves][32 lanes][b0, b1]
-constexpr int kTail = 4;                     // zeros after the ring: the last pixel's pad pair reads one word past it
-constexpr int kRingWords = kStages * IP * kImgWords + kTail;
+constexpr int kTail = 4;                     // zeros after each buffer of the ring: the last pixel's pad pair reads one word past it
+constexpr int kRingWords = kStages * (IP * kImgWords + kTail);
 constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + kRingWords);
 static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWords % 4 == 0, "tiling must divide the set");
 }  // namespace c2
@@ -225,7 +225,7 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
   float vmax = 0.0f;
   extern __shared__ __align__(16) uint32_t smem2[];
   uint32_t* frag = smem2;             // [KS][2][32][2]
-  uint32_t* xs = smem2 + kFragWords;  // [kStages][IP][H, W, CW], then kTail zeros
+  uint32_t* xs = smem2 + kFragWords;  // [kStages][IP][H, W, CW], each buffer followed by kTail zeros
   const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5, g = lane >> 2, t = lane & 3;
   for (int i = threadIdx.x; i < kFragWords; i += kThreads) frag[i] = wfrag[i];
   // Zeros everywhere first: slots a short last set leaves unfetched are read (and their results dropped), and a pad
@@ -239,8 +239,8 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
     bv[j][1] = bias ? bias[8 * j + 2 * t + 1] : 0.0f;
   }
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
-  const SetRing<IP, kImgWords, kThreads> ring{xs, in, first, last};
-  static_assert(decltype(ring)::kStages == kStages, "the ring holds kStages sets");
+  const SetRing<IP, kImgWords, kThreads, kTail> ring{xs, in, first, last};
+  static_assert(decltype(ring)::kStages == kStages && decltype(ring)::kWords == kRingWords, "the ring holds kStages sets");
   ring.start();
   const uint2* wf = reinterpret_cast<const uint2*>(frag) + lane;
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {

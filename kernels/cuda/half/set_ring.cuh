@@ -1,6 +1,9 @@
 // The ring that v22's and v58's conv2 kernels stage their input through: persistent blocks take consecutive images in
 // sets of IP, each set a cp.async group, in a ring of three buffers with one block barrier per set. The set fetched
 // at step i lands in the buffer step i - 1 computed from, which every warp has left once it passes step i's barrier.
+// Each buffer is followed by kGap words that no copy writes (zeros, set by the kernel): the kernels' last pixel reads
+// its pad pair one word past its image, and past a set's last image that word would otherwise be the next buffer's
+// first, whose copy may still be in flight (racecheck over ECE 408's 10,000 images, 2026-11-28).
 #pragma once
 #include <cuda_pipeline.h>
 
@@ -8,10 +11,13 @@
 
 namespace bs::cuda::half {
 
-template <int IP, int kImgWords, int kThreads>
+template <int IP, int kImgWords, int kThreads, int kGap>
 struct SetRing {
   static constexpr int kStages = 3;
-  uint32_t* xs;  // kStages x IP images of kImgWords
+  static constexpr int kStride = IP * kImgWords + kGap;  // words from one buffer to the next
+  static constexpr int kWords = kStages * kStride;       // the ring's shared memory, in words
+  static_assert(kGap >= 1 && kGap % 4 == 0 && kImgWords % 4 == 0, "16-byte copies: buffers 16-byte aligned");
+  uint32_t* xs;  // kStages buffers of IP images of kImgWords, each followed by kGap zeros
   const uint32_t* in;
   int first, last;  // the block's images
 
@@ -19,7 +25,7 @@ struct SetRing {
   __device__ void fetch(int b0, int stage) const {
     const int count = max(0, min(IP, last - b0));
     const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
-    uint32_t* dst = xs + stage * IP * kImgWords;
+    uint32_t* dst = xs + stage * kStride;
     for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
     __pipeline_commit();
   }
@@ -32,7 +38,7 @@ struct SetRing {
     __pipeline_wait_prior(1);
     __syncthreads();
     fetch(b0 + 2 * IP, (step + 2) % kStages);
-    return xs + (step % kStages) * IP * kImgWords;
+    return xs + (step % kStages) * kStride;
   }
 };
 

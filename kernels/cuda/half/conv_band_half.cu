@@ -302,21 +302,13 @@ __global__ void __launch_bounds__(b2::kThreads, 2)
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
     const uint32_t* xb = ring.next(b0, step) + t;
     const long long px0 = static_cast<long long>(b0) * P, px_end = static_cast<long long>(last) * P;
-    // A whole set's tiles go to the warps in runs of NT (warp w: tiles w NT ... w NT + NT - 1); a block's last set may be
-    // short (regs_forward spreads the images evenly over the blocks), and its tiles are dealt round the warps instead (tile
-    // u kWarps + warp is the warp's u-th), so that it costs each warp its share of the set's count P / 8 tiles. (Dealt
-    // round for every set, conv2 took 2-5 % longer at 1,024-4,096 images on the H200.)
-    const int set_pixels = px_end - px0 < IP * P ? static_cast<int>(px_end - px0) : IP * P;
-    const bool whole = set_pixels == IP * P;
-    const auto tile_of = [&](int u0, int j) { return whole ? warp * NT + u0 + j : (u0 + j) * kWarps + warp; };
 #pragma unroll 1
     for (int u0 = 0; u0 < NT; u0 += kGroup) {
-      if (!whole && 8 * tile_of(u0, 0) >= set_pixels) break;  // this group's tiles and later ones lie past the set
-      // This lane's B column in each tile of the group: pixel 8 tile + g of the set.
+      // This lane's B column in each tile of the group: pixel 8u + g of the set.
       const uint32_t* rp[kGroup];
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
-        const int q = 8 * tile_of(u0, j) + g, slot = q / P, p = q % P;
+        const int q = 8 * (warp * NT + u0 + j) + g, slot = q / P, p = q % P;
         rp[j] = xb + slot * kImgWords + ((p / OW) * W + p % OW) * CW;
       }
       float acc[kGroup][4];
@@ -326,10 +318,10 @@ __global__ void __launch_bounds__(b2::kThreads, 2)
       for (int s = 0; s < KS; ++s)
 #pragma unroll
         for (int j = 0; j < kGroup; ++j) gemm::mma_m16n8k16(acc[j], a[s], rp[j][step_words(s)], rp[j][step_words(s) + 4], BF16);
-      // acc[j]: filters 2g (0, 1) and 2g + 1 (2, 3) of pixels 8 tile + 2t (0, 2) and 8 tile + 2t + 1 (1, 3): word g of each.
+      // acc[j]: filters 2g (0, 1) and 2g + 1 (2, 3) of pixels 8u + 2t (0, 2) and 8u + 2t + 1 (1, 3): word g of each.
 #pragma unroll
       for (int j = 0; j < kGroup; ++j) {
-        const long long pix = px0 + 8 * tile_of(u0, j) + 2 * t;
+        const long long pix = px0 + 8 * (warp * NT + u0 + j) + 2 * t;
 #pragma unroll
         for (int e = 0; e < 2; ++e)
           if (pix + e < px_end)
@@ -364,11 +356,7 @@ void regs_forward(const HalfConvArgs& a, cudaStream_t s) {
   dispatch_act(a.act >= 0, a.act == 0 ? Act::relu : a.act == 1 ? Act::tanh : Act::sigmoid, [&](auto code) {
     auto kernel = conv2_regs_kernel<BF16, decltype(code)::value>;
     static const int blocks_max = resident_blocks(kernel, b2::kThreads, b2::kSmemBytes);
-    // One wave with the images spread evenly: a block's last set may be short, and costs its share of the tiles. (Whole
-    // sets a block, as v22's persistent_grid gives, left 40 images to the busiest of ECE 408's blocks where 37.9 is the
-    // mean: 2,500 sets over 264 block slots.)
-    const int blocks = std::max(1, std::min(blocks_max, a.n)), per_block = (a.n + blocks - 1) / blocks;
-    const PersistentGrid g{(a.n + per_block - 1) / per_block, per_block};
+    const PersistentGrid g = persistent_grid(a.n, b2::IP, blocks_max);
     kernel<<<g.blocks, b2::kThreads, b2::kSmemBytes, s>>>(reinterpret_cast<const uint32_t*>(a.in),
                                                           reinterpret_cast<const uint32_t*>(a.prepared), a.bias,
                                                           reinterpret_cast<uint32_t*>(a.out), a.n, g.images_per_block, a.ovf);

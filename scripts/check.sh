@@ -18,8 +18,8 @@ CC=clang CXX=clang++ cmake -S . -B build-check -DCMAKE_BUILD_TYPE=RelWithDebInfo
   -DBATCHSCOPE_WITH_OPENCV=OFF -DBATCHSCOPE_WITH_MPI=OFF -DBATCHSCOPE_SANITIZE=ON -DBATCHSCOPE_FUZZ=ON >/dev/null
 echo "check: building" >&2
 cmake --build build-check -j"$(nproc)"
-echo "check: CPU suites under ASan + UBSan" >&2
+echo "check: built in $SECONDS s; CPU suites under ASan + UBSan" >&2
 (cd build-check && ASAN_OPTIONS=detect_leaks=1 UBSAN_OPTIONS=print_stacktrace=1 \
   ctest -j"$(nproc)" -L cpu -E '^Ece408\.CpuRefReproducesPublishedCorrectness$' --output-on-failure)
-echo "check: fuzzing, ${FUZZ_SECONDS:-10} s per harness" >&2
+echo "check: at $SECONDS s; fuzzing, ${FUZZ_SECONDS:-10} s per harness" >&2
 scripts/fuzz.sh "${FUZZ_SECONDS:-10}"

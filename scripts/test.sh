@@ -10,9 +10,19 @@ args=()
 for a in "$@"; do
   if [ "$a" = --quick ]; then quick=1; else args+=("$a"); fi
 done
-scripts/setup.sh
-scripts/build.sh ${args[@]+"${args[@]}"}
-(cd build && ctest -j"$(nproc)" --output-on-failure)
+# Each step's wall time goes to stderr at the end (where CI's 20 minutes go).
+times=()
+step() {  # step NAME COMMAND...
+  local t0=$SECONDS
+  "${@:2}"
+  times+=("$1 $((SECONDS - t0)) s")
+}
+run_ctest() { (cd build && ctest -j"$(nproc)" --output-on-failure); }
+step setup scripts/setup.sh
+step build scripts/build.sh ${args[@]+"${args[@]}"}
+step ctest run_ctest
 if [ $quick -eq 0 ]; then
-  scripts/check.sh
+  step check scripts/check.sh
 fi
+summary=$(IFS=,; echo "${times[*]}")
+echo "test: ${summary//,/, }; $SECONDS s in all" >&2

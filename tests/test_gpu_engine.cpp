@@ -426,12 +426,13 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   EXPECT_LE(test::rel_l2(run(*b16, m, in, 2), run(*ref, m, in, 2)), precision_tolerance(Precision::bf16)) << "seed " << seed;
 }
 
-// conv v22 (spec-half) and v58 (band-half: the weights in registers, conv1 as a banded product): ECE 408's two shapes on the 16-bit
-// tensor cores with what they fuse: on conv1's shape the activation and the 2x2 max pool, reading the FP32 input itself
-// as the first layer or, after another layer, the 16-bit NHWC tensor; on conv2's the activation (a pool after it runs
-// alone). fp16 and bf16, odd batch sizes (v58's warps take whole images: 1-23 images leave warps and blocks partly
-// idle; 12 per multiprocessor less 5 reuse conv2's ring), at the per-layer tolerance of the GPU table (2e-3, bf16 1.6e-2); then fp16's range checks on both shapes
-// (after ReLU: a saturating activation keeps the stored values in range).
+// conv v22 (spec-half) and v58 (band-half: the weights in registers, conv1 as a banded product): ECE 408's two shapes on
+// the 16-bit tensor cores with what they fuse: on conv1's shape the activation and the 2x2 max pool, reading the FP32
+// input itself as the first layer or, after another layer, the 16-bit NHWC tensor; on conv2's the activation (a pool
+// after it runs alone). fp16 and bf16, odd batch sizes (v58's warps take whole images: 1-23 images leave warps and
+// blocks partly idle; 12 per multiprocessor less 5 give conv2's blocks two sets each, the last block a short one), at the
+// per-layer tolerance of the GPU table (2e-3, bf16 1.6e-2); then fp16's range checks on both shapes (after ReLU: a
+// saturating activation keeps the stored values in range).
 TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
   SKIP_WITHOUT_GPU();
   struct Case { Shape in; int filters; bool lead, has_act; Act act; bool pool; int batch; };
@@ -444,7 +445,8 @@ TEST(GpuEngine, SpecHalfChainsMatchCpuRef) {
   for (Act act : {Act::tanh, Act::relu, Act::sigmoid}) cases.push_back({{6, 22, 22}, 16, false, true, act, false, 3 + 4 * static_cast<int>(act)});
   cases.push_back({{6, 22, 22}, 16, true, true, Act::tanh, true, 9});
   cases.push_back({{6, 22, 22}, 16, false, false, Act::relu, false, 1});
-  // Several 4-image sets a block, so that conv2's ring of three buffers is reused, and a short last set.
+  // Two 4-image sets a block (the second set's copy in flight while the first is computed; 8 images a block over 2 blocks
+  // a multiprocessor), and a short last set in the last block.
   cases.push_back({{6, 22, 22}, 16, false, true, Act::tanh, false, 12 * cuda::sm_count() - 5});
   for (const char* version : {"22", "58"})
   for (const char* prec : {"fp16", "bf16"})

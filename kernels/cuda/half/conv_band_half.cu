@@ -265,7 +265,7 @@ constexpr int kTiles = IP * P / 8, kWarps = 9, NT = kTiles / kWarps, kThreads = 
 constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
 constexpr int kTail = 4;  // zeros after each buffer of the ring: the last pixel's pad pair reads one word past it
-constexpr int kRingWords = kStages * (IP * kImgWords + kTail);
+constexpr int kRingWords = SetRing<IP, kImgWords, kThreads, kTail>::kWords;
 constexpr size_t kSmemBytes = sizeof(uint32_t) * kRingWords;
 constexpr int kFragWords = KS * 4 * 32;  // [KS][a0..a3][32 lanes]
 static_assert(IP * P % 8 == 0 && kTiles % kWarps == 0 && NT % kGroup == 0 && kImgWords % 4 == 0, "tiling must divide the set");
@@ -297,7 +297,7 @@ __global__ void __launch_bounds__(b2::kThreads, 2)
   __syncthreads();
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
   const SetRing<IP, kImgWords, kThreads, kTail> ring{xs, in, first, last};
-  static_assert(decltype(ring)::kStages == kStages && decltype(ring)::kWords == kRingWords, "the ring holds kStages sets");
+  static_assert(decltype(ring)::kStages == kStages, "the ring holds kStages sets");
   ring.start();
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {
     const uint32_t* xb = ring.next(b0, step) + t;

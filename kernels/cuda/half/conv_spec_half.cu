@@ -76,7 +76,7 @@ constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
 constexpr int kFragWords = KS * 2 * 32 * 2;  // [KS][2 filter halves][32 lanes][b0, b1]
 constexpr int kTail = 4;                     // zeros after each buffer of the ring: the last pixel's pad pair reads one word past it
-constexpr int kRingWords = kStages * (IP * kImgWords + kTail);
+constexpr int kRingWords = SetRing<IP, kImgWords, kThreads, kTail>::kWords;
 constexpr size_t kSmemBytes = sizeof(uint32_t) * (kFragWords + kRingWords);
 static_assert(IP * P % 16 == 0 && kTiles % kWarps == 0 && NT % 3 == 0 && kImgWords % 4 == 0, "tiling must divide the set");
 }  // namespace c2
@@ -240,7 +240,7 @@ __global__ void __launch_bounds__(c2::kThreads, 2)
   }
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
   const SetRing<IP, kImgWords, kThreads, kTail> ring{xs, in, first, last};
-  static_assert(decltype(ring)::kStages == kStages && decltype(ring)::kWords == kRingWords, "the ring holds kStages sets");
+  static_assert(decltype(ring)::kStages == kStages, "the ring holds kStages sets");
   ring.start();
   const uint2* wf = reinterpret_cast<const uint2*>(frag) + lane;
   for (int b0 = first, step = 0; b0 < last; b0 += IP, ++step) {

@@ -314,7 +314,7 @@ WalkShape walk_shape(int n, Shape sh, const LrnParams& lp, const PoolParams* pp,
     const WalkShape t = shape(kLrnChunk, 0);
     return t.chunks * n >= sms ? t : w;
   }
-  const struct { int chunk, rows; } tries[] = {{32, 0}, {16, 0}, {8, 0}, {4, 0}, {4, 4}, {4, 2}};
+  const struct { int chunk, rows; } tries[] = {{kLrnChunk, 0}, {16, 0}, {8, 0}, {4, 0}, {4, 4}, {4, 2}};
   for (const auto& c : tries) {
     const WalkShape t = shape(c.chunk, c.rows);
     if (t.ok && 2 * t.blocks >= 3LL * sms) return t;

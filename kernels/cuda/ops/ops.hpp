@@ -37,7 +37,7 @@ void lrn_pool_forward(const float* in, int n, Shape s_, const LrnParams& lp, con
 // (pooled rows with pooling), `chunks` x `tiles` x images of them.
 struct WalkShape {
   bool ok = false;
-  int chunk = 32, tile_rows = 0, tiles = 0, ppt = 0, threads = 0;
+  int chunk = 0, tile_rows = 0, tiles = 0, ppt = 0, threads = 0;
   long long chunks = 0, blocks = 0;
 };
 WalkShape lrn_walk_shape(int n, Shape s_, const LrnParams& lp, const PoolParams* pp, Shape os, int sms);

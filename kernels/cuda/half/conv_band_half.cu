@@ -23,7 +23,8 @@
 // Each warp takes whole images: the next image's raw words land by cp.async while the current one is multiplied,
 // then are converted to 16-bit rows (FP32 input: with fp16's range check) in a buffer of their own.
 //
-// Measured (H200, 10,000 images, experiments/ece408-gpu.md, "conv v58"): conv1 0.089 -> 0.063 ms, conv2 0.093 -> 0.082.
+// Measured (H200, 10,000 images, experiments/ece408-gpu.md, "conv v58"): conv1 0.089 -> 0.063 ms, conv2 0.093 -> 0.082;
+// conv2 in one block of 27 warps an SM instead of two of 9 ("conv2 in one block an SM"): 0.0858 -> 0.0784 (Op Times).
 #include <cuda_pipeline.h>
 
 #include <algorithm>
@@ -261,7 +262,9 @@ constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, 
 constexpr int KS = 2 * K;  // a k-step is half of one kernel row's 15 words (padded to 16)
 __host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
 constexpr int IP = 4;                                 // images per set
-constexpr int kTiles = IP * P / 8, kWarps = 9, NT = kTiles / kWarps, kThreads = 32 * kWarps, kGroup = 3;
+// One block of 27 warps an SM, each warp 6 tiles of a set: two blocks of 9 warps were 9 % slower at 10,000 images (the
+// busiest of 264 blocks took 10 sets where the mean was 9.47; of 132, 19 where it is 18.94) and 3.5 % at 4,096.
+constexpr int kTiles = IP * P / 8, kWarps = 27, NT = kTiles / kWarps, kThreads = 32 * kWarps, kGroup = 3;
 constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;
 constexpr int kTail = 4;  // zeros after each buffer of the ring: the last pixel's pad pair reads one word past it
@@ -276,7 +279,7 @@ bool is_conv2(Shape in, const ConvParams& p) {
 }
 
 template <bool BF16, int ACT>
-__global__ void __launch_bounds__(b2::kThreads, 2)
+__global__ void __launch_bounds__(b2::kThreads, 1)
     conv2_regs_kernel(const uint32_t* __restrict__ in, const uint32_t* __restrict__ afrag, const float* __restrict__ bias,
                       uint32_t* __restrict__ out, int n, int images_per_block, int* ovf) {
   using namespace b2;

@@ -262,8 +262,10 @@ constexpr int C = 6, CW = C / 2, H = 22, W = 22, K = 5, M = 16, OH = H - K + 1, 
 constexpr int KS = 2 * K;  // a k-step is half of one kernel row's 15 words (padded to 16)
 __host__ __device__ constexpr int step_words(int s) { return (s / 2) * W * CW + 8 * (s % 2); }
 constexpr int IP = 4;                                 // images per set
-// One block of 27 warps an SM, each warp 6 tiles of a set: two blocks of 9 warps were 9 % slower at 10,000 images (the
-// busiest of 264 blocks took 10 sets where the mean was 9.47; of 132, 19 where it is 18.94) and 3.5 % at 4,096.
+// One block of 27 warps an SM, each warp 6 tiles of a set. Two blocks of 9 warps were 9 % slower at 10,000 images: 264
+// block slots made 250 blocks of 10 sets, so the busiest SMs ran 20 sets where the mean is 18.94 (one block an SM runs
+// 19), and 18 warps an SM hid less latency (ncu: 3.7 active warps a scheduler against 6.7; 3.5 % at 4,096 images, where
+// both grids are even). At 1,024 images (two sets a block here, one before) it is 0.5 us slower.
 constexpr int kTiles = IP * P / 8, kWarps = 27, NT = kTiles / kWarps, kThreads = 32 * kWarps, kGroup = 3;
 constexpr int kImgWords = H * W * CW;
 constexpr int kStages = 3;

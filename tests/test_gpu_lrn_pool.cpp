@@ -185,7 +185,7 @@ TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
   struct Case { Shape in; Layer norm, pl; int n; };
   const std::vector<Case> cases = {
       {{96, 55, 55}, lrn(5), pool(PoolKind::max, 3, 2), 1},    // AlexNet's norm1 + pool1 at batch 1: one-row strips, chunks of 4 words
-      {{96, 55, 55}, lrn(5), pool(PoolKind::max, 3, 2), 40},   // ... at a batch that fills the GPU: whole pixels, strips of 4 rows
+      {{96, 55, 55}, lrn(5), pool(PoolKind::max, 3, 2), 40},   // ... at a batch that fills the GPU: whole pixels, strips of 4 rows, 16-channel tasks
       {{256, 27, 27}, lrn(5), pool(PoolKind::max, 3, 2), 3},   // norm2 + pool2
       {{7, 13, 11}, lrn(3), pool(PoolKind::avg, 3, 2, 1, true), 5},  // odd channels: the pad channel; average with padding, ceil mode
       {{33, 9, 17}, lrn(9), pool(PoolKind::max, 2, 2, 0, true), 4},
@@ -195,6 +195,9 @@ TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
       {{64, 30, 30}, lrn(7), pool(PoolKind::max, 5, 2, 2), 70},
       {{40, 21, 21}, lrn(5), pool(PoolKind::avg, 3, 2), 1},     // 8-channel tasks in chunks of 4 words: halos across chunks
       {{30, 11, 11}, lrn(5), pool(PoolKind::max, 3, 2), 2},     // 15 words a pixel: 1-word tasks
+      {{32, 12, 12}, lrn(17, 0.5f), pool(PoolKind::max, 2, 3), 40},   // 16-channel tasks in chunks of 8 words, halos of 4 across chunks
+      {{15, 9, 9}, lrn(5), pool(PoolKind::avg, 3, 2, 1, true), 60},   // one 16-channel task a pixel, its last channel the pad
+      {{48, 13, 13}, lrn(9), pool(PoolKind::max, 3, 2), 140},        // three 16-channel tasks a pixel, strips of 4 rows
   };
   for (const Case& c : cases) {
     uint32_t seed;

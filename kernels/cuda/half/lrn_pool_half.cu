@@ -9,7 +9,8 @@
 // at a barrier, pools the row from the ring into the output, and meets them again before the ring is overwritten. With
 // AlexNet's 3x3 windows of stride 2 each LRN row is computed once within a strip; a strip's first row repeats the one
 // before it (strips of 4 output rows: 9 LRN rows for 8).
-// LRN: a thread computes VEC words of one pixel (4 words, 8 channels, where the channel stride allows; else 1) from
+// LRN: a thread computes VEC words of one pixel (8 words, 16 channels, where the channel stride and the chunk allow; else
+// 4 words, 8 channels; else 1) from
 // them and the HW words on each side (read through L1: the neighbouring threads' words), in the order and with the
 // functions of lrn_kernel (half_ops.cu), so that the result is the unfused pair's to the bit. Pooling reads the ring as pool_kernel reads the LRN's output.
 // The task loop has no test per channel: channels past C are zeroed in a branch only the pixel's last tasks take, and
@@ -37,9 +38,12 @@ constexpr int kStripRows = 4;              // output rows per strip where the ba
 // VEC words (2 VEC channels) at p, in one load where VEC is 4 (p 16-byte aligned).
 template <int VEC>
 __device__ __forceinline__ void load_words(const uint32_t* p, uint32_t (&u)[VEC], bool shared) {
-  if constexpr (VEC == 4) {
-    const uint4 q = shared ? *reinterpret_cast<const uint4*>(p) : __ldg(reinterpret_cast<const uint4*>(p));
-    u[0] = q.x; u[1] = q.y; u[2] = q.z; u[3] = q.w;
+  if constexpr (VEC % 4 == 0) {
+#pragma unroll
+    for (int h = 0; h < VEC / 4; ++h) {
+      const uint4 q = shared ? reinterpret_cast<const uint4*>(p)[h] : __ldg(reinterpret_cast<const uint4*>(p) + h);
+      u[4 * h] = q.x; u[4 * h + 1] = q.y; u[4 * h + 2] = q.z; u[4 * h + 3] = q.w;
+    }
   } else {
 #pragma unroll
     for (int i = 0; i < VEC; ++i) u[i] = shared ? p[i] : __ldg(p + i);
@@ -47,8 +51,9 @@ __device__ __forceinline__ void load_words(const uint32_t* p, uint32_t (&u)[VEC]
 }
 template <int VEC>
 __device__ __forceinline__ void store_words(uint32_t* p, const uint32_t (&u)[VEC]) {
-  if constexpr (VEC == 4) {
-    *reinterpret_cast<uint4*>(p) = make_uint4(u[0], u[1], u[2], u[3]);
+  if constexpr (VEC % 4 == 0) {
+#pragma unroll
+    for (int h = 0; h < VEC / 4; ++h) reinterpret_cast<uint4*>(p)[h] = make_uint4(u[4 * h], u[4 * h + 1], u[4 * h + 2], u[4 * h + 3]);
   } else {
 #pragma unroll
     for (int i = 0; i < VEC; ++i) p[i] = u[i];
@@ -117,7 +122,9 @@ __device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_l
 }
 
 // HALF: the LRN window's channels on each side (size / 2); HW = ceil(HALF / 2) words on each side of a task's VEC words
-// hold them. VEC: 4 where the channel stride and the chunk are multiples of 8 channels (16-byte loads and stores), else 1.
+// hold them. VEC: 8 where the channel stride and the chunk are multiples of 16 channels (two 16-byte loads and stores; the
+// task's index work over 16 values: 139 SASS instructions per 8 channels in the task loop where 4-word tasks take 174), 4
+// where they are multiples of 8 (one 16-byte load), else 1.
 template <bool BF16, int HALF, int VEC>
 __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t* __restrict__ in, int n, Shape s, int cs2, LrnParams lp,
                                                                  PoolParams pp, Shape os, int cw, int strip, uint32_t* __restrict__ out,
@@ -204,16 +211,23 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
 }
 
 int halo_words(const LrnParams& lp) { return (lp.size / 2 + 1) / 2; }
+// Words a task takes: 8 (16 channels, two 16-byte loads: the index work over 16 values) where the channel stride and the
+// chunk are multiples of 8 words, else 4, else 1.
+int task_words(int cs2, int cw) {
+  if (cs2 % 8 == 0 && cw % 8 == 0) return 8;
+  return cs2 % 4 == 0 && cw % 4 == 0 ? 4 : 1;
+}
 constexpr int kMaxHalf = 2 * kMaxHaloWords;
 size_t ring_bytes(const PoolParams& pp, Shape s, int cw) { return sizeof(uint32_t) * pp.kh * s.w * cw; }
 
 template <bool BF16, int HALF = 0>
-void launch(int half, bool vec4, dim3 grid, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2, const LrnParams& lp,
+void launch(int half, int vec, dim3 grid, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2, const LrnParams& lp,
             const PoolParams& pp, Shape os, int cw, int strip, uint32_t* out, int* ovf) {
   if constexpr (HALF < kMaxHalf) {
-    if (half != HALF) return launch<BF16, HALF + 1>(half, vec4, grid, smem, st, in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+    if (half != HALF) return launch<BF16, HALF + 1>(half, vec, grid, smem, st, in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
   }
-  if (vec4) lrn_pool_half_kernel<BF16, HALF, 4><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+  if (vec == 8) lrn_pool_half_kernel<BF16, HALF, 8><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+  else if (vec == 4) lrn_pool_half_kernel<BF16, HALF, 4><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
   else lrn_pool_half_kernel<BF16, HALF, 1><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
 }
 
@@ -260,9 +274,9 @@ void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, cons
   const size_t smem = ring_bytes(pp, s, g.cw);
   const auto* src = reinterpret_cast<const uint32_t*>(in);
   auto* dst = reinterpret_cast<uint32_t*>(out);
-  const bool vec4 = cs2 % 4 == 0 && g.cw % 4 == 0;
-  if (bf16) launch<true>(lp.size / 2, vec4, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
-  else launch<false>(lp.size / 2, vec4, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
+  const int vec = task_words(cs2, g.cw);
+  if (bf16) launch<true>(lp.size / 2, vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
+  else launch<false>(lp.size / 2, vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
   CUDA_CHECK_LAUNCH();
 }
 

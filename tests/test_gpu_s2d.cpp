@@ -59,9 +59,6 @@ TEST(GpuS2d, FirstAndLaterLayersMatchCpuRefAndAutoTakesItAtLargeBatches) {
       {model("one", {1, 17, 15}, {conv("c1", 8, 5, 1, 2, rng, 1)}), 0, "38", {1, 5}},
       // stride 3 over 3 channels: neither 27 nor 36 is a multiple of 8, so 8 channels per pixel of the block (72)
       {model("s3", {3, 25, 22}, {conv("c1", 12, 7, 3, 2, rng, 3), relu("r1")}), 0, "38", {1, 5}},
-      // a block row too wide to stage in shared memory (3 channels x 4 rows x 1,100 FP32 values: 52.8 KB, over 48): the
-      // repack gathers through L1 instead
-      {model("wide", {3, 12, 1100}, {conv("c1", 8, 8, 4, 0, rng, 3), relu("r1")}), 0, "38", {1, 2}},
       // stride 1 after a layer of 6 channels (the stored tensor has no pad channel: 6 of 8 read, 2 zero); auto, at a
       // batch where v20's tiles fill the GPU twice (483 pixels an image: 80 images are 302 blocks of 128)
       {model("later1", {3, 23, 21}, {conv("c1", 6, 3, 1, 1, rng, 3), relu("r1"), conv("c2", 64, 3, 1, 1, rng, 6), relu("r2")}), 2,

@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <climits>
 #include <numeric>
-#include <type_traits>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
@@ -128,54 +127,6 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
   }
 }
 
-// The same for an NCHW input (FP32, or 16-bit words copied as they are) whose block row fits in shared memory: the
-// block first stages its S input rows of every channel, whole rows read in order (the gather above reads a word's two
-// values from different channel planes and rows, through L1, a few sectors a request; at 16 AlexNet images it ran at a
-// third of the DRAM's rate), then assembles the words from there. Rows outside the image are staged as zeros.
-template <bool BF16, int SRC>
-__global__ void __launch_bounds__(256) s2d_staged_kernel(const void* __restrict__ in, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
-  using Elem = std::conditional_t<SRC == kF32, float, uint16_t>;
-  extern __shared__ __align__(16) unsigned char s2d_smem[];
-  Elem* tile = reinterpret_cast<Elem*>(s2d_smem);  // [c][r][x]: C x S x W
-  __shared__ int2 from[kMaxWords][2];
-  const int words = g.c2 / 2;
-  for (int j = threadIdx.x; j < 2 * words; j += blockDim.x) {
-    const int pix = j / g.ct;
-    from[j / 2][j % 2] = make_int2((pix / g.s) << 16 | (pix % g.s), j - pix * g.ct);
-  }
-  const int yb = blockIdx.x % g.h2;
-  const long long img = blockIdx.x / g.h2;
-  const long long plane = static_cast<long long>(is.h) * is.w;
-  const Elem* src = static_cast<const Elem*>(in) + img * g.c * plane;
-  const int rows = g.c * g.s;
-  for (int cr = 0; cr < rows; ++cr) {
-    const int c = cr / g.s, y = yb * g.s + cr % g.s - g.ph;
-    const bool row_in = static_cast<unsigned>(y) < static_cast<unsigned>(is.h);
-    const Elem* at = src + c * plane + static_cast<long long>(row_in ? y : 0) * is.w;
-    for (int x = threadIdx.x; x < is.w; x += blockDim.x) tile[cr * is.w + x] = row_in ? at[x] : Elem(0);
-  }
-  __syncthreads();
-  uint32_t* row = t + (img * g.h2 + yb) * g.w2 * words;
-  for (int i = threadIdx.x; i < g.w2 * words; i += blockDim.x) {
-    const int xb = i / words, wd = i - xb * words;
-    Elem v[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int2 f = from[wd][h];
-      const int r = f.x >> 16, x = xb * g.s + (f.x & 0xffff) - g.pw, c = f.y;
-      v[h] = c < g.c && static_cast<unsigned>(x) < static_cast<unsigned>(is.w) ? tile[(c * g.s + r) * is.w + x] : Elem(0);
-    }
-    if constexpr (SRC == kF32) {
-      check_range<BF16>(v[0], ovf);
-      check_range<BF16>(v[1], ovf);
-      row[i] = pack2<BF16>(v[0], v[1]);
-    } else {
-      row[i] = static_cast<uint32_t>(v[0]) | static_cast<uint32_t>(v[1]) << 16;
-    }
-  }
-}
-constexpr size_t kStagedBytes = 48 * 1024;  // the staged form's largest tile (no opt-in)
-
 // W' (M, S S Ct, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
 __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
   const long long total = static_cast<long long>(m) * g.c2 * g.kh2 * g.kw2;
@@ -240,15 +191,10 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   if (blocks > INT_MAX) fail("conv v38", "batch " + std::to_string(a.n) + " gives more than 2^31 block rows; use a smaller batch");
   const void* src = a.in_f32 ? static_cast<const void*>(a.in_f32) : a.in_nchw16 ? static_cast<const void*>(a.in_nchw16) : a.in;
   const int kind = a.in_f32 ? kF32 : a.in_nchw16 ? kH16 : kNhwc;
-  const size_t tile = static_cast<size_t>(g.c) * g.s * a.is.w * (kind == kF32 ? sizeof(float) : sizeof(uint16_t));
-  const bool staged = kind != kNhwc && tile <= kStagedBytes;
   auto launch = [&]<bool BF16>() {
-    const unsigned b = static_cast<unsigned>(blocks);
-    if (staged && kind == kF32) s2d_staged_kernel<BF16, kF32><<<b, 256, tile, s>>>(src, a.is, g, t, a.ovf);
-    else if (staged) s2d_staged_kernel<BF16, kH16><<<b, 256, tile, s>>>(src, a.is, g, t, a.ovf);
-    else if (kind == kF32) s2d_kernel<BF16, kF32><<<b, 256, 0, s>>>(src, a.is, g, t, a.ovf);
-    else if (kind == kH16) s2d_kernel<BF16, kH16><<<b, 256, 0, s>>>(src, a.is, g, t, a.ovf);
-    else s2d_kernel<BF16, kNhwc><<<b, 256, 0, s>>>(src, a.is, g, t, a.ovf);
+    if (kind == kF32) s2d_kernel<BF16, kF32><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
+    else if (kind == kH16) s2d_kernel<BF16, kH16><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
+    else s2d_kernel<BF16, kNhwc><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
   };
   if (a.bf16) launch.template operator()<true>();
   else launch.template operator()<false>();

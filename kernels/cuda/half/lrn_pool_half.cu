@@ -10,9 +10,9 @@
 // AlexNet's 3x3 windows of stride 2 each LRN row is computed once within a strip; a strip's first row repeats the one
 // before it (strips of 4 output rows: 9 LRN rows for 8).
 // LRN: a thread computes VEC words of one pixel (8 words, 16 channels, where the channel stride and the chunk allow; else
-// 4 words, 8 channels; else 1) from
-// them and the HW words on each side (read through L1: the neighbouring threads' words), in the order and with the
-// functions of lrn_kernel (half_ops.cu), so that the result is the unfused pair's to the bit. Pooling reads the ring as pool_kernel reads the LRN's output.
+// 4 words, 8 channels; else 1) from them and the HW words on each side (read through L1: the neighbouring threads'
+// words), in the order and with the functions of lrn_kernel (half_ops.cu), so that the result is the unfused pair's to
+// the bit. Pooling reads the ring as pool_kernel reads the LRN's output.
 // The task loop has no test per channel: channels past C are zeroed in a branch only the pixel's last tasks take, and
 // fp16's range is checked once a thread on the largest value it computed (per channel, the tests and the flag's
 // predicated store were 40 % of the loop's instructions).
@@ -35,7 +35,7 @@ constexpr int kMaxHaloWords = 4;           // LRN windows up to 17 channels
 constexpr size_t kRingBytes = 48 * 1024;   // the ring's largest size (no opt-in: several blocks per SM)
 constexpr int kStripRows = 4;              // output rows per strip where the batch fills the GPU anyway
 
-// VEC words (2 VEC channels) at p, in one load where VEC is 4 (p 16-byte aligned).
+// VEC words (2 VEC channels) at p, in 16-byte loads where VEC is a multiple of 4 (p 16-byte aligned).
 template <int VEC>
 __device__ __forceinline__ void load_words(const uint32_t* p, uint32_t (&u)[VEC], bool shared) {
   if constexpr (VEC % 4 == 0) {

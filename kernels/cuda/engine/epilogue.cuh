@@ -1,7 +1,9 @@
 // Pieces shared by the specialised convolution kernels (v7-v11), the GEMM engines and the activation kernel: the
-// activation as a small integer code a kernel can branch on, a kernel's occupancy (blocks per wave), and the grid of
-// persistent blocks (one wave, each block a contiguous run of whole sets of images) used by v9-v11.
+// activation as a small integer code a kernel can branch on, a kernel's occupancy (blocks per wave), the grid of
+// persistent blocks (one wave, each block a contiguous run of whole sets of images) used by v9-v11, and the copy of
+// a set of images into shared memory.
 #pragma once
+#include <cuda_pipeline.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -81,6 +83,26 @@ inline PersistentGrid persistent_grid(int n, int ip, int resident) {
   const int sets = (n + ip - 1) / ip;
   const int per_block = ip * std::max(1, (sets + resident - 1) / resident);
   return {(n + per_block - 1) / per_block, per_block};
+}
+
+// Starts the copy of `pieces` 16-byte pieces (at most kMaxPieces) from src to dst by cp.async, a block of kThreads
+// threads taking pieces threadIdx.x, threadIdx.x + kThreads, ... Where a thread takes at most four, in that many
+// predicated rounds: a loop with a run-time trip count compiles to an unrolled body and its remainder, about 110
+// instructions a set in v10's conv1, which ran 3.3 % faster in 2 rounds, as v58's conv2 ran 0.9-2.4 % faster
+// (experiments/ece408-gpu.md, "FP32 conv1"; v10's unpooled conv2, 4 rounds, was not timed apart). Where a thread takes
+// more, the loop: v22's conv2 ran 0.5 % slower in 6 rounds (v10's pooled conv2, 108 threads, would take 14).
+template <int kThreads, int kMaxPieces, class T>
+__device__ __forceinline__ void copy_pieces_async(T* dst, const T* src, int pieces) {
+  constexpr int kWords = 16 / sizeof(T), kRounds = (kMaxPieces + kThreads - 1) / kThreads;
+  if constexpr (kRounds <= 4) {
+#pragma unroll
+    for (int j = 0; j < kRounds; ++j) {
+      const int i = static_cast<int>(threadIdx.x) + j * kThreads;
+      if (i < pieces) __pipeline_memcpy_async(dst + kWords * i, src + kWords * i, 16);
+    }
+  } else {
+    for (int i = threadIdx.x; i < pieces; i += kThreads) __pipeline_memcpy_async(dst + kWords * i, src + kWords * i, 16);
+  }
 }
 
 }  // namespace bs::cuda

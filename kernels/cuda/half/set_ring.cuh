@@ -9,6 +9,8 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/engine/epilogue.cuh"
+
 namespace bs::cuda::half {
 
 template <int IP, int kImgWords, int kThreads, int kGap>
@@ -21,25 +23,11 @@ struct SetRing {
   const uint32_t* in;
   int first, last;  // the block's images
 
-  // One group per set, empty past the end, so that the group count stays uniform. Where a thread copies at most two
-  // 16-byte pieces a set (v58's 864 threads), in that many predicated rounds: a loop with a run-time trip count compiles
-  // to an unrolled body and its remainder, and v58's conv2 ran 0.9-2.4 % faster without it (experiments/ece408-gpu.md,
-  // "FP32 conv1 (v10)"). v22's 288 threads copy up to 6 pieces, and 6 rounds ran it 0.5 % slower: it keeps the loop.
+  // One group per set, empty past the end, so that the group count stays uniform.
   __device__ void fetch(int b0, int stage) const {
-    constexpr int kRounds = (IP * kImgWords / 4 + kThreads - 1) / kThreads;
     const int count = max(0, min(IP, last - b0));
-    const uint32_t* src = in + static_cast<long long>(b0) * kImgWords;
-    uint32_t* dst = xs + stage * kStride;
-    if constexpr (kRounds <= 2) {
-      const int pieces = count * (kImgWords / 4);
-#pragma unroll
-      for (int j = 0; j < kRounds; ++j) {
-        const int i = static_cast<int>(threadIdx.x) + j * kThreads;
-        if (i < pieces) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
-      }
-    } else {
-      for (int i = threadIdx.x; i < count * kImgWords / 4; i += kThreads) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
-    }
+    copy_pieces_async<kThreads, IP * kImgWords / 4>(xs + stage * kStride, in + static_cast<long long>(b0) * kImgWords,
+                                                    count * (kImgWords / 4));
     __pipeline_commit();
   }
   __device__ void start() const {

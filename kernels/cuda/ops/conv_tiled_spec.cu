@@ -66,17 +66,8 @@ __global__ void __launch_bounds__(TiledShape<C, H, W, K, M, MQ, PX, TY, IP>::kTh
   const int gx = rem % S::GX, gy = (rem / S::GX) % S::GY, gm = rem / (S::GX * S::GY);
   const int ox = gx * PX, oy = gy * TY, m0 = CW ? 0 : gm * MQ;
   const int first = blockIdx.x * images_per_block, last = min(n, first + images_per_block);
-  // A set's 16-byte pieces, a compile-time number of rounds of one piece a thread: the loop with a run-time trip count
-  // compiled to about 110 instructions a set (unrolled by 4 with its remainder), for 1.2 pieces a thread in conv1.
   auto fetch = [&](int b, float* dst) {
-    constexpr int kRounds = (IP * CHW / 4 + S::kThreads - 1) / S::kThreads;
-    const int pieces = min(IP, last - b) * (CHW / 4);
-    const float* src = in + static_cast<long long>(b) * CHW;
-#pragma unroll
-    for (int j = 0; j < kRounds; ++j) {
-      const int i = static_cast<int>(threadIdx.x) + j * S::kThreads;
-      if (i < pieces) __pipeline_memcpy_async(dst + 4 * i, src + 4 * i, 16);
-    }
+    copy_pieces_async<S::kThreads, IP * CHW / 4>(dst, in + static_cast<long long>(b) * CHW, min(IP, last - b) * (CHW / 4));
     __pipeline_commit();
   };
   // conv1 (CW) reads the bias of its filters once, not again for every image; conv2's 8 filters a thread would cost it 24

@@ -131,8 +131,8 @@ INSTANTIATE_TEST_SUITE_P(Table, GpuVsRef, ::testing::ValuesIn(gpu_cases()), [](c
   return s;
 });
 
-// v8, v10, v11 and v57 fold the activation and 2x2 max pool that follow a convolution into their kernel (v11 and v57
-// only the activation on conv2's shape; its pool then runs on its own). Every activation with and without the
+// v8, v10, v11, v57 and v59 fold the activation and 2x2 max pool that follow a convolution into their kernel (v11, v57
+// and v59 only the activation on conv2's shape; its pool then runs on its own). Every activation with and without the
 // pool, and the pool alone, on both compiled shapes: v10 compiles a kernel for each.
 TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
   SKIP_WITHOUT_GPU();
@@ -151,13 +151,13 @@ TEST(GpuFused, ConvActPoolChainsMatchCpuRef) {
     const Model m = conv_chain("chain", ch.in, ch.filters, ch.has_act, ch.act, ch.pool, rng);
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * ch.batch, rng);
     const std::vector<float> want = cpu_ref_output(m, in, ch.batch);
-    for (const char* variant : {"fused", "tiled-fused", "tc-3xtf32", "tc-3xf16"}) {
+    for (const char* variant : {"fused", "tiled-fused", "tc-3xtf32", "tc-3xf16", "band-3xf16"}) {
       BackendOptions o = test::gpu_options(variant);
       o.guard_check = true;
       auto gpu = make_backend("cuda", o);
       gpu->load(m);
-      const bool tc = std::string(variant) == "tc-3xtf32" || std::string(variant) == "tc-3xf16";
-      const bool v11_conv2_pool = tc && ch.in.c == 6 && ch.pool;  // v11's and v57's pool runs alone
+      const bool tc = std::string(variant) == "tc-3xtf32" || std::string(variant) == "tc-3xf16" || std::string(variant) == "band-3xf16";
+      const bool v11_conv2_pool = tc && ch.in.c == 6 && ch.pool;  // v11's, v57's and v59's pool runs alone
       if (ch.has_act) {
         EXPECT_EQ(gpu->describe(1), "fused into conv") << variant;
       }
@@ -345,7 +345,7 @@ INSTANTIATE_TEST_SUITE_P(AllVariants, GpuEce408,
                                            Config{"cudnn", "", "", "fastest", "tf32"}, Config{"cudnn", "", "", "fastest", "fp16"},
                                            Config{"cudnn", "", "", "fastest", "bf16"}, Config{"cuda", "23", "", "exact", "tf32"},
                                            Config{"cuda", "26", "", "exact", "tf32"}, Config{"cuda", "33", "", "exact", "tf32"},
-                                           Config{"cuda", "34", ""}, Config{"cuda", "36", ""}, Config{"cuda", "51", ""},
+                                           Config{"cuda", "34", ""}, Config{"cuda", "36", ""}, Config{"cuda", "51", ""}, Config{"cuda", "59", ""},
                                            Config{"cuda", "37", "", "exact", "fp16"}),
                          [](const auto& info) { return info.param.label(); });
 

@@ -56,6 +56,7 @@ void register_conv_wgmma_half(Registry& r);   // half/conv_wgmma_half.cu: v39-v4
 void register_conv_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: v51-v56
 void register_conv_tc_f16(Registry& r);     // ops/conv_tc_f16.cu: v57
 void register_conv_band_half(Registry& r);  // half/conv_band_half.cu: v58
+void register_conv_band_3xf16(Registry& r);  // ops/conv_band_3xf16.cu: v59
 void register_fc_stream_half(Registry& r);    // half/fc_stream_half.cu: fc v14
 void register_fc_stream_int8(Registry& r);    // half/fc_stream_int8.cu: fc v15
 void register_fc_stream_mma_half(Registry& r);  // half/fc_stream_half.cu: fc v17

@@ -18,6 +18,7 @@ void register_cuda_impls(Registry& r) {
   cuda::register_conv_wgmma_3xf16(r);
   cuda::register_conv_tc_f16(r);
   cuda::register_conv_band_half(r);
+  cuda::register_conv_band_3xf16(r);
   cuda::register_fc_basic(r);
   cuda::register_fc_engine(r);
   cuda::register_fc_half(r);

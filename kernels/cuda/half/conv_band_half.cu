@@ -33,6 +33,7 @@
 #include "kernels/cuda/engine/epilogue.cuh"
 #include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/half/activate16.cuh"
+#include "kernels/cuda/half/band_conv1.cuh"
 #include "kernels/cuda/half/conv1_input.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
@@ -44,34 +45,16 @@ namespace bs::cuda::half {
 namespace {
 
 namespace b1 {
-constexpr int H = 48, W = 48, K = 5, M = 6, OH = H - K + 1, OW = W - K + 1, PH = OH / 2, PW = OW / 2;
-constexpr int RW = W / 2;                    // words per 16-bit row
-constexpr int XB = 8;                        // output columns per column block (A's rows per filter)
-constexpr int CL = XB + K - 1;               // input columns a block reads in one kernel row
-constexpr int KV = K * CL;                   // 60 k values, padded to 64
-constexpr int KS = 4;                        // k-steps of 16
-constexpr int MT = M / 2;                    // m16 tiles: filters 2i and 2i + 1
-constexpr int NXB = (OW + XB - 1) / XB;      // 6 column blocks, the last with 4 of its 8 columns in the layer
+using namespace band1;  // the shape, the band's k order and A's fragments (band_conv1.cuh)
 constexpr int kWarps = 4, kMinBlocks = 4;
 constexpr int kRawWords = H * W;             // FP32 values or (value, pad) pairs: one word a pixel
-constexpr int kImgWords = H * RW;
 constexpr int kTail = 8;                     // zeros after the 16-bit image: the last block reads 2 words past row 47
 constexpr int kWarpWords = kRawWords + kImgWords + kTail;
 constexpr size_t kSmemBytes = sizeof(uint32_t) * kWarps * kWarpWords;
-constexpr int kFragWords = MT * KS * 4 * 32;  // [MT][KS][a0..a3][32 lanes]
-static_assert(OH % 4 == 0 && NXB == 6 && OW % 4 == 0 && KV <= 16 * KS && CL % 2 == 0 && kImgWords % 64 == 0,
-              "the sets and k pairs must tile the image");
 }  // namespace b1
 
 bool is_conv1(Shape in, const ConvParams& p) {
   return in.c == 1 && in.h == b1::H && in.w == b1::W && p.kh == b1::K && p.kw == b1::K && p.filters == b1::M;
-}
-
-// k value k of the band (k < 64) as the word offset of its pair in the 16-bit image, from a position's first word;
-// the pad values (k >= 60, weight zero) read the last real pair.
-__device__ __forceinline__ int band_word(int k) {
-  k = min(k, b1::KV - 2);
-  return (k / b1::CL) * b1::RW + (k % b1::CL) / 2;
 }
 
 template <bool BF16, int MODE, int ACT, bool POOL>
@@ -210,21 +193,13 @@ __global__ void __launch_bounds__(b1::kWarps * 32, b1::kMinBlocks)
   raise_if_over<BF16>(vmax, ovf);
 }
 
-// A's fragments: lane (g, t) of tile i, k-step s holds a0 = (row g, k 2t, 2t + 1), a1 = (row g + 8, ...), a2 = (row g,
-// k + 8), a3 = (row g + 8, k + 8). Row r of tile i is filter 2i + (r % 8 >= 4) at column 2 (r % 4) + (r >= 8) of the
-// block, so that a lane's rows g and g + 8 are horizontal neighbours of one filter: with its two accumulator columns
-// (vertical neighbours) it holds a whole 2x2 pooling window.
+// A's fragments as band_pair orders them, in the precision's 16-bit type.
 template <bool BF16>
 __global__ void band_prepare_kernel(const float* __restrict__ w, uint32_t* __restrict__ dst) {
   using namespace b1;
   for (int i = blockIdx.x * blockDim.x + threadIdx.x; i < kFragWords; i += gridDim.x * blockDim.x) {
-    const int lane = i % 32, r = (i / 32) % 4, s = (i / 128) % KS, tile = i / (128 * KS), g = lane / 4, t = lane % 4;
-    const int row = g + 8 * (r & 1), f = 2 * tile + ((row & 7) >= 4), x = 2 * (row & 3) + (row >= 8), k0 = 16 * s + 2 * t + 8 * (r >> 1);
     float v[2];
-    for (int e = 0; e < 2; ++e) {
-      const int k = k0 + e, ky = k / CL, kx = k % CL - x;
-      v[e] = k < KV && kx >= 0 && kx < K ? w[(f * K + ky) * K + kx] : 0.0f;
-    }
+    band_pair(w, i, v);
     dst[i] = pack2<BF16>(v[0], v[1]);
   }
 }

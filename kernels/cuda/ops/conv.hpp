@@ -96,6 +96,10 @@ void tiled_forward(int version, const ConvArgs& a, cudaStream_t s);
 bool tc_is_conv2(Shape in, const ConvParams& p);
 Support tc_supports(int version, const Layer& layer, const Epilogue& epi);
 void tc_forward(const ConvArgs& a, cudaStream_t s);
+// Implemented in conv_tc_f16.cu: v57's conv2 kernel (3xFP16), which v59 (conv_band_3xf16.cu) runs too, and whether the
+// device gives it its 222 KB block (false without a GPU).
+void tc3_conv2_forward(const ConvArgs& a, cudaStream_t s);
+bool tc3_conv2_fits();
 // Implemented in conv_gemm.cu.
 Support gemm_supports(int version, const Layer& layer, const Epilogue& epi);
 size_t gemm_prepared_floats(const Layer& layer);

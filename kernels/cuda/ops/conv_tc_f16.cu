@@ -299,6 +299,11 @@ bool device_fits() {
 
 }  // namespace
 
+namespace detail {
+void tc3_conv2_forward(const ConvArgs& a, cudaStream_t s) { launch(a, s); }
+bool tc3_conv2_fits() { return device_fits(); }
+}  // namespace detail
+
 std::string tiled_bank(const Layer& l);  // conv_tiled_spec.cu: conv1's shape runs v10's kernel
 
 void register_conv_tc_f16(Registry& r) {

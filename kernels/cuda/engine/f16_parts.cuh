@@ -35,15 +35,15 @@ __device__ __forceinline__ uint32_t word(__half lo_k, __half hi_k) {  // the low
 // The larger magnitude, NaN winning (so that the scale says "not finite").
 __device__ __forceinline__ float max_nan(float m, float a) { return a > m || a != a ? a : m; }
 
-// Two FP16 splits of four values into a hi pair of words and a lo pair.
+// Two FP16 splits of four values into a hi pair of words and a lo pair: split_f16's bits, two values a conversion
+// (F2FP packs a pair, HADD2.F32 widens one back), where one value at a time took a conversion and a byte permute more.
 __device__ __forceinline__ void split4(float4 v, float s, uint2& hi, uint2& lo) {
-  __half h[4], l[4];
-  split_f16(v.x, s, h[0], l[0]);
-  split_f16(v.y, s, h[1], l[1]);
-  split_f16(v.z, s, h[2], l[2]);
-  split_f16(v.w, s, h[3], l[3]);
-  hi = make_uint2(word(h[0], h[1]), word(h[2], h[3]));
-  lo = make_uint2(word(l[0], l[1]), word(l[2], l[3]));
+  const float a = v.x * s, b = v.y * s, c = v.z * s, d = v.w * s;
+  const __half2 hab = __floats2half2_rn(a, b), hcd = __floats2half2_rn(c, d);  // a, c in the low halves
+  const float2 fab = __half22float2(hab), fcd = __half22float2(hcd);
+  const __half2 lab = __floats2half2_rn(a - fab.x, b - fab.y), lcd = __floats2half2_rn(c - fcd.x, d - fcd.y);
+  hi = make_uint2(*reinterpret_cast<const uint32_t*>(&hab), *reinterpret_cast<const uint32_t*>(&hcd));
+  lo = make_uint2(*reinterpret_cast<const uint32_t*>(&lab), *reinterpret_cast<const uint32_t*>(&lcd));
 }
 
 }  // namespace bs::cuda::f16split

@@ -106,17 +106,19 @@ __global__ void __launch_bounds__(b3::kWarps * 32, b3::kMinBlocks)
   for (; im < n; im += stride) {
     __pipeline_wait_prior(0);
     __syncwarp();
-    const float4* l4 = reinterpret_cast<const float4*>(land);
-    float m = 0.0f;
+    // The largest magnitude as bits: as unsigned integers NaN > inf > every finite value, so a NaN wins (scale_shift
+    // then gives 0, as for inf).
+    unsigned m = 0u;
 #pragma unroll 6
     for (int j = 0; j < kPieces; ++j) {
-      const float4 x = l4[lane + 32 * j];
-      m = max_nan(max_nan(m, fabsf(x.x)), max_nan(max_nan(fabsf(x.y), fabsf(x.z)), fabsf(x.w)));
+      const uint4 x = reinterpret_cast<const uint4*>(land)[lane + 32 * j];
+      m = max(max(m, x.x & 0x7fffffffu), max(max(x.y & 0x7fffffffu, x.z & 0x7fffffffu), x.w & 0x7fffffffu));
     }
 #pragma unroll
-    for (int o = 16; o; o >>= 1) m = max_nan(m, __shfl_xor_sync(0xffffffffu, m, o));
-    const int sh = scale_shift(__float_as_uint(m));
+    for (int o = 16; o; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    const int sh = scale_shift(m);
     const float sx = pow2(sh), ix = pow2(-sh);
+    const float4* l4 = reinterpret_cast<const float4*>(land);
     // Word w of a 16-bit image holds pixels 2w, 2w + 1 (columns of one row: W is even); a float4 is two words.
 #pragma unroll 6
     for (int j = 0; j < kPieces; ++j) {
@@ -129,8 +131,8 @@ __global__ void __launch_bounds__(b3::kWarps * 32, b3::kMinBlocks)
     __syncwarp();  // the landing words are read: the next image may land there
     fetch(im + stride);
     float* o = out + static_cast<long long>(im) * (POOL ? M * PH * PW : M * OH * OW);
-#pragma unroll 1
-    for (int quad = 0; quad < OH / 4; ++quad) {
+    // The 3 sets of a quad (4 output rows): their products, then their stores.
+    auto products = [&](int quad, float (&acc)[NXB / 2][MT][4]) {
       const uint32_t* ps[KS][2];
 #pragma unroll
       for (int s = 0; s < KS; ++s)
@@ -139,44 +141,49 @@ __global__ void __launch_bounds__(b3::kWarps * 32, b3::kMinBlocks)
 #pragma unroll
       for (int pair = 0; pair < NXB / 2; ++pair) {
         const int xb0 = 2 * pair;
-        float c[MT][4], d[MT][4];  // the hi*lo + lo*hi products, the hi*hi products
 #pragma unroll
-        for (int i = 0; i < MT; ++i)
-#pragma unroll
-          for (int e = 0; e < 4; ++e) c[i][e] = d[i][e] = 0.0f;
+        for (int i = 0; i < MT; ++i) acc[pair][i][0] = acc[pair][i][1] = acc[pair][i][2] = acc[pair][i][3] = 0.0f;
 #pragma unroll
         for (int s = 0; s < KS; ++s) {
           const uint32_t h0 = ps[s][0][xb0 * (XB / 2)], h1 = ps[s][1][xb0 * (XB / 2)];
           const uint32_t l0 = ps[s][0][kLo + xb0 * (XB / 2)], l1 = ps[s][1][kLo + xb0 * (XB / 2)];
 #pragma unroll
-          for (int i = 0; i < MT; ++i) gemm::mma_m16n8k16(c[i], ah[i][s], l0, l1, false);
-#pragma unroll
-          for (int i = 0; i < MT; ++i) gemm::mma_m16n8k16(c[i], al[i][s], h0, h1, false);
-#pragma unroll
-          for (int i = 0; i < MT; ++i) gemm::mma_m16n8k16(d[i], ah[i][s], h0, h1, false);
-        }
-        // Element e of tile i: filter 2i + upper at (x + e / 2, y + e % 2), x = 8 xb + 2 (g % 4), xb = xb0 + (t >> 1),
-        // y = 4 quad + 2 (t & 1): a lane holds a whole pooling window. Max before the scales and the bias: both keep
-        // the order (a power of two, then one addition), and so does the activation.
-        const int xb = xb0 + (t >> 1), y = 4 * quad + 2 * (t & 1), x = XB * xb + 2 * (g & 3);
-        if constexpr (POOL) {
-          if (x / 2 < PW) {
-#pragma unroll
-            for (int i = 0; i < MT; ++i) {
-              const float v = fmaxf(fmaxf(c[i][0] + d[i][0], c[i][1] + d[i][1]), fmaxf(c[i][2] + d[i][2], c[i][3] + d[i][3]));
-              o[((2 * i + upper) * PH + y / 2) * PW + x / 2] = activate_c<ACT>(v * ix * wi[i] + bv[i]);
-            }
+          for (int i = 0; i < MT; ++i) {  // the small products first, as v57
+            gemm::mma_m16n8k16(acc[pair][i], ah[i][s], l0, l1, false);
+            gemm::mma_m16n8k16(acc[pair][i], al[i][s], h0, h1, false);
+            gemm::mma_m16n8k16(acc[pair][i], ah[i][s], h0, h1, false);
           }
-        } else {
-#pragma unroll
-          for (int e = 0; e < 4; ++e)
-            if (x + e / 2 < OW) {
-#pragma unroll
-              for (int i = 0; i < MT; ++i)
-                o[((2 * i + upper) * OH + y + e % 2) * OW + x + e / 2] = activate_c<ACT>((c[i][e] + d[i][e]) * ix * wi[i] + bv[i]);
-            }
         }
       }
+    };
+    // Element e of tile i: filter 2i + upper at (x + e / 2, y + e % 2), x = 8 xb + 2 (g % 4), xb = xb0 + (t >> 1),
+    // y = 4 quad + 2 (t & 1): a lane holds a whole pooling window. Max before the scales and the bias: both keep the
+    // order (a power of two, then one addition), and so does the activation.
+    auto store = [&](int quad, const float (&acc)[NXB / 2][MT][4]) {
+#pragma unroll
+      for (int pair = 0; pair < NXB / 2; ++pair) {
+        const int xb = 2 * pair + (t >> 1), y = 4 * quad + 2 * (t & 1), x = XB * xb + 2 * (g & 3);
+#pragma unroll
+        for (int i = 0; i < MT; ++i) {
+          if constexpr (POOL) {
+            const float v = fmaxf(fmaxf(acc[pair][i][0], acc[pair][i][1]), fmaxf(acc[pair][i][2], acc[pair][i][3]));
+            const float r = activate_c<ACT>(v * ix * wi[i] + bv[i]);
+            if (x / 2 < PW) o[((2 * i + upper) * PH + y / 2) * PW + x / 2] = r;
+          } else {
+#pragma unroll
+            for (int e = 0; e < 4; ++e) {
+              const float r = activate_c<ACT>(acc[pair][i][e] * ix * wi[i] + bv[i]);
+              if (x + e / 2 < OW) o[((2 * i + upper) * OH + y + e % 2) * OW + x + e / 2] = r;
+            }
+          }
+        }
+      }
+    };
+#pragma unroll 1
+    for (int quad = 0; quad < OH / 4; ++quad) {
+      float acc[NXB / 2][MT][4];
+      products(quad, acc);
+      store(quad, acc);
     }
     __syncwarp();  // every lane's last read of this image is done before the next one is split over it
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs every libFuzzer harness of build-check/ (scripts/check.sh builds it) for SECONDS each, two at a time,
-# seeded from the test fixtures (fuzz/make_seeds.py) and the kept corpus (fuzz/corpus/). New inputs go to
-# build-check/fuzz/found/<harness>/; a crash, leak, timeout or out-of-memory writes the input to
+# seeded from the test fixtures (fuzz/make_seeds.py) and the kept corpus (fuzz/corpus.tar.xz, unpacked into
+# build-check/fuzz/corpus/<harness>/). New inputs go to build-check/fuzz/found/<harness>/ (fuzz/minimize_corpus.py
+# keeps those that add coverage in the archive); a crash, leak, timeout or out-of-memory writes the input to
 # build-check/fuzz/artifacts/ and fails the script. One summary line per harness (executions, coverage).
 #   scripts/fuzz.sh [SECONDS=30] [HARNESS ...]
 set -euo pipefail
@@ -17,8 +18,9 @@ fi
 for h in "${harnesses[@]}"; do
   [ -x "$B/fuzz_$h" ] || { echo "fuzz: $B/fuzz_$h is missing (run scripts/check.sh, or configure with -DBATCHSCOPE_FUZZ=ON)" >&2; exit 1; }
 done
-rm -rf "$B/seeds" "$B/artifacts" "$B/logs"
-mkdir -p "$B/seeds" "$B/artifacts" "$B/logs" "$B/model-folder"
+rm -rf "$B/seeds" "$B/artifacts" "$B/logs" "$B/corpus"
+mkdir -p "$B/seeds" "$B/artifacts" "$B/logs" "$B/model-folder" "$B/corpus"
+/usr/bin/python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' fuzz/corpus.tar.xz "$B/corpus"
 /usr/bin/python3 fuzz/make_seeds.py . "$B/seeds"
 
 dict_of() {
@@ -33,11 +35,11 @@ dict_of() {
 run_one() {
   local h="$1" dict
   dict="$(dict_of "$h")"
-  mkdir -p "$B/found/$h" "$B/seeds/$h" "fuzz/corpus/$h"
+  mkdir -p "$B/found/$h" "$B/seeds/$h" "$B/corpus/$h"
   # -rss_limit_mb bounds memory (the harnesses cap tensors at 64 MiB); -timeout flags a hang (one input > 10 s).
   "$B/fuzz_$h" -max_total_time="$seconds" -rss_limit_mb=2048 -timeout=10 -print_final_stats=1 \
       -artifact_prefix="$B/artifacts/$h-" ${dict:+-dict="$dict"} \
-      "$B/found/$h" "$B/seeds/$h" "fuzz/corpus/$h" > "$B/logs/$h.log" 2>&1
+      "$B/found/$h" "$B/seeds/$h" "$B/corpus/$h" > "$B/logs/$h.log" 2>&1
 }
 
 jobs_max="$(nproc)"

@@ -4,6 +4,7 @@
 set -euo pipefail
 packages=(
   build-essential cmake pkg-config
+  ninja-build              # scripts/build.sh and check.sh build with Ninja
   libopenblas-dev          # SGEMM for the cpu backend
   nlohmann-json3-dev       # model.json, MXNet symbol files, sweep metadata
   libcli11-dev             # command-line parsing

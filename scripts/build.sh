@@ -3,29 +3,26 @@
 # configure step, e.g. -DCMAKE_CUDA_ARCHITECTURES=80. C++ files are compiled in unity batches of 8 (the header-only
 # libraries' templates instantiated once per batch, not once per file: a 2-core build 3:05 -> 2:19);
 # -DCMAKE_UNITY_BUILD=OFF compiles file by file (what checks that each file includes what it uses).
-# On a machine without a GPU (no nvidia-smi, or it lists none) and without an architecture given, the CUDA code is
-# compiled to PTX only (-DCMAKE_CUDA_ARCHITECTURES=90-virtual): every kernel still goes through the front end and the
-# device compiler, but ptxas, a third of nvcc's time, is skipped, since no machine code can run there
-# (experiments/ci-time.md, "PTX only where no GPU can run the kernels"). The binary still runs its CPU backends, and on
-# a Hopper GPU the driver would compile the PTX at load. -DCMAKE_CUDA_ARCHITECTURES=90 builds the machine code anyway.
+# On a machine without a GPU (no nvidia-smi, or it lists none), with no architecture given now or when ./build was
+# configured before, the CUDA code is compiled to PTX only (-DCMAKE_CUDA_ARCHITECTURES=90-virtual): every kernel still
+# goes through the front end and the device compiler, but ptxas, a third of nvcc's time, is skipped, since no machine
+# code can run there (experiments/ci-time.md, "PTX only where no GPU can run the kernels"). The binary still runs its
+# CPU backends, and on a Hopper GPU the driver would compile the PTX at load. -DCMAKE_CUDA_ARCHITECTURES=90 builds the
+# machine code anyway.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source scripts/ninja_dir.sh
+ninja_dir build build
+# The architectures: as given, else as this folder was configured before, else by whether a GPU is here.
 arch=()
-if ! printf '%s\n' "$@" | grep -q '^-DCMAKE_CUDA_ARCHITECTURES='; then
+if ! printf '%s\n' "$@" | grep -q '^-DCMAKE_CUDA_ARCHITECTURES=' &&
+   ! grep -q '^CMAKE_CUDA_ARCHITECTURES:' build/CMakeCache.txt 2>/dev/null; then
   if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L >/dev/null 2>&1; then
     arch=(-DCMAKE_CUDA_ARCHITECTURES=90)
   else
     arch=(-DCMAKE_CUDA_ARCHITECTURES=90-virtual)
     echo "build: no GPU here: the CUDA code is compiled to PTX only (-DCMAKE_CUDA_ARCHITECTURES=90 builds machine code)" >&2
   fi
-fi
-# Ninja: it starts a target's compiles before the libraries it links are done (2 cores: 434 s against Makefiles' 479 for
-# the same build; experiments/ci-time.md, "Ninja"). A build folder of another generator, made before that change, is
-# removed first (CMake refuses to switch a folder's generator).
-command -v ninja >/dev/null || { echo "build: ninja is missing (scripts/setup.sh installs it: ninja-build)" >&2; exit 1; }
-if [ -f build/CMakeCache.txt ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' build/CMakeCache.txt; then
-  echo "build: ./build was made by another generator; removing it" >&2
-  rm -rf build
 fi
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 ${arch[@]+"${arch[@]}"} "$@" >/dev/null
 cmake --build build -j"$(nproc)"

@@ -13,14 +13,8 @@ for tool in clang clang++; do
   command -v "$tool" >/dev/null || { echo "check: $tool is missing (scripts/setup.sh installs it)" >&2; exit 1; }
 done
 echo "check: configuring build-check (clang, ASan + UBSan, libFuzzer)" >&2
-# Ninja, which starts a target's compiles before the libraries it links are done: on 2 cores the same build took 236 s
-# against Makefiles' 290 (experiments/ci-time.md, "Ninja"). A build-check of another generator
-# (made before that change) is removed first: CMake refuses to switch a build folder's generator.
-command -v ninja >/dev/null || { echo "check: ninja is missing (scripts/setup.sh installs it: ninja-build)" >&2; exit 1; }
-if [ -f build-check/CMakeCache.txt ] && ! grep -q '^CMAKE_GENERATOR:INTERNAL=Ninja$' build-check/CMakeCache.txt; then
-  echo "check: build-check was made by another generator; removing it" >&2
-  rm -rf build-check
-fi
+source scripts/ninja_dir.sh
+ninja_dir check build-check
 # -O1 with line tables (what ASan recommends; stack traces keep file and line), unity batches as scripts/build.sh.
 CC=clang CXX=clang++ cmake -S . -B build-check -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -gline-tables-only" \
   -DCMAKE_UNITY_BUILD=ON -DCMAKE_UNITY_BUILD_BATCH_SIZE=8 -DBATCHSCOPE_WITH_CUDA=OFF \

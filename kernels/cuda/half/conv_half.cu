@@ -46,11 +46,20 @@ struct ConvHalfProblem : HalfConvOut {
   int h, w, ow, p, sh, sw, ph, pw, cs2, group_words;  // cs2 = Cs / 2; group_words = Cg / 2
   int k_tiles;
 
+  // The A loader's state: the block's pixels in shared memory, and this thread's k-table entry for the next stage,
+  // read one stage ahead (the engine loads stages kt0, kt0 + 1, ... in turn). Read when it is needed, the entry (an L2
+  // access where one block runs on a multiprocessor) stood between each stage's barrier and its copies: ncu at batch 1
+  // (fp16 conv3, v48) had 13 % of the warps' stall samples on it (experiments/batch1-latency.md).
+  struct Rows {
+    const int4* tab;
+    int2 e;       // the entry of stage next_kt
+    int next_kt;  // -1 before the first stage
+  };
   // The block's pixels, found once: {word offset of (img, iy0, ix0, the group's first channel), iy0, ix0}.
   template <class T>
   static constexpr int extra_smem() { return T::BM * static_cast<int>(sizeof(int4)); }
   template <class T>
-  __device__ __forceinline__ const int4* setup(float* extra, int group, int m0, int tid) const {
+  __device__ __forceinline__ Rows setup(float* extra, int group, int m0, int tid) const {
     int4* tab = reinterpret_cast<int4*>(extra);
     for (int r = tid; r < T::BM; r += T::THREADS) {
       const long long m = static_cast<long long>(m0) + r;
@@ -63,15 +72,18 @@ struct ConvHalfProblem : HalfConvOut {
       }
       tab[r] = e;
     }
-    return tab;
+    return Rows{tab, make_int2(0, 0), -1};
   }
   template <class T>
-  __device__ __forceinline__ void load_a(const int4* tab, float* dst, int stride, int kt, int tid) const {
+  __device__ __forceinline__ void load_a(Rows& st, float* dst, int stride, int kt, int tid) const {
     static_assert(T::A_ROW, "the half convolutions hold A row-major");
     constexpr int LPP = T::BK / VEC, PPP = T::THREADS / LPP, PASSES = T::BM / PPP;
     static_assert(T::THREADS % LPP == 0 && T::BM % PPP == 0, "lanes tile the A stage");
     const int q = tid % LPP, r0 = tid / LPP;
-    const int2 e = __ldg(ktab + kt * T::BK + q * VEC);
+    const int2 e = st.next_kt == kt ? st.e : __ldg(ktab + kt * T::BK + q * VEC);
+    if (kt + 1 < k_tiles) st.e = __ldg(ktab + (kt + 1) * T::BK + q * VEC);  // for the next call
+    st.next_kt = kt + 1;
+    const int4* tab = st.tab;
     const int ky = e.y >> 16, kx = e.y & 0xffff;
 #pragma unroll
     for (int j = 0; j < PASSES; ++j) {

@@ -208,8 +208,8 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
 
 // The engine's kernel. grid: x over N tiles, y over M tiles, z over groups x splits. A Problem provides
 //   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state (small: a pointer, offsets)
-//   load_a<T>(state, dst, stride, kt, tid), load_b<T>(...)    issue one stage's cp.async copies (each state is the
-//                                                              thread's own lvalue, called for kt0, kt0 + 1, ... in turn)
+//   load_a<T>(state, dst, stride, kt, tid), load_b<T>(...)    issue one stage's cp.async copies (the A state is the
+//                                                              block's own lvalue, called for kt0, kt0 + 1, ... in turn)
 //   store(group, split, m, n, v)                               the epilogue for one element of C, or
 //   store2(group, split, m, n, v0, v1)                         with kPairs: C(m, n) and C(m, n + 1) at once
 //                                                              (the half-precision problems' half2 stores)
@@ -229,7 +229,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   const int m0 = (m_on_x<Problem>() ? blockIdx.x : blockIdx.y) * T::BM, n0 = (m_on_x<Problem>() ? blockIdx.y : blockIdx.x) * T::BN;
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
-  auto sa = [&] {  // mutable, as sb: a loader may carry what it read ahead or stepped on for its next stage (ConvHalfProblem)
+  auto sa = [&] {  // mutable: a loader may carry what it read ahead for its next stage (ConvHalfProblem's k-table entry)
     if constexpr (extra_smem<T, Problem>() > 0) {
       const auto st = pr.template setup<T>(Bs + T::STAGES * T::B_STAGE, group, m0, tid);
       __syncthreads();
@@ -238,7 +238,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
       return pr.template a_state<T>(group, m0, tid);
     }
   }();
-  auto sb = pr.template b_state<T>(group, n0, tid);
+  const auto sb = pr.template b_state<T>(group, n0, tid);
 
   typename Math::Acc acc;
   Math::zero(acc);

@@ -46,31 +46,20 @@ struct ConvHalfProblem : HalfConvOut {
   int h, w, ow, p, sh, sw, ph, pw, cs2, group_words;  // cs2 = Cs / 2; group_words = Cg / 2
   int k_tiles;
 
-  // The A loader's state. The block's pixels are found once into shared memory (setup); where a thread copies at most
-  // kHeldRows rows a stage, it then holds its rows in registers from its first stage on. Its k-table entry for the next
-  // stage is read one stage ahead (the engine loads stages kt0, kt0 + 1, ... in turn): read when it is needed, the entry
-  // (an L2 access where one block runs on a multiprocessor) stood between each stage's barrier and its copies; ncu at
-  // batch 1 (fp16 conv3, v48) had 13 % of the warps' stall samples on it (experiments/batch1-latency.md).
-  static constexpr int kHeldRows = 4;
-  template <class T>
-  static constexpr int passes() {
-    constexpr int LPP = T::BK / VEC, PPP = T::THREADS / LPP;
-    static_assert(T::THREADS % LPP == 0 && T::BM % PPP == 0, "lanes tile the A stage");
-    return T::BM / PPP;
-  }
-  template <class T>
+  // The A loader's state: the block's pixels in shared memory, and this thread's k-table entry for the next stage,
+  // read one stage ahead (the engine loads stages kt0, kt0 + 1, ... in turn). Read when it is needed, the entry (an L2
+  // access where one block runs on a multiprocessor) stood between each stage's barrier and its copies: ncu at batch 1
+  // (fp16 conv3, v48) had 13 % of the warps' stall samples on it (experiments/batch1-latency.md).
   struct Rows {
-    static constexpr int HELD = passes<T>() <= kHeldRows ? passes<T>() : 1;
     const int4* tab;
-    int4 row[HELD];  // this thread's rows (word offset, iy0, ix0), from its first stage on, where passes() <= kHeldRows
-    int2 e;          // the k-table entry of stage next_kt
-    int next_kt;     // -1 before the first stage
+    int2 e;       // the entry of stage next_kt
+    int next_kt;  // -1 before the first stage
   };
-  // The block's pixels: {word offset of (img, iy0, ix0, the group's first channel), iy0, ix0}.
+  // The block's pixels, found once: {word offset of (img, iy0, ix0, the group's first channel), iy0, ix0}.
   template <class T>
   static constexpr int extra_smem() { return T::BM * static_cast<int>(sizeof(int4)); }
   template <class T>
-  __device__ __forceinline__ Rows<T> setup(float* extra, int group, int m0, int tid) const {
+  __device__ __forceinline__ Rows setup(float* extra, int group, int m0, int tid) const {
     int4* tab = reinterpret_cast<int4*>(extra);
     for (int r = tid; r < T::BM; r += T::THREADS) {
       const long long m = static_cast<long long>(m0) + r;
@@ -83,62 +72,35 @@ struct ConvHalfProblem : HalfConvOut {
       }
       tab[r] = e;
     }
-    Rows<T> st;
-    st.tab = tab;
-    st.e = make_int2(0, 0);
-    st.next_kt = -1;
-    return st;
+    return Rows{tab, make_int2(0, 0), -1};
   }
   template <class T>
-  __device__ __forceinline__ void load_a(Rows<T>& st, float* dst, int stride, int kt, int tid) const {
+  __device__ __forceinline__ void load_a(Rows& st, float* dst, int stride, int kt, int tid) const {
     static_assert(T::A_ROW, "the half convolutions hold A row-major");
-    constexpr int LPP = T::BK / VEC, PPP = T::THREADS / LPP, PASSES = passes<T>();
-    constexpr bool held = PASSES <= kHeldRows;
+    constexpr int LPP = T::BK / VEC, PPP = T::THREADS / LPP, PASSES = T::BM / PPP;
+    static_assert(T::THREADS % LPP == 0 && T::BM % PPP == 0, "lanes tile the A stage");
     const int q = tid % LPP, r0 = tid / LPP;
-    if (st.next_kt != kt) {  // the first stage (the setup's barrier is behind us)
-      st.e = __ldg(ktab + kt * T::BK + q * VEC);
-      if constexpr (held)
-#pragma unroll
-        for (int j = 0; j < PASSES; ++j) st.row[j] = st.tab[r0 + j * PPP];
-    }
-    const int2 e = st.e;
+    const int2 e = st.next_kt == kt ? st.e : __ldg(ktab + kt * T::BK + q * VEC);
     if (kt + 1 < k_tiles) st.e = __ldg(ktab + (kt + 1) * T::BK + q * VEC);  // for the next call
     st.next_kt = kt + 1;
+    const int4* tab = st.tab;
     const int ky = e.y >> 16, kx = e.y & 0xffff;
 #pragma unroll
     for (int j = 0; j < PASSES; ++j) {
       const int r = r0 + j * PPP;
-      int4 s;
-      if constexpr (held) s = st.row[j];
-      else s = st.tab[r];
+      const int4 s = tab[r];
       const int iy = s.y + ky, ix = s.z + kx;
       const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
       gemm::cp_async_zfill<4 * VEC>(dst + r * stride + q * VEC, reinterpret_cast<const float*>(ok ? in + s.x + e.x : in), ok);
     }
   }
-  // The B loader's state: this thread's first piece of the next stage, stepped on by a stage's rows (the dense tile's
-  // address, made from kt on every stage, was 64-bit arithmetic per piece).
-  struct WeightPieces {
-    const float* base;  // the tile's first column, row 0
-    const float* at;    // this thread's first piece at stage next_kt
-    int next_kt;
-  };
   template <class T>
-  __device__ __forceinline__ WeightPieces b_state(int group, int n0, int) const {
-    return WeightPieces{wt + static_cast<long long>(group) * kw_pad * n_pad + n0, nullptr, -1};
+  __device__ __forceinline__ const float* b_state(int group, int n0, int) const {
+    return wt + static_cast<long long>(group) * kw_pad * n_pad + n0;
   }
   template <class T>
-  __device__ __forceinline__ void load_b(WeightPieces& st, float* dst, int stride, int kt, int tid) const {
-    constexpr int V = T::BN / 4, TOTAL = T::BK * V, ROWS = T::THREADS / V;
-    static_assert(TOTAL % T::THREADS == 0 && T::THREADS % V == 0, "every thread copies the same number of pieces");
-    const int r = tid / V, c = (tid % V) * 4;
-    if (st.next_kt != kt) st.at = st.base + (static_cast<long long>(kt) * T::BK + r) * n_pad + c;
-    const long long row_step = static_cast<long long>(ROWS) * n_pad;
-    const float* src = st.at;
-#pragma unroll
-    for (int i = 0; i < TOTAL / T::THREADS; ++i, src += row_step) gemm::cp_async16(dst + (r + i * ROWS) * stride + c, src);
-    st.at += static_cast<long long>(T::BK) * n_pad;
-    st.next_kt = kt + 1;
+  __device__ __forceinline__ void load_b(const float* base, float* dst, int stride, int kt, int tid) const {
+    gemm::load_dense_tile<T, T::BN>(dst, stride, base, n_pad, kt, tid);
   }
 
   __device__ __forceinline__ void store2(int group, int split, int m, int f, float v0, float v1) const {

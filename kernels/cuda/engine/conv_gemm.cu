@@ -90,19 +90,6 @@ struct ConvProblem {
       st.ix0 = 0;
       st.pix = 0;
     }
-    // The k table's entries of this block's stages, asked into L1 now (the engine's split: stages kt0 .. kt0 + nk - 1,
-    // BK entries, BK / 16 lines of 128 bytes each): each stage's row offsets otherwise came from the L2 between the
-    // stage's barrier and its copies (the 16-bit problem's same wait was 13-14 % of v48's stall samples at one image;
-    // experiments/batch1-latency.md). At most kPrefetchStages stages: the L1 left beside the pipelines is small. Only
-    // the 64x64 tiles (v14, v18, v49, v50: small layers and batches, few warps a multiprocessor to hide a latency); in
-    // v12's and v13's larger tiles it added spill loads.
-    if constexpr (T::BM * T::BN <= 64 * 64) {
-      constexpr int kPrefetchStages = 16, LINES = T::BK / 16;
-      const int per = (k_tiles + splits - 1) / splits, kt0 = static_cast<int>(blockIdx.z % splits) * per;
-      const int nk = min(min(k_tiles, kt0 + per) - kt0, kPrefetchStages);
-      for (int i = tid; i < nk * LINES; i += T::THREADS)
-        asm volatile("prefetch.global.L1 [%0];\n" ::"l"(ktab + static_cast<long long>(kt0) * T::BK + 16 * i));
-    }
     return st;
   }
   template <class T>

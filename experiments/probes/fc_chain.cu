@@ -48,15 +48,16 @@ __device__ __forceinline__ float dot8(uint4 w, uint4 x, float acc) {
   return acc;
 }
 
-// fc v14's schedule: a row per 128-thread block in turn.
-__global__ void __launch_bounds__(128) v14_kernel(FcLayer L) {
-  __shared__ float part[4];
+// fc v14's schedule: a row per 128-thread block in turn. IN_KERNEL: the input was written by this kernel (read through the
+// L2, not the read-only path).
+__device__ __forceinline__ void v14_rows(const FcLayer& L, float (&part)[4], bool in_kernel) {
   const int t = threadIdx.x;
+  const uint4* x4 = reinterpret_cast<const uint4*>(L.x);
   for (int o = blockIdx.x; o < L.outputs; o += gridDim.x) {
     const uint4* row = L.w + static_cast<long long>(o) * L.k8;
     float acc = 0.0f;
 #pragma unroll 4
-    for (int j = t; j < L.k8; j += 128) acc = dot8(__ldcs(row + j), __ldg(reinterpret_cast<const uint4*>(L.x) + j), acc);
+    for (int j = t; j < L.k8; j += 128) acc = dot8(__ldcs(row + j), in_kernel ? __ldcg(x4 + j) : __ldg(x4 + j), acc);
     for (int d = 16; d > 0; d /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, d);
     if (t % 32 == 0) part[t / 32] = acc;
     __syncthreads();
@@ -66,6 +67,10 @@ __global__ void __launch_bounds__(128) v14_kernel(FcLayer L) {
     }
     __syncthreads();
   }
+}
+__global__ void __launch_bounds__(128) v14_kernel(FcLayer L) {
+  __shared__ float part[4];
+  v14_rows(L, part, false);
 }
 
 // v14 with a deeper unroll (U loads a thread in flight) and, with PAIR, a block's two rows o and o + grid as one stream of
@@ -214,24 +219,8 @@ __global__ void chain_kernel(Chain c, GridBar* bar, int in_kernel_first) {
 // layers; the activations written in the kernel are read through the L2.
 __global__ void __launch_bounds__(128) chain_v14_kernel(Chain c, GridBar* bar) {
   __shared__ float part[4];
-  const int t = threadIdx.x;
   for (int l = 0; l < c.layers; ++l) {
-    const FcLayer& L = c.l[l];
-    const uint4* x4 = reinterpret_cast<const uint4*>(L.x);
-    for (int o = blockIdx.x; o < L.outputs; o += gridDim.x) {
-      const uint4* row = L.w + static_cast<long long>(o) * L.k8;
-      float acc = 0.0f;
-#pragma unroll 4
-      for (int j = t; j < L.k8; j += 128) acc = dot8(__ldcs(row + j), l ? __ldcg(x4 + j) : __ldg(x4 + j), acc);
-      for (int d = 16; d > 0; d /= 2) acc += __shfl_xor_sync(0xffffffffu, acc, d);
-      if (t % 32 == 0) part[t / 32] = acc;
-      __syncthreads();
-      if (t == 0) {
-        float v = part[0] + part[1] + part[2] + part[3] + L.bias[o];
-        L.out[o] = __float2half_rn(L.relu ? fmaxf(v, 0.0f) : v);
-      }
-      __syncthreads();
-    }
+    v14_rows(c.l[l], part, l > 0);
     if (l + 1 < c.layers) grid_barrier(bar);
   }
 }
@@ -277,6 +266,50 @@ static unsigned lcg = 12345u;
 static float rnd() {
   lcg = lcg * 1664525u + 1013904223u;
   return ((lcg >> 8) & 0xffff) / 65536.0f - 0.5f;
+}
+
+// A launch configuration of grid x block on st with one attribute (or none: at = nullptr).
+static cudaLaunchConfig_t launch_config(dim3 grid, dim3 block, cudaStream_t st, cudaLaunchAttribute* at) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.stream = st;
+  cfg.attrs = at;
+  cfg.numAttrs = at ? 1 : 0;
+  return cfg;
+}
+static cudaLaunchAttribute cooperative() {
+  cudaLaunchAttribute at{};
+  at.id = cudaLaunchAttributeCooperative;
+  at.val.cooperative = 1;
+  return at;
+}
+
+// What enqueue() launches on st, captured into a CUDA graph, replayed 20 times, then 200 times back to back between
+// two events: microseconds a replay.
+template <class F>
+static float graph_us(cudaStream_t st, F&& enqueue) {
+  cudaGraph_t g;
+  cudaGraphExec_t ge;
+  cudaEvent_t e0, e1;
+  CK(cudaEventCreate(&e0));
+  CK(cudaEventCreate(&e1));
+  CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
+  enqueue();
+  CK(cudaStreamEndCapture(st, &g));
+  CK(cudaGraphInstantiate(&ge, g, 0));
+  for (int r = 0; r < 20; ++r) CK(cudaGraphLaunch(ge, st));
+  CK(cudaEventRecord(e0, st));
+  for (int r = 0; r < 200; ++r) CK(cudaGraphLaunch(ge, st));
+  CK(cudaEventRecord(e1, st));
+  CK(cudaStreamSynchronize(st));
+  float ms = 0;
+  CK(cudaEventElapsedTime(&ms, e0, e1));
+  CK(cudaGraphExecDestroy(ge));
+  CK(cudaGraphDestroy(g));
+  CK(cudaEventDestroy(e0));
+  CK(cudaEventDestroy(e1));
+  return ms * 1e3f / 200;
 }
 
 struct Form {
@@ -343,15 +376,8 @@ int main(int argc, char** argv) {
       return;
     }
     if (f.kind == 11) {
-      cudaLaunchConfig_t cfg{};
-      cfg.gridDim = dim3(sms * f.warps);
-      cfg.blockDim = dim3(128);
-      cfg.stream = st;
-      cudaLaunchAttribute at{};
-      at.id = cudaLaunchAttributeCooperative;
-      at.val.cooperative = 1;
-      cfg.attrs = &at;
-      cfg.numAttrs = 1;
+      cudaLaunchAttribute at = cooperative();
+      const cudaLaunchConfig_t cfg = launch_config(dim3(sms * f.warps), dim3(128), st, &at);
       CK(cudaLaunchKernelEx(&cfg, chain_v14_kernel, c, bar));
       return;
     }
@@ -380,15 +406,8 @@ int main(int argc, char** argv) {
       }
       return;
     }
-    cudaLaunchConfig_t cfg{};
-    cfg.gridDim = dim3(sms);
-    cfg.blockDim = dim3(f.warps * 32);
-    cfg.stream = st;
-    cudaLaunchAttribute at{};
-    at.id = cudaLaunchAttributeCooperative;
-    at.val.cooperative = 1;
-    cfg.attrs = &at;
-    cfg.numAttrs = 1;
+    cudaLaunchAttribute at = cooperative();
+    const cudaLaunchConfig_t cfg = launch_config(dim3(sms), dim3(f.warps * 32), st, &at);
     CK(cudaLaunchKernelEx(&cfg, fn, c, bar, 0));
   };
 
@@ -400,15 +419,8 @@ int main(int argc, char** argv) {
       for (int per_sm : {1, 2, 4, 8, 16}) {
         if (threads * per_sm > 2048) continue;
         const int iter = 200;
-        cudaLaunchConfig_t cfg{};
-        cfg.gridDim = dim3(sms * per_sm);
-        cfg.blockDim = dim3(threads);
-        cfg.stream = st;
-        cudaLaunchAttribute at{};
-        at.id = cudaLaunchAttributeCooperative;
-        at.val.cooperative = 1;
-        cfg.attrs = &at;
-        cfg.numAttrs = 1;
+        cudaLaunchAttribute at = cooperative();
+        const cudaLaunchConfig_t cfg = launch_config(dim3(sms * per_sm), dim3(threads), st, &at);
         std::vector<float> ms;
         for (int r = 0; r < 7; ++r) {
           CK(cudaEventRecord(b0, st));
@@ -427,63 +439,37 @@ int main(int argc, char** argv) {
     for (int mode = 0; mode < 3; ++mode)  // 0: plain launches; 1: PDL, wait + trigger; 2: PDL, wait, no trigger
       for (int blocks : {sms, sms * 16})
         for (int kernels : {3, 11}) {
-          cudaGraph_t g;
-          cudaGraphExec_t ge;
           CK(cudaMemset(counter, 0, 4));
-          CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-          for (int k = 0; k < kernels; ++k) {
-            cudaLaunchConfig_t cfg{};
-            cfg.gridDim = dim3(blocks);
-            cfg.blockDim = dim3(128);
-            cfg.stream = st;
-            cudaLaunchAttribute at{};
-            at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
-            at.val.programmaticStreamSerializationAllowed = 1;
-            cfg.attrs = &at;
-            cfg.numAttrs = mode ? 1 : 0;
-            CK(cudaLaunchKernelEx(&cfg, mode == 1 ? pdl_kernel<true> : pdl_kernel<false>, counter));
-          }
-          CK(cudaStreamEndCapture(st, &g));
-          CK(cudaGraphInstantiate(&ge, g, 0));
-          for (int r = 0; r < 20; ++r) CK(cudaGraphLaunch(ge, st));
-          CK(cudaEventRecord(b0, st));
-          for (int r = 0; r < 200; ++r) CK(cudaGraphLaunch(ge, st));
-          CK(cudaEventRecord(b1, st));
-          CK(cudaStreamSynchronize(st));
-          float t = 0;
-          CK(cudaEventElapsedTime(&t, b0, b1));
+          const float us = graph_us(st, [&] {
+            for (int k = 0; k < kernels; ++k) {
+              cudaLaunchAttribute at{};
+              at.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+              at.val.programmaticStreamSerializationAllowed = 1;
+              const cudaLaunchConfig_t cfg = launch_config(dim3(blocks), dim3(128), st, mode ? &at : nullptr);
+              CK(cudaLaunchKernelEx(&cfg, mode == 1 ? pdl_kernel<true> : pdl_kernel<false>, counter));
+            }
+          });
           int cnt = 0;
           CK(cudaMemcpy(&cnt, counter, 4, cudaMemcpyDeviceToHost));
           std::printf("graph of %2d kernels (%4d blocks), %-22s: %6.2f us a replay (counter %d of %d)\n", kernels, blocks,
-                      mode == 0 ? "plain" : mode == 1 ? "PDL wait+trigger" : "PDL wait, no trigger", t * 1e3f / 200, cnt, 220 * kernels);
-          CK(cudaGraphExecDestroy(ge));
-          CK(cudaGraphDestroy(g));
+                      mode == 0 ? "plain" : mode == 1 ? "PDL wait+trigger" : "PDL wait, no trigger", us, cnt, 220 * kernels);
         }
     for (int kernels : {1, 3, 11}) {
-      cudaGraph_t g;
-      cudaGraphExec_t ge;
-      CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-      for (int k = 0; k < kernels; ++k) empty_kernel<<<sms * 16, 128, 0, st>>>();
-      CK(cudaStreamEndCapture(st, &g));
-      CK(cudaGraphInstantiate(&ge, g, 0));
-      for (int r = 0; r < 20; ++r) CK(cudaGraphLaunch(ge, st));
-      CK(cudaEventRecord(b0, st));
-      for (int r = 0; r < 200; ++r) CK(cudaGraphLaunch(ge, st));
-      CK(cudaEventRecord(b1, st));
-      CK(cudaStreamSynchronize(st));
-      float t = 0;
-      CK(cudaEventElapsedTime(&t, b0, b1));
-      std::printf("graph of %2d empty kernels (%d blocks each): %6.2f us a replay\n", kernels, sms * 16, t * 1e3f / 200);
+      const float us = graph_us(st, [&] {
+        for (int k = 0; k < kernels; ++k) empty_kernel<<<sms * 16, 128, 0, st>>>();
+      });
+      std::printf("graph of %2d empty kernels (%d blocks each): %6.2f us a replay\n", kernels, sms * 16, us);
     }
     return 0;
   }
-  const Form forms[] = {{"v14x3", 0, 0, 4},         {"stream", 9, 0, 8},     {"stream1", 10, 0, 8}, {"team-132x1024", 12, 8, 1}, {"team-264x1024", 12, 8, 2}, {"team-528x512", 12, 4, 4}, {"team-132x512", 12, 4, 1}, {"team-1056x256", 12, 2, 8}, {"chainv14-b16", 11, 0, 16}, {"chainv14-b8", 11, 0, 8}, {"chainv14-b4", 11, 0, 4},{"v14-u8", 3, 0, 4},     {"v14-pair-u4", 4, 0, 4},
-                        {"v14-pair-u8", 5, 0, 4},   {"v14-t256", 6, 0, 8},   {"v14-pair-t256", 7, 0, 8}, {"warp3-w32", 1, 0, 32},  {"warp3-w16", 1, 0, 16},  {"chain0-w32", 2, 0, 32}, {"chain4-w32", 2, 4, 32},
-                        {"chain8-w24", 2, 8, 24}, {"chain8-w16", 2, 8, 16}, {"chain16-w16", 2, 16, 16}};
+  const Form forms[] = {
+      {"v14x3", 0, 0, 4},         {"stream", 9, 0, 8},          {"stream1", 10, 0, 8},       {"team-132x1024", 12, 8, 1},
+      {"team-264x1024", 12, 8, 2}, {"team-528x512", 12, 4, 4},   {"team-132x512", 12, 4, 1},  {"team-1056x256", 12, 2, 8},
+      {"chainv14-b16", 11, 0, 16}, {"chainv14-b8", 11, 0, 8},    {"chainv14-b4", 11, 0, 4},   {"v14-u8", 3, 0, 4},
+      {"v14-pair-u4", 4, 0, 4},    {"v14-pair-u8", 5, 0, 4},     {"v14-t256", 6, 0, 8},       {"v14-pair-t256", 7, 0, 8},
+      {"warp3-w32", 1, 0, 32},     {"warp3-w16", 1, 0, 16},      {"chain0-w32", 2, 0, 32},    {"chain4-w32", 2, 4, 32},
+      {"chain8-w24", 2, 8, 24},    {"chain8-w16", 2, 8, 16},     {"chain16-w16", 2, 16, 16}};
   std::vector<float> ref(1000);
-  cudaEvent_t e0, e1;
-  CK(cudaEventCreate(&e0));
-  CK(cudaEventCreate(&e1));
   for (const Form& f : forms) {
     CK(cudaMemset(act[3], 0, 2000));
     launch_chain(f);
@@ -519,24 +505,9 @@ int main(int argc, char** argv) {
       std::sort(ms.begin(), ms.end());
       med[cold] = ms[reps / 2] * 1e3f;
     }
-    // A graph of the chain, replayed back to back.
-    cudaGraph_t g;
-    cudaGraphExec_t ge;
-    CK(cudaStreamBeginCapture(st, cudaStreamCaptureModeThreadLocal));
-    launch_chain(f);
-    CK(cudaStreamEndCapture(st, &g));
-    CK(cudaGraphInstantiate(&ge, g, 0));
-    for (int r = 0; r < 20; ++r) CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e0, st));
-    for (int r = 0; r < 200; ++r) CK(cudaGraphLaunch(ge, st));
-    CK(cudaEventRecord(e1, st));
-    CK(cudaStreamSynchronize(st));
-    float gms = 0;
-    CK(cudaEventElapsedTime(&gms, e0, e1));
-    CK(cudaGraphExecDestroy(ge));
-    CK(cudaGraphDestroy(g));
-    std::printf("%-12s cold %7.2f us  warm %7.2f us  graph %7.2f us/replay  rel.L2 vs v14 %.2e\n", f.name, med[1], med[0],
-                gms * 1e3f / 200, std::sqrt(num / den));
+    const float gus = graph_us(st, [&] { launch_chain(f); });  // the chain replayed back to back
+    std::printf("%-12s cold %7.2f us  warm %7.2f us  graph %7.2f us/replay  rel.L2 vs v14 %.2e\n", f.name, med[1], med[0], gus,
+                std::sqrt(num / den));
   }
   CK(cudaGetLastError());
   return 0;

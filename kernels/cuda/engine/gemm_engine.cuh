@@ -209,7 +209,7 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
 // The engine's kernel. grid: x over N tiles, y over M tiles, z over groups x splits. A Problem provides
 //   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state (small: a pointer, offsets)
 //   load_a<T>(state, dst, stride, kt, tid), load_b<T>(...)    issue one stage's cp.async copies (the A state is the
-//                                                              block's own lvalue, called for kt0, kt0 + 1, ... in turn)
+//                                                              thread's own lvalue, called for kt0, kt0 + 1, ... in turn)
 //   store(group, split, m, n, v)                               the epilogue for one element of C, or
 //   store2(group, split, m, n, v0, v1)                         with kPairs: C(m, n) and C(m, n + 1) at once
 //                                                              (the half-precision problems' half2 stores)

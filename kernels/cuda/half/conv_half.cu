@@ -49,7 +49,7 @@ struct ConvHalfProblem : HalfConvOut {
   // The A loader's state: the block's pixels in shared memory, and this thread's k-table entry for the next stage,
   // read one stage ahead (the engine loads stages kt0, kt0 + 1, ... in turn). Read when it is needed, the entry (an L2
   // access where one block runs on a multiprocessor) stood between each stage's barrier and its copies: ncu at batch 1
-  // (fp16 conv3, v48) had 13 % of the warps' stall samples on it (experiments/batch1-latency.md).
+  // (fp16 conv3, v48) had 13-14 % of the warps' stall samples on it (experiments/batch1-latency.md).
   struct Rows {
     const int4* tab;
     int2 e;       // the entry of stage next_kt

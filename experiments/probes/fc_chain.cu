@@ -165,8 +165,8 @@ __device__ void grid_barrier(GridBar* b) {
   __syncthreads();
 }
 
-// A warp a row; rows o = warp * grid + block (every multiprocessor gets its share of each layer). FIRST: whether the
-// input was written before this kernel (read-only path) or by it (L2 path).
+// A warp a row; rows o = warp * grid + block (every multiprocessor gets its share of each layer). x_in_kernel: the input
+// was written by this kernel (read through the L2), not before it (the read-only path).
 template <int P>
 __device__ __forceinline__ void warp_rows(const FcLayer& L, int warps, uint4 (&pre)[P > 0 ? P : 1], bool have_pre, bool x_in_kernel) {
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
@@ -195,12 +195,12 @@ __device__ __forceinline__ void warp_rows(const FcLayer& L, int warps, uint4 (&p
 }
 
 template <int P>
-__global__ void chain_kernel(Chain c, GridBar* bar, int in_kernel_first) {
+__global__ void chain_kernel(Chain c, GridBar* bar) {
   const int warps = blockDim.x / 32, lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   uint4 pre[P > 0 ? P : 1];
   bool have_pre = false;
   for (int l = 0; l < c.layers; ++l) {
-    warp_rows<P>(c.l[l], warps, pre, have_pre, l > 0 || in_kernel_first);
+    warp_rows<P>(c.l[l], warps, pre, have_pre, l > 0);
     if (l + 1 < c.layers) {
       const FcLayer& n = c.l[l + 1];
       const int o = warp * gridDim.x + blockIdx.x;
@@ -393,7 +393,7 @@ int main(int argc, char** argv) {
       for (int l = 0; l < 3; ++l) k<<<sms * per_sm, f.warps * 32, 0, st>>>(c.l[l]);
       return;
     }
-    void (*fn)(Chain, GridBar*, int) = f.P == 0 ? chain_kernel<0> : f.P == 4 ? chain_kernel<4> : f.P == 8 ? chain_kernel<8> : chain_kernel<16>;
+    void (*fn)(Chain, GridBar*) = f.P == 0 ? chain_kernel<0> : f.P == 4 ? chain_kernel<4> : f.P == 8 ? chain_kernel<8> : chain_kernel<16>;
     int per_sm = 0;
     CK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, fn, f.warps * 32, 0));
     if (per_sm < 1) { std::fprintf(stderr, "%s: does not fit\n", f.name); std::exit(1); }
@@ -402,13 +402,13 @@ int main(int argc, char** argv) {
         Chain one{};
         one.layers = 1;
         one.l[0] = c.l[l];
-        fn<<<sms, f.warps * 32, 0, st>>>(one, bar, 0);
+        fn<<<sms, f.warps * 32, 0, st>>>(one, bar);
       }
       return;
     }
     cudaLaunchAttribute at = cooperative();
     const cudaLaunchConfig_t cfg = launch_config(dim3(sms), dim3(f.warps * 32), st, &at);
-    CK(cudaLaunchKernelEx(&cfg, fn, c, bar, 0));
+    CK(cudaLaunchKernelEx(&cfg, fn, c, bar));
   };
 
   if (argc > 2 && std::strcmp(argv[2], "barrier") == 0) {  // the barrier's cost, and an empty kernel's in a graph

@@ -592,4 +592,39 @@ TEST(GpuEngine, ConcurrencyHazardNamesSharedConstantBanks) {
   }
 }
 
+// The 16-bit heuristic on Hopper (132 multiprocessors) for AlexNet's conv2-conv5, worked out by hand from the rule's
+// tile counts (rows = 128-pixel tiles; t96 / t128 = rows x ceil(Mg / 96 or 128) x groups): v48 up to 2 images; from 3,
+// the cluster versions where the grid is under one wave: v60 for a multiple of 96 filters whose 96-wide tiles fit one
+// wave (conv3 at 4 images: t96 = 6 x 4 = 24), v61 for a multiple of 128 otherwise (conv5 at 4 images: 6 x 2 x 2 = 24
+// 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
+// v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
+// t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32).
+TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
+  SKIP_WITHOUT_GPU();
+  const auto conv = [](Shape in, int m, int k, int pad, int groups) {
+    Layer l;
+    ConvParams p;
+    p.filters = m;
+    p.kh = p.kw = k;
+    p.ph = p.pw = pad;
+    p.groups = groups;
+    l.op = p;
+    l.in = in;
+    l.out = {m, in.h, in.w};
+    return l;
+  };
+  const Layer c2 = conv({96, 27, 27}, 256, 5, 2, 2), c3 = conv({256, 13, 13}, 384, 3, 1, 1), c4 = conv({384, 13, 13}, 384, 3, 1, 2),
+              c5 = conv({384, 13, 13}, 256, 3, 1, 2);
+  if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
+  struct Want { int n, c2, c3, c4, c5; };
+  for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 61, 60, 60, 61}, Want{8, 61, 60, 60, 61},
+                        Want{16, 45, 41, 41, 61}, Want{32, 45, 61, 42, 61}})
+    for (Precision p : {Precision::fp16, Precision::bf16}) {
+      EXPECT_EQ(heuristic_version(c2, w.n, p, 132)->number, w.c2) << "conv2 n" << w.n << " " << name_of(p);
+      EXPECT_EQ(heuristic_version(c3, w.n, p, 132)->number, w.c3) << "conv3 n" << w.n << " " << name_of(p);
+      EXPECT_EQ(heuristic_version(c4, w.n, p, 132)->number, w.c4) << "conv4 n" << w.n << " " << name_of(p);
+      EXPECT_EQ(heuristic_version(c5, w.n, p, 132)->number, w.c5) << "conv5 n" << w.n << " " << name_of(p);
+    }
+}
+
 }  // namespace

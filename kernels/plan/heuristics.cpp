@@ -75,22 +75,36 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
 //   else by the filters per group: a multiple of 128 (conv2, conv3, conv5) v45 (128 x 128, two blocks per
 //     multiprocessor), of 96 (conv4) v42 (256 x 96 on four warpgroups), of 64 (VGG-16's conv1_2) v46 (128 x 64, two
 //     blocks per multiprocessor), other counts v43 (192 x 128 on three).
+// The cluster versions v60 (v44's 128 x 96 tiles) and v61 (v45's 128 x 128), whose split-K is reduced in a
+// thread-block cluster, take the grids under one wave: below a quarter of the multiprocessors (where v48 or v21 ran
+// before), and in v41's place unless v41's own tiles fill half the multiprocessors to all of them with no empty
+// columns (a multiple of 96 filters: AlexNet's conv3 and conv4 at 16 images). `tune` on the H200 (AlexNet, fp16 and
+// bf16; experiments/batch1-latency.md, "Split-K in a cluster on wgmma"), against v41: conv2-conv5 at 8 images 0.79-0.86x
+// its time, conv5 at 16 0.90x, conv3 and conv5 at 32 0.80-0.81x; against v48 at 4 images 0.91-0.98x; conv3 and conv4 at 16
+// 1.03-1.07x (v41 kept). v60 for a multiple of 96 filters whose 96-wide tiles fit one wave (conv3 at 4 and 8 images:
+// 0.96x v61), else v61 for a multiple of 128 (conv2, conv5; conv3 at 32: 0.91x v60), else v60.
 // 0: none of them.
 int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (!runs(LayerKind::conv, 39, l)) return 0;
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups;
-  const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
-  if ((pixels + 127) / 128 * ((mg + 63) / 64) * p.groups < sms / 4) return 0;
+  const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w, rows = (pixels + 127) / 128;
+  const long long t96 = rows * ((mg + 95) / 96) * p.groups, t128 = rows * ((mg + 127) / 128) * p.groups;
+  const int cluster = !runs(LayerKind::conv, 60, l) ? 0 : mg % 96 == 0 && t96 <= sms ? 60 : mg % 128 == 0 ? 61 : 60;
+  if (rows * ((mg + 63) / 64) * p.groups < sms / 4) return cluster;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
   if (k <= 8 * 64) return mg % 96 != 0 && mg % 64 == 0 ? 46 : 44;
-  if ((pixels + 127) / 128 * ((mg + 127) / 128) * p.groups < sms) return 41;
+  if (t128 < sms) return cluster && !(mg % 96 == 0 && 2 * t96 > sms && t96 <= sms) ? cluster : 41;
   return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
 // Up to this many images the small-tile versions hand their split-K to a thread-block cluster (conv v48-v50: no
 // workspace, no reduction kernel) where the GPU launches clusters; measured on the H100 (experiments/batch1-latency.md,
 // "Split-K in a cluster").
 constexpr int kClusterSplitImages = 4;
+// From this many images the 16-bit wgmma versions (v60 and v61 where v48 ran) take over from v48: `tune` on the H200
+// (AlexNet conv2-conv5, fp16 and bf16) at 4 images 0.91-0.98x v48's time; at 2 v48 won conv2 and conv5 (v60 0.93-0.95x
+// on conv3 and conv4), at 1 every layer but conv2.
+constexpr int kHalfWgmmaImages = 3;
 // The cluster twin of a small-tile version (v21 -> v48, v14 -> v49, v18 -> v50) at a few images, where it runs.
 int cluster_twin(int v, const Layer& l, int n) {
   const int twin = v == 21 ? 48 : v == 14 ? 49 : v == 18 ? 50 : 0;
@@ -150,9 +164,10 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       // Measured (H100) 0.81x v20's time at batch 1024, 0.89x at 16, but 1.17x at batch 1 (v21's small grid): the
       // rewrite's extra pass costs more than it saves there.
       if (v == 20 && runs(LayerKind::conv, 38, l)) v = 38;
-      // v48 at a few images beats the wgmma versions too (H100, AlexNet at 2 and 4 images: conv2 13.4 against v41's
-      // 17.2 us at 2, conv2-conv4 0.88-0.96x v41's time at 4; at 8 v41 wins conv3 and conv4).
-      if (v != 48)
+      // v48 at 1-2 images beats the wgmma versions too (H100, AlexNet at 2 and 4 images: conv2 13.4 against v41's
+      // 17.2 us at 2, conv2-conv4 0.88-0.96x v41's time at 4; at 8 v41 wins conv3 and conv4); from 3 images the
+      // cluster versions v60 / v61 take its layers (kHalfWgmmaImages).
+      if (v != 48 || n >= kHalfWgmmaImages)
         if (const int w = conv_half_wgmma(l, n, sms)) v = w;
       if (!runs(LayerKind::conv, v, l)) v = 37;  // odd channel counts per group (depthwise): the direct kernel
     }
@@ -230,9 +245,11 @@ std::string heuristic_text(LayerKind op) {
            "v18 where the fp32 heuristic would take v14 (v50 up to 4 images, as v48), else v17 (v16's 128x128 tiles were 1.2-1.7x slower on the H100); with "
            "fp16 or bf16: v58 where it is compiled for the shape (ECE 408: the weights in registers, conv1 as a banded product); up to 4 images, where the GPU launches clusters "
            "(compute capability 9.0), v48 (v21 with its split-K reduced in a thread-block cluster) where v21 would run, before "
-           "the wgmma versions; on Hopper, for a multiple of 8 channels per group as stored, from the batch where v20's tiles give a quarter as many blocks as the GPU has multiprocessors: v44 (wgmma, "
-           "128 x 96, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512, v41 (128 x 96) where 128 x 128 tiles would give fewer blocks "
-           "than the GPU has multiprocessors, else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
+           "the wgmma versions up to 2 images; on Hopper, for a multiple of 8 channels per group as stored: where v20's tiles give under a quarter as many blocks as the GPU has "
+           "multiprocessors, from 3 images, a cluster version (v60: wgmma, 128 x 96, split-K reduced in a thread-block cluster, for a multiple of 96 filters whose "
+           "96-wide tiles fit one wave, else v61, 128 x 128, for a multiple of 128, else v60); from a quarter on: v44 (wgmma, "
+           "128 x 96, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512; where 128 x 128 tiles would give fewer blocks "
+           "than the GPU has multiprocessors, v41 (128 x 96) if its tiles fill half the multiprocessors to all of them and the filters are a multiple of 96, else the cluster version; else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "

@@ -26,14 +26,13 @@ inline int choose_splits(long long blocks, int k_tiles, const Occupancy& occ) {
   const long long want = occ.wave() / std::max<long long>(1, blocks);
   return static_cast<int>(std::max<long long>(1, std::min<long long>(want, k_tiles / 4)));
 }
-// A launch of the engine kernel in clusters of `size` blocks along z (the splits of a tile); attr is the attribute
-// storage the configuration points to.
-template <class T, class Problem>
-cudaLaunchConfig_t cluster_config(dim3 grid, int size, cudaStream_t s, cudaLaunchAttribute& attr) {
+// A launch in clusters of `size` blocks along z (the splits of a tile) of a kernel with `threads` threads and `smem`
+// bytes of dynamic shared memory; attr is the attribute storage the configuration points to.
+inline cudaLaunchConfig_t cluster_config(dim3 grid, int threads, size_t smem, int size, cudaStream_t s, cudaLaunchAttribute& attr) {
   cudaLaunchConfig_t cfg{};
   cfg.gridDim = grid;
-  cfg.blockDim = dim3(T::THREADS);
-  cfg.dynamicSmemBytes = engine_smem_bytes<T, Problem>();
+  cfg.blockDim = dim3(static_cast<unsigned>(threads));
+  cfg.dynamicSmemBytes = smem;
   cfg.stream = s;
   attr.id = cudaLaunchAttributeClusterDimension;
   attr.val.clusterDim.x = 1;
@@ -43,41 +42,50 @@ cudaLaunchConfig_t cluster_config(dim3 grid, int size, cudaStream_t s, cudaLaunc
   cfg.numAttrs = 1;
   return cfg;
 }
+// How many clusters of `size` blocks of `kernel` the GPU holds at once (cudaOccupancyMaxActiveClusters: a cluster's
+// blocks share one GPC, so this is below blocks per wave / size where the GPCs' multiprocessors do not divide evenly).
+// The kernel's shared-memory limit must already allow smem.
+template <class Kernel>
+int active_clusters(Kernel kernel, int threads, size_t smem, int size) {
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = cluster_config(dim3(1, 1, static_cast<unsigned>(size)), threads, smem, size, nullptr, attr);
+  int n = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
+  return std::max(1, n);
+}
+// Split-K reduced in a cluster: as many ways as fill one wave, at most max_cluster, keeping at least 2 k-tiles per
+// split (nothing waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one image is a
+// few tiles, each latency-bound), and no more than keep every tile's cluster in the first wave (clusters(s): how many
+// clusters of s blocks the GPU holds): a cluster that waits for a second wave costs what the split saved (measured on
+// the H100: AlexNet conv3 at 8 images, 66 tiles in clusters of 6, 1.4x v21's time).
+template <class Clusters>
+int cluster_splits(const Occupancy& occ, int max_cluster, long long blocks, int k_tiles, Clusters&& clusters) {
+  if (blocks >= occ.wave()) return 1;
+  const long long want = occ.wave() / std::max<long long>(1, blocks);
+  for (int s = static_cast<int>(std::min<long long>({want, static_cast<long long>(max_cluster), k_tiles / 2LL})); s >= 2; --s)
+    if (blocks <= clusters(s)) return s;
+  return 1;
+}
 // Floats of split-K partial sums a launch needs in its workspace: none where the splits are reduced in a cluster.
 template <class T>
 size_t splitk_workspace_floats(int splits, int groups, int mg, long long ncols) {
   return T::CLUSTER == 0 && splits > 1 ? static_cast<size_t>(splits) * groups * mg * ncols : 0;
 }
-// How many clusters of `size` blocks of the engine kernel the GPU holds at once (cudaOccupancyMaxActiveClusters: a
-// cluster's blocks share one GPC, so this is below blocks per wave / size where the GPCs' multiprocessors do not divide
-// evenly). Cached per size.
+// How many clusters of `size` blocks of the engine kernel the GPU holds at once, cached per size.
 template <class T, class Math, class Problem>
 int max_active_clusters(int size) {
   static std::atomic<int> cache[T::CLUSTER + 1] = {};  // 0: not asked yet (a benign race: every thread finds the same)
   if (size < 1 || size > T::CLUSTER) return 0;
   if (!cache[size].load()) {
     (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = cluster_config<T, Problem>(dim3(1, 1, static_cast<unsigned>(size)), size, nullptr, attr);
-    int n = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, engine_kernel<T, Math, Problem>, &cfg));
-    cache[size].store(std::max(1, n));
+    cache[size].store(active_clusters(engine_kernel<T, Math, Problem>, T::THREADS, engine_smem_bytes<T, Problem>(), size));
   }
   return cache[size].load();
 }
-// Split-K reduced in a cluster (Tile::CLUSTER): as many ways as fill one wave, at most `cluster`, keeping at least 2
-// k-tiles per split (nothing waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one
-// image is a few tiles, each latency-bound), and no more than keep every tile's cluster in the first wave: a cluster
-// that waits for a second wave costs what the split saved (measured on the H100: AlexNet conv3 at 8 images, 66 tiles
-// in clusters of 6, 1.4x v21's time).
 template <class T, class Math, class Problem>
 int choose_cluster_splits(long long blocks, int k_tiles) {
-  const Occupancy& occ = engine_occupancy<T, Math, Problem>();
-  if (blocks >= occ.wave()) return 1;
-  const long long want = occ.wave() / std::max<long long>(1, blocks);
-  for (int s = static_cast<int>(std::min<long long>({want, static_cast<long long>(T::CLUSTER), k_tiles / 2LL})); s >= 2; --s)
-    if (blocks <= max_active_clusters<T, Math, Problem>(s)) return s;
-  return 1;
+  return cluster_splits(engine_occupancy<T, Math, Problem>(), T::CLUSTER, blocks, k_tiles,
+                        [](int s) { return max_active_clusters<T, Math, Problem>(s); });
 }
 // The split count of a tile: through clusters or through a workspace.
 template <class T, class Math, class Problem>
@@ -106,7 +114,7 @@ void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) 
   const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
   if (T::CLUSTER > 0 && pr.splits > 1) {  // the splits of a tile: consecutive z, one cluster
     cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = cluster_config<T, Problem>(grid, pr.splits, s, attr);
+    const cudaLaunchConfig_t cfg = cluster_config(grid, T::THREADS, engine_smem_bytes<T, Problem>(), pr.splits, s, attr);
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, engine_kernel<T, Math, Problem>, pr));
     return;
   }

@@ -6,6 +6,10 @@
 // TF32 is truncated (conv_wgmma.cu says what that costs); 3xFP16 (FP32 accuracy on the FP16 tensor cores:
 // conv_wgmma_3xf16.cu); or one FP16 / BF16 product (WgTile's TYPE, --precision fp16
 // or bf16: conv_wgmma_half.cu), exact in FP32 as on mma.sync.
+// Split-K: the partial sums through a workspace and a reduction kernel after (the Problem's store), or, for a tile with
+// CLUSTER > 0, inside a thread-block cluster whose blocks are the splits of one tile (as the mma.sync engine's small
+// tiles do, gemm_engine.cuh): each block stages its tile in the pipeline's shared memory, sums its share of the tile
+// over every block's, in rank order, and stores it through the Problem's epilogue. No workspace, no second kernel.
 //
 // Layout: TF32 wgmma reads only K-major operands (k contiguous). A stage holds A as BM rows and B as BN rows of
 // BK = 32 values (128 bytes), in the 128-byte swizzle: the 16-byte chunk c of row r sits at chunk c ^ (r % 8), so
@@ -24,6 +28,7 @@
 #pragma once
 #include <cuda_runtime.h>
 
+#include <atomic>
 #include <cstdint>
 
 #include "kernels/cuda/check.hpp"
@@ -45,17 +50,22 @@ namespace bs::cuda::wg {
 // BF16 values, the lower k in the low half (kF16, kBf16; conv_wgmma_half.cu). A K-major row of 32 words is 32 TF32 or
 // 64 16-bit values; a k step of the instruction (8 TF32 or 16 16-bit) is 32 bytes of it either way, so the stages, the
 // swizzle and the descriptors are the same.
+// CLUSTER: the most ways K is split with the splits reduced in a thread-block cluster (at most 8, the portable cluster
+// size; 0: split-K through a workspace). The staged tile's rows are CS = BN + 8 floats apart, so that the eight rows
+// and four column pairs a half-warp writes fall in 16 different pairs of banks.
 enum WgType { kTf32 = 0, kF16 = 1, kBf16 = 2 };
-template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2, int PARTS_ = 1, int TYPE_ = kTf32>
+template <int BN_, int STAGES_, int BM_ = 128, int WG_ = 2, int PARTS_ = 1, int TYPE_ = kTf32, int CLUSTER_ = 0>
 struct WgTile {
   static constexpr int BM = BM_, BN = BN_, BK = 32, STAGES = STAGES_, WG = WG_, THREADS = 128 * WG, MI = BM / (64 * WG);
-  static constexpr int PARTS = PARTS_, TYPE = TYPE_;
+  static constexpr int PARTS = PARTS_, TYPE = TYPE_, CLUSTER = CLUSTER_, CS = BN + 8;
   static constexpr int A_BYTES = BM * 128, B_BYTES = BN * 128, STAGE_BYTES = PARTS * (A_BYTES + B_BYTES);
   static constexpr int SMEM_BYTES = STAGES * STAGE_BYTES + 1024;  // + room to align the first atom to 1024 bytes
   static_assert(BN % 32 == 0 && BN <= 192, "B tiles in whole swizzle atoms; wgmma_ops.cuh has N up to 192");
   static_assert(STAGES >= 3, "loads run STAGES - 2 ahead of the products");
   static_assert(MI >= 1 && MI * 64 * WG == BM && (BM * 8) % THREADS == 0, "whole 64-row pieces per warpgroup");
   static_assert(PARTS == 1 || PARTS == 2, "one product, or three");
+  static_assert(CLUSTER >= 0 && CLUSTER <= 8, "a portable cluster holds at most 8 blocks");
+  static_assert(CLUSTER == 0 || BM * CS * 4 <= STAGES * STAGE_BYTES, "the cluster reduction stages the tile in the pipeline's memory");
 };
 
 // Byte offset of (row r, chunk c of 16 bytes) and of (row r, word k < 32) in a swizzled tile.
@@ -98,6 +108,75 @@ __device__ __forceinline__ void mma(float (&d)[T::BN / 2], uint64_t a, uint64_t 
 }
 #endif
 
+#ifdef BS_HAVE_WGMMA
+// The cluster's split-K reduction (T::CLUSTER; the splits of a tile are the blocks of one cluster along z, rank =
+// split): every block stages its accumulator (D of m64nN: rows r + 64 mi + 8 h, column pairs c + 8 j) in its own
+// pipeline memory, then sums 1/splits of the tile's quads (4 neighbouring columns of a row) over every block's
+// memory, in rank order (the result does not depend on which block finishes first), and stores them through the
+// Problem's store2 (column pairs) or store, with split = gemm::kSplitsReduced: the output itself.
+template <class T, class Problem>
+__device__ __forceinline__ void cluster_reduce(const Problem& pr, const float (&acc)[T::MI][T::BN / 2], float* tile, int group,
+                                               int m0, int n0, int r, int c, int tid) {
+  constexpr int CS = T::CS, ROW_QUADS = T::BN / 4, QUADS = T::BM * ROW_QUADS;
+  __syncthreads();  // every warpgroup's products are done (wait_group 0) and every copy has landed: the stages are free
+#pragma unroll
+  for (int mi = 0; mi < T::MI; ++mi)
+#pragma unroll
+    for (int h = 0; h < 2; ++h)
+#pragma unroll
+      for (int j = 0; j < T::BN / 8; ++j)
+        *reinterpret_cast<float2*>(tile + (r + 64 * mi + 8 * h) * CS + c + 8 * j) = make_float2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's tile is staged and visible to the cluster
+  const int splits = pr.splits, rank = static_cast<int>(cluster.block_rank());
+  // This block's share: at most ITERS quads a thread (splits >= 2), summed first, so that the block can tell the
+  // cluster it is done reading before it stores.
+  constexpr int ITERS = (QUADS / 2 + T::THREADS - 1) / T::THREADS;
+  const int per = (QUADS + splits - 1) / splits, q0 = rank * per, q1 = min(QUADS, q0 + per);
+  float4 sums[ITERS];
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it) {
+    const int i = q0 + tid + it * T::THREADS;
+    if (i >= q1) break;
+    const float4* mine = reinterpret_cast<const float4*>(tile + (i / ROW_QUADS) * CS + 4 * (i % ROW_QUADS));
+    float4 v[T::CLUSTER];  // every block's 4 values in flight together, then their sum in rank order
+#pragma unroll
+    for (int q = 0; q < T::CLUSTER; ++q)
+      if (q < splits) v[q] = *cluster.map_shared_rank(mine, q);
+    sums[it] = v[0];
+#pragma unroll
+    for (int q = 1; q < T::CLUSTER; ++q)
+      if (q < splits) {
+        sums[it].x += v[q].x;
+        sums[it].y += v[q].y;
+        sums[it].z += v[q].z;
+        sums[it].w += v[q].w;
+      }
+  }
+  // Done reading the cluster's memory: arrive without a fence (which would wait for the stores below); wait at the
+  // end, so that no block leaves (freeing its shared memory) while another still reads it.
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it) {
+    const int i = q0 + tid + it * T::THREADS;
+    if (i >= q1) break;
+    const int row = m0 + i / ROW_QUADS, col = n0 + 4 * (i % ROW_QUADS);
+    const float4 sum = sums[it];
+    if constexpr (requires { pr.store2(0, 0, 0, 0, 0.0f, 0.0f); }) {
+      pr.store2(group, gemm::kSplitsReduced, row, col, sum.x, sum.y);
+      pr.store2(group, gemm::kSplitsReduced, row, col + 2, sum.z, sum.w);
+    } else {
+      pr.store(group, gemm::kSplitsReduced, row, col, sum.x);
+      pr.store(group, gemm::kSplitsReduced, row, col + 1, sum.y);
+      pr.store(group, gemm::kSplitsReduced, row, col + 2, sum.z);
+      pr.store(group, gemm::kSplitsReduced, row, col + 3, sum.w);
+    }
+  }
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+#endif
+
 // A Problem for this mainloop provides
 //   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state
 //   load_a<T>(state, stage_addr, kt, tid), load_b<T>(...)    one stage's cp.async copies into the swizzled tile at
@@ -105,6 +184,8 @@ __device__ __forceinline__ void mma(float (&d)[T::BN / 2], uint64_t a, uint64_t 
 //   store(group, split, m, n, v)                             the epilogue for one element of C, or
 //   store_tile<T>(acc, group, split, r, c)                   the thread's whole accumulator: rows r + 64 mi + 8 h,
 //                                                            column pairs c + 8 j (acc[mi][4 j + 2 h], the next one)
+//   store2(group, split, m, n, v0, v1) or store(...)         T::CLUSTER: columns n, n + 1 (n even) of the reduced sums
+//                                                            (split = gemm::kSplitsReduced)
 //   k_tiles, splits
 template <class T, class Problem>
 __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_constant__ Problem pr) {
@@ -199,6 +280,13 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   // D of m64nN: warp w of the warpgroup holds rows 16 w + g and 16 w + g + 8; register 4 j + q is column
   // 8 j + 2 t + (q & 1) of the first (q < 2) or the second row.
   const int g = lane / 4, t = lane % 4;
+  if constexpr (T::CLUSTER > 0) {
+    if (pr.splits > 1) {  // the same in every block of the cluster
+      float* tile = reinterpret_cast<float*>(wg_smem + (base - gemm::smem_u32(wg_smem)));
+      cluster_reduce<T>(pr, acc, tile, group, m0, n0, wgi * T::MI * 64 + (warp % 4) * 16 + g, 2 * t, tid);
+      return;
+    }
+  }
   if constexpr (requires { pr.template store_tile<T>(acc, 0, 0, 0, 0); }) {
     pr.template store_tile<T>(acc, group, split, m0 + wgi * T::MI * 64 + (warp % 4) * 16 + g, n0 + 2 * t);
   } else {
@@ -240,11 +328,34 @@ const Occupancy& wgmma_occupancy() {
   return occ;
 }
 
-// grid: x over M tiles (up to 2^31 - 1), y over N tiles, z over groups x splits.
+// How many ways to split K for `blocks` tiles of k_tiles stages: through clusters where T::CLUSTER > 0
+// (gemm::cluster_splits; how many clusters of each size fit is asked once per size), else through a workspace.
+template <class T, class Problem>
+int wgmma_splits(long long blocks, int k_tiles) {
+  const Occupancy& occ = wgmma_occupancy<T, Problem>();  // also sets the shared-memory limit
+  if constexpr (T::CLUSTER > 0) {
+    static std::atomic<int> cache[T::CLUSTER + 1] = {};  // 0: not asked yet (a benign race: every thread finds the same)
+    return gemm::cluster_splits(occ, T::CLUSTER, blocks, k_tiles, [](int size) {
+      if (!cache[size].load()) cache[size].store(gemm::active_clusters(wgmma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES, size));
+      return cache[size].load();
+    });
+  } else {
+    return gemm::choose_splits(blocks, k_tiles, occ);
+  }
+}
+
+// grid: x over M tiles (up to 2^31 - 1), y over N tiles, z over groups x splits (a tile's splits consecutive in z: one
+// cluster where T::CLUSTER > 0).
 template <class T, class Problem>
 void launch_wgmma(const Problem& pr, long long m, int n, int groups, cudaStream_t s) {
   (void)wgmma_occupancy<T, Problem>();
   const dim3 grid(static_cast<unsigned>((m + T::BM - 1) / T::BM), static_cast<unsigned>((n + T::BN - 1) / T::BN), groups * pr.splits);
+  if (T::CLUSTER > 0 && pr.splits > 1) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = gemm::cluster_config(grid, T::THREADS, T::SMEM_BYTES, pr.splits, s, attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, wgmma_kernel<T, Problem>, pr));
+    return;
+  }
   wgmma_kernel<T, Problem><<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
   CUDA_CHECK_LAUNCH();
 }

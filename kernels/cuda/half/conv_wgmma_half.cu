@@ -22,6 +22,10 @@
 //   v46 wgmma-half-64     128 x 64, 4 stages (97 KB), two blocks per multiprocessor: 64 filters per group (VGG's first
 //                         block) fill it, where the 128-wide tiles leave half their columns empty
 //   v47 wgmma-half-4wg-64 256 x 64 on 4 warpgroups, 4 stages (161 KB): half v46's weight reads per product
+//   v60 wgmma-half-96c    v44 (128 x 96, 3 stages) with its split-K reduced in a thread-block cluster of up to 8
+//                         blocks (gemm_wgmma.cuh): no workspace, no reduction kernel, and two blocks per
+//                         multiprocessor, for grids under one wave (AlexNet's conv3-conv5 at 8-16 images)
+//   v61 wgmma-half-128c   v45 (128 x 128, 3 stages) with the same cluster split-K
 // The floor and what each measured: experiments/precision-half.md, "16-bit convolutions on wgmma".
 #include <algorithm>
 #include <climits>
@@ -49,6 +53,10 @@ Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) { return half_
 template <bool BF16>
 struct WgHalfProblem : wg::NhwcConvLoads {
   HalfConvOut o;
+  // Filters f, f + 1 at pixel m: the cluster split-K's reduced sums (split = gemm::kSplitsReduced).
+  __device__ __forceinline__ void store2(int group, int split, long long m, int f, float v0, float v1) const {
+    o.store2_as<BF16>(group, split, m, f, v0, v1);
+  }
   template <class T>
   __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
     constexpr int J = T::BN / 8;
@@ -103,6 +111,8 @@ void with_tile(int version, F&& f) {
     case 45: return f.template operator()<wg::WgTile<128, 3, 128, 2, 1, t>, BF16>();
     case 46: return f.template operator()<wg::WgTile<64, 4, 128, 2, 1, t>, BF16>();
     case 47: return f.template operator()<wg::WgTile<64, 4, 256, 4, 1, t>, BF16>();
+    case 60: return f.template operator()<wg::WgTile<96, 3, 128, 2, 1, t, 8>, BF16>();
+    case 61: return f.template operator()<wg::WgTile<128, 3, 128, 2, 1, t, 8>, BF16>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a 16-bit wgmma version");
   }
 }
@@ -115,7 +125,7 @@ void with_config(int version, bool bf16, F&& f) {
 template <class T, bool BF16>
 int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
-  return gemm::choose_splits(blocks, g.kw_pad / T::BK, wg::wgmma_occupancy<T, WgHalfProblem<BF16>>());
+  return wg::wgmma_splits<T, WgHalfProblem<BF16>>(blocks, g.kw_pad / T::BK);
 }
 
 // Weights (M, Cg, KH, KW) FP32 -> words (G, Mg, Kw_pad): word (r, kw) = filter r at k = 2 kw, 2 kw + 1 of (ky, kx, c)
@@ -170,10 +180,11 @@ void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
   o.out = a.out;
   o.part = a.workspace;
   o.ovf = a.ovf;
-  if (pr.splits > 1 && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
+  const bool workspace = pr.splits > 1 && T::CLUSTER == 0;  // else the splits are reduced inside their cluster
+  if (workspace && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
     fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
   wg::launch_wgmma<T>(pr, g.ncols, g.mg, g.groups, s);
-  if (pr.splits > 1) splitk_finish<BF16>(o, s);
+  if (workspace) splitk_finish<BF16>(o, s);
 }
 
 bool device_can_run() {
@@ -207,7 +218,7 @@ size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool 
   size_t floats = 0;
   with_config(version, bf16, [&]<class T, bool BF16>() {
     const int splits = splits_for<T, BF16>(g);
-    floats = splits > 1 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
+    floats = splits > 1 && T::CLUSTER == 0 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
   });
   return floats;
 }
@@ -268,6 +279,9 @@ void register_conv_wgmma_half(Registry& r) {
   add(45, "wgmma-half-128x2", "v39 with 3 stages: two blocks per multiprocessor");
   add(46, "wgmma-half-64", "v39 with 128 pixels x 64 filters, 4 stages (two blocks per multiprocessor): for 64 filters per group");
   add(47, "wgmma-half-4wg-64", "v39 with 256 pixels x 64 filters on four warpgroups (512 threads), 4 stages");
+  add(60, "wgmma-half-96c", "v44 (128 pixels x 96 filters, 3 stages) with its split-K reduced in a thread-block cluster of up "
+                            "to 8 blocks: no workspace, no reduction kernel (for grids under one wave)");
+  add(61, "wgmma-half-128c", "v45 (128 x 128, 3 stages) with its split-K reduced in a thread-block cluster of up to 8 blocks");
 }
 
 }  // namespace bs::cuda

@@ -426,6 +426,44 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   EXPECT_LE(test::rel_l2(run(*b16, m, in, 2), run(*ref, m, in, 2)), precision_tolerance(Precision::bf16)) << "seed " << seed;
 }
 
+// The 16-bit wgmma versions' whole-tile epilogue (conv_wgmma_half.cu: the activation chosen once for the accumulator,
+// fp16's range check folded into one flag) on a layer whose first filters fill whole tiles: 128 filters over 16 x 16
+// pixels, 2 images (512 pixels, 4 tiles of 128 rows; the 96-wide versions' second column tile takes the per-pair path).
+// Each version with no activation, ReLU, tanh and the sigmoid agrees with the CPU within fp16's tolerance; with weights
+// of 300 over inputs of 10 (sums of 144 products, 1.9e5-4.3e5) the overflow is reported by name, except after the
+// saturating activations.
+TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  for (int act = -1; act < 3; ++act) {
+    std::vector<Layer> layers{conv_layer("conv", 128, 3, 1, 1, 1)};
+    const Act a = act == 0 ? Act::relu : act == 1 ? Act::tanh : Act::sigmoid;
+    if (act >= 0) layers.push_back(act_layer("act", a));
+    Model m = build("wide", {16, 16, 16}, layers, rng);
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * 2, rng);
+    auto ref = make_backend("cpu");
+    ref->load(m);
+    const std::vector<float> want = run(*ref, m, in, 2);
+    for (int v : {39, 41, 44, 45, 60, 61}) {
+      const std::string what = "v" + std::to_string(v) + " act " + std::to_string(act) + " seed " + std::to_string(seed);
+      auto gpu = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
+      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;
+      Model big = m;
+      gpu->load(m);
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, 2), want), precision_tolerance(Precision::fp16)) << what;
+      auto& conv = std::get<ConvParams>(big.layers[0].op);
+      for (float& w : conv.weight) w = 300.0f;
+      for (float& b : conv.bias) b = 0.0f;
+      const std::vector<float> tens(in.size(), 10.0f);
+      auto gpu_big = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
+      gpu_big->load(big);
+      if (act >= 1) EXPECT_NO_THROW(run(*gpu_big, big, tens, 2)) << what;
+      else test::expect_error_at([&] { run(*gpu_big, big, tens, 2); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
+    }
+  }
+}
+
 // conv v22 (spec-half) and v58 (band-half: the weights in registers, conv1 as a banded product): ECE 408's two shapes on
 // the 16-bit tensor cores with what they fuse: on conv1's shape the activation and the 2x2 max pool, reading the FP32
 // input itself as the first layer or, after another layer, the 16-bit NHWC tensor; on conv2's the activation (a pool

@@ -65,7 +65,10 @@ void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 
 // v39-v47 (conv_wgmma_half.cu, sm_90a): the same layouts, weights prepared K-major.
 constexpr int kWgmmaHalfFirst = 39, kWgmmaHalfLast = 47;
-inline bool is_wgmma_half(int version) { return version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast; }
+// v39-v47, and v60 / v61 (v44's and v45's tiles with the cluster split-K): the versions wgmma_half_forward runs.
+inline bool is_wgmma_half(int version) {
+  return (version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast) || version == 60 || version == 61;
+}
 Support wgmma_half_supports(int version, const Layer& layer, bool pool = false);
 size_t wgmma_half_prepared_floats(const Layer& layer);
 size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool bf16);

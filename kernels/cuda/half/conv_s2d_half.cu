@@ -70,8 +70,8 @@ Layer inner_layer(const S2d& g, Shape out) {
   return {"", p, {g.c2, g.h2, g.w2}, out};
 }
 
-// The engine's version for the inner layer: auto's (v39-v47 on wgmma where the GPU has it, else v21 where v20's tiles
-// would give fewer than two waves, else v20).
+// The engine's version for the inner layer: auto's (v39-v47, v60 or v61 on wgmma where the GPU has it, else v21 where
+// v20's tiles would give fewer than two waves, else v20).
 int inner_version(const Layer& inner, int n) { return heuristic_version(inner, n, Precision::fp16, sm_count())->number; }
 
 // The prepared weights: the engine's layout for v19-v21, then v39-v47's (K-major), then W' in FP32.
@@ -227,8 +227,8 @@ void register_conv_s2d_half(Registry& r) {
                                .half_reads_model_input = [](int, const Layer&) { return true; }};  // as the first layer, always
   Impl i = cuda_impl(LayerKind::conv, 38, "s2d-half",
                      "a convolution over fewer than 8 channels (AlexNet's conv1, VGG's conv1_1) as a stride-1 convolution over a "
-                     "space-to-depth copy of its input (S x S pixels as channels, padded to whole 8-channel runs), run by auto's engine for it (v39-v47 "
-                     "on wgmma where the GPU has it, else v20/v21) in 16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
+                     "space-to-depth copy of its input (S x S pixels as channels, padded to whole 8-channel runs), run by auto's engine for it (v39-v47, "
+                     "v60 or v61 on wgmma where the GPU has it, else v20/v21) in 16-byte gathers; as the first layer it reads the model's input itself (--precision fp16 or bf16)",
                      &hooks);
   i.shapes = "stride 1-4 (equal), fewer than 8 input channels, a kernel at least as large as the stride, no groups";
   i.math = "fp16/bf16";

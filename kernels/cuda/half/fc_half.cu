@@ -282,7 +282,7 @@ void register_fc_half(Registry& r) {
   static const ImplHooks wgmma{.half_fc_prepare = half::fc_wgmma_prepare, .half_fc_forward = half::fc_wgmma_forward};
   Impl i = cuda_impl(LayerKind::fc, 16, "wgmma-half",
                      "the layer as a 1x1 convolution over its NHWC input flattened as stored, run by the 16-bit wgmma "
-                     "engine (conv v39-v47, auto's tile for it; --precision fp16 or bf16): K-major weights, 16-byte "
+                     "engine (conv v39-v47, auto's tile for it, v60 / v61 from 128 images; --precision fp16 or bf16): K-major weights, 16-byte "
                      "gathers, split-K, bias + activation fused; for large batches",
                      &wgmma);
   i.shapes = "a multiple of 8 input values (compute capability 9.0, sm_90a build)";

@@ -13,6 +13,7 @@
 #include "app/exec/executor.hpp"
 #include "app/commands/tune.hpp"
 #include "cli_util.hpp"
+#include "gpu_models.hpp"
 #include "gpu_util.hpp"
 #include "test_util.hpp"
 #include "kernels/cuda/ops/ops.hpp"
@@ -23,60 +24,9 @@
 using namespace bs;
 using bs::test::cpu_ref_output;
 using bs::test::gpu_missing;
+using namespace bs::test::models;
 
 namespace {
-
-Layer conv_layer(const std::string& name, int filters, int k, int s, int p, int g) {
-  return {name, test::conv_params(filters, k, s, p, g, true), {}, {}};
-}
-Layer fc_layer(const std::string& name, int outputs) {
-  FcParams f;
-  f.outputs = outputs;
-  f.bias.resize(static_cast<size_t>(outputs));
-  return {name, f, {}, {}};
-}
-Layer act_layer(const std::string& name, Act a) { return {name, ActParams{a}, {}, {}}; }
-Layer pool_layer(const std::string& name, PoolKind kind, int k, int s, int p = 0, bool ceil = false) {
-  PoolParams pp;
-  pp.kind = kind; pp.kh = pp.kw = k; pp.sh = pp.sw = s; pp.ph = pp.pw = p; pp.ceil_mode = ceil;
-  return {name, pp, {}, {}};
-}
-Layer lrn_layer(const std::string& name) {
-  LrnParams l;
-  l.size = 5; l.alpha = 1e-2f; l.beta = 0.75f; l.k = 2.0f;  // large alpha: the window sum matters
-  return {name, l, {}, {}};
-}
-
-// Shapes inferred, then weights drawn: uniform in +-sqrt(3 / fan_in) (He-like scale, so that deep chains keep
-// their activations near 1 and relative errors mean something).
-Model build(const std::string& name, Shape input, std::vector<Layer> layers, std::mt19937& rng) {
-  Model m;
-  m.name = name;
-  m.input = input;
-  m.layers = std::move(layers);
-  infer_shapes(m, name);
-  for (Layer& l : m.layers) {
-    auto fill = [&](std::vector<float>& w, size_t count, double fan_in) {
-      w = test::random_vector(count, rng);
-      const float scale = static_cast<float>(std::sqrt(3.0 / fan_in));
-      for (float& x : w) x *= scale;
-    };
-    if (auto* c = std::get_if<ConvParams>(&l.op)) {
-      const size_t fan = static_cast<size_t>(l.in.c / c->groups) * c->kh * c->kw;
-      fill(c->weight, static_cast<size_t>(c->filters) * fan, static_cast<double>(fan));
-      if (!c->bias.empty()) c->bias = test::random_vector(c->bias.size(), rng);
-    }
-    if (auto* f = std::get_if<FcParams>(&l.op)) {
-      fill(f->weight, static_cast<size_t>(f->outputs) * l.in.size(), static_cast<double>(l.in.size()));
-      if (!f->bias.empty()) f->bias = test::random_vector(f->bias.size(), rng);
-    }
-  }
-  return m;
-}
-
-std::vector<float> run(Backend& b, const Model& m, const std::vector<float>& in, int n) {
-  return test::guarded_forward(b, m, in, n).out;
-}
 
 // conv -> activation for v12-v14: the activation runs in the engine's epilogue, a pool after it on its own.
 TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
@@ -426,44 +376,6 @@ TEST(GpuEngine, Fp16OverflowIsReportedNotTurnedIntoInf) {
   EXPECT_LE(test::rel_l2(run(*b16, m, in, 2), run(*ref, m, in, 2)), precision_tolerance(Precision::bf16)) << "seed " << seed;
 }
 
-// The 16-bit wgmma versions' whole-tile epilogue (conv_wgmma_half.cu: the activation chosen once for the accumulator,
-// fp16's range check folded into one flag) on a layer whose first filters fill whole tiles: 128 filters over 16 x 16
-// pixels, 2 images (512 pixels, 4 tiles of 128 rows; the 96-wide versions' second column tile takes the per-pair path).
-// Each version with no activation, ReLU, tanh and the sigmoid agrees with the CPU within fp16's tolerance; with weights
-// of 300 over inputs of 10 (sums of 144 products, 1.9e5-4.3e5) the overflow is reported by name, except after the
-// saturating activations.
-TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
-  SKIP_WITHOUT_GPU();
-  uint32_t seed;
-  std::mt19937 rng = test::fresh_rng(&seed);
-  for (int act = -1; act < 3; ++act) {
-    std::vector<Layer> layers{conv_layer("conv", 128, 3, 1, 1, 1)};
-    const Act a = act == 0 ? Act::relu : act == 1 ? Act::tanh : Act::sigmoid;
-    if (act >= 0) layers.push_back(act_layer("act", a));
-    Model m = build("wide", {16, 16, 16}, layers, rng);
-    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * 2, rng);
-    auto ref = make_backend("cpu");
-    ref->load(m);
-    const std::vector<float> want = run(*ref, m, in, 2);
-    for (int v : {39, 41, 44, 45, 60, 61}) {
-      const std::string what = "v" + std::to_string(v) + " act " + std::to_string(act) + " seed " + std::to_string(seed);
-      auto gpu = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
-      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;
-      Model big = m;
-      gpu->load(m);
-      EXPECT_LE(test::rel_l2(run(*gpu, m, in, 2), want), precision_tolerance(Precision::fp16)) << what;
-      auto& conv = std::get<ConvParams>(big.layers[0].op);
-      for (float& w : conv.weight) w = 300.0f;
-      for (float& b : conv.bias) b = 0.0f;
-      const std::vector<float> tens(in.size(), 10.0f);
-      auto gpu_big = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
-      gpu_big->load(big);
-      if (act >= 1) EXPECT_NO_THROW(run(*gpu_big, big, tens, 2)) << what;
-      else test::expect_error_at([&] { run(*gpu_big, big, tens, 2); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
-    }
-  }
-}
-
 // conv v22 (spec-half) and v58 (band-half: the weights in registers, conv1 as a banded product): ECE 408's two shapes on
 // the 16-bit tensor cores with what they fuse: on conv1's shape the activation and the 2x2 max pool, reading the FP32
 // input itself as the first layer or, after another layer, the 16-bit NHWC tensor; on conv2's the activation (a pool
@@ -628,41 +540,6 @@ TEST(GpuEngine, ConcurrencyHazardNamesSharedConstantBanks) {
     else
       EXPECT_EQ(why, "") << v;
   }
-}
-
-// The 16-bit heuristic on Hopper (132 multiprocessors) for AlexNet's conv2-conv5, worked out by hand from the rule's
-// tile counts (rows = 128-pixel tiles; t96 / t128 = rows x ceil(Mg / 96 or 128) x groups): v48 up to 2 images; from 3,
-// the cluster versions where the grid is under one wave: v60 for a multiple of 96 filters whose 96-wide tiles fit one
-// wave (conv3 at 4 images: t96 = 6 x 4 = 24), v61 for a multiple of 128 otherwise (conv5 at 4 images: 6 x 2 x 2 = 24
-// 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
-// v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
-// t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32).
-TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
-  SKIP_WITHOUT_GPU();
-  const auto conv = [](Shape in, int m, int k, int pad, int groups) {
-    Layer l;
-    ConvParams p;
-    p.filters = m;
-    p.kh = p.kw = k;
-    p.ph = p.pw = pad;
-    p.groups = groups;
-    l.op = p;
-    l.in = in;
-    l.out = {m, in.h, in.w};
-    return l;
-  };
-  const Layer c2 = conv({96, 27, 27}, 256, 5, 2, 2), c3 = conv({256, 13, 13}, 384, 3, 1, 1), c4 = conv({384, 13, 13}, 384, 3, 1, 2),
-              c5 = conv({384, 13, 13}, 256, 3, 1, 2);
-  if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
-  struct Want { int n, c2, c3, c4, c5; };
-  for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 61, 60, 60, 61}, Want{8, 61, 60, 60, 61},
-                        Want{16, 45, 41, 41, 61}, Want{32, 45, 61, 42, 61}})
-    for (Precision p : {Precision::fp16, Precision::bf16}) {
-      EXPECT_EQ(heuristic_version(c2, w.n, p, 132)->number, w.c2) << "conv2 n" << w.n << " " << name_of(p);
-      EXPECT_EQ(heuristic_version(c3, w.n, p, 132)->number, w.c3) << "conv3 n" << w.n << " " << name_of(p);
-      EXPECT_EQ(heuristic_version(c4, w.n, p, 132)->number, w.c4) << "conv4 n" << w.n << " " << name_of(p);
-      EXPECT_EQ(heuristic_version(c5, w.n, p, 132)->number, w.c5) << "conv5 n" << w.n << " " << name_of(p);
-    }
 }
 
 }  // namespace

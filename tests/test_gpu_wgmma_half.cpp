@@ -1,0 +1,93 @@
+// The 16-bit wgmma convolutions (conv_wgmma_half.cu): the whole-tile epilogue of v39-v47, v60 and v61 against the CPU,
+// and auto's choice among them at small batches (the cluster versions v60 / v61). Without a GPU each test skips.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "gpu_models.hpp"
+#include "gpu_util.hpp"
+#include "test_util.hpp"
+#include "kernels/plan/plan.hpp"
+#include "kernels/plan/registry.hpp"
+
+using namespace bs;
+using bs::test::gpu_missing;
+using namespace bs::test::models;
+
+namespace {
+
+// The 16-bit wgmma versions' whole-tile epilogue (conv_wgmma_half.cu: fp16's range check folded into one flag a
+// thread) on a layer whose first filters fill whole tiles: 128 filters over 16 x 16
+// pixels, 2 images (512 pixels, 4 tiles of 128 rows; the 96-wide versions' second column tile takes the per-pair path).
+// Each version with no activation, ReLU, tanh and the sigmoid agrees with the CPU within fp16's tolerance; with weights
+// of 300 over inputs of 10 (sums of 144 products, 1.9e5-4.3e5) the overflow is reported by name, except after the
+// saturating activations.
+TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  for (int act = -1; act < 3; ++act) {
+    std::vector<Layer> layers{conv_layer("conv", 128, 3, 1, 1, 1)};
+    const Act a = act == 0 ? Act::relu : act == 1 ? Act::tanh : Act::sigmoid;
+    if (act >= 0) layers.push_back(act_layer("act", a));
+    Model m = build("wide", {16, 16, 16}, layers, rng);
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * 2, rng);
+    auto ref = make_backend("cpu");
+    ref->load(m);
+    const std::vector<float> want = run(*ref, m, in, 2);
+    for (int v : {39, 41, 44, 45, 60, 61}) {
+      const std::string what = "v" + std::to_string(v) + " act " + std::to_string(act) + " seed " + std::to_string(seed);
+      auto gpu = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
+      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;
+      Model big = m;
+      gpu->load(m);
+      EXPECT_LE(test::rel_l2(run(*gpu, m, in, 2), want), precision_tolerance(Precision::fp16)) << what;
+      auto& conv = std::get<ConvParams>(big.layers[0].op);
+      for (float& w : conv.weight) w = 300.0f;
+      for (float& b : conv.bias) b = 0.0f;
+      const std::vector<float> tens(in.size(), 10.0f);
+      auto gpu_big = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
+      gpu_big->load(big);
+      if (act >= 1) EXPECT_NO_THROW(run(*gpu_big, big, tens, 2)) << what;
+      else test::expect_error_at([&] { run(*gpu_big, big, tens, 2); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
+    }
+  }
+}
+
+// The 16-bit heuristic on Hopper (132 multiprocessors) for AlexNet's conv2-conv5, worked out by hand from the rule's
+// tile counts (rows = 128-pixel tiles; t96 / t128 = rows x ceil(Mg / 96 or 128) x groups): v48 up to 2 images; from 3,
+// the cluster versions where the grid is under one wave: v60 for a multiple of 96 filters whose 96-wide tiles fit one
+// wave (conv3 at 4 images: t96 = 6 x 4 = 24), v61 for a multiple of 128 otherwise (conv5 at 4 images: 6 x 2 x 2 = 24
+// 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
+// v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
+// t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32).
+TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
+  SKIP_WITHOUT_GPU();
+  const auto conv = [](Shape in, int m, int k, int pad, int groups) {
+    Layer l;
+    ConvParams p;
+    p.filters = m;
+    p.kh = p.kw = k;
+    p.ph = p.pw = pad;
+    p.groups = groups;
+    l.op = p;
+    l.in = in;
+    l.out = {m, in.h, in.w};
+    return l;
+  };
+  const Layer c2 = conv({96, 27, 27}, 256, 5, 2, 2), c3 = conv({256, 13, 13}, 384, 3, 1, 1), c4 = conv({384, 13, 13}, 384, 3, 1, 2),
+              c5 = conv({384, 13, 13}, 256, 3, 1, 2);
+  if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
+  struct Want { int n, c2, c3, c4, c5; };
+  for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 61, 60, 60, 61}, Want{8, 61, 60, 60, 61},
+                        Want{16, 45, 41, 41, 61}, Want{32, 45, 61, 42, 61}})
+    for (Precision p : {Precision::fp16, Precision::bf16}) {
+      EXPECT_EQ(heuristic_version(c2, w.n, p, 132)->number, w.c2) << "conv2 n" << w.n << " " << name_of(p);
+      EXPECT_EQ(heuristic_version(c3, w.n, p, 132)->number, w.c3) << "conv3 n" << w.n << " " << name_of(p);
+      EXPECT_EQ(heuristic_version(c4, w.n, p, 132)->number, w.c4) << "conv4 n" << w.n << " " << name_of(p);
+      EXPECT_EQ(heuristic_version(c5, w.n, p, 132)->number, w.c5) << "conv5 n" << w.n << " " << name_of(p);
+    }
+}
+
+}  // namespace

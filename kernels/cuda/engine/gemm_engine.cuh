@@ -136,43 +136,55 @@ __host__ __device__ constexpr bool pair_epilogue() {
   else return false;
 }
 
-// The cluster's split-K reduction (T::CLUSTER; the splits of a tile are the blocks of one cluster, rank = split):
-// each block stages its tile of partial sums in its own shared memory, then sums 1/splits of the tile over every
-// block's (in rank order: the result does not depend on which block finishes first) and stores it.
-template <class T, class Math, class Problem>
-__device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename Math::Acc& acc, float* tile, int group, int m0,
-                                               int n0, int wm0, int wn0, int lane, int tid) {
+// Columns n to n + 3 of row m of a split-K tile's reduced sums, stored as the output (split = kSplitsReduced) through
+// the Problem's store2 (column pairs) where PAIRS, else its store.
+template <bool PAIRS, class Problem>
+__device__ __forceinline__ void store_reduced_quad(const Problem& pr, int group, int m, int n, const float4& sum) {
+  if constexpr (PAIRS) {
+    pr.store2(group, kSplitsReduced, m, n, sum.x, sum.y);
+    pr.store2(group, kSplitsReduced, m, n + 2, sum.z, sum.w);
+  } else {
+    pr.store(group, kSplitsReduced, m, n, sum.x);
+    pr.store(group, kSplitsReduced, m, n + 1, sum.y);
+    pr.store(group, kSplitsReduced, m, n + 2, sum.z);
+    pr.store(group, kSplitsReduced, m, n + 3, sum.w);
+  }
+}
+
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // CS: a multiple of 4 floats, so that every 4 columns from a multiple of 4 are one aligned float4.
-  constexpr int CS = T::BN + 4, QUADS = T::BM * T::BN / 4, ROW_QUADS = T::BN / 4;
-  __syncthreads();  // every warp has left the last stage: the pipeline's memory becomes the tile
-  if constexpr (pair_epilogue<Problem>())  // the maths a pair problem runs (MmaHalfMath) hand out pairs
-    Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { *reinterpret_cast<float2*>(tile + r * CS + c) = make_float2(v0, v1); });
-  else
-    Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { tile[r * CS + c] = v; });
+// The second half of a split-K reduction in a thread-block cluster (the splits of a tile are the blocks of one cluster,
+// rank = split), shared by both mainloops (this engine's cluster_reduce, gemm_wgmma.cuh's): every block has staged its
+// BM x BN tile of partial sums in its own shared memory at `tile`, rows CS floats apart (CS a multiple of 4); after a
+// cluster barrier each block sums 1/splits of the tile's quads (4 neighbouring columns of a row) over every block's
+// memory, in rank order (the result does not depend on which block finishes first), and hands each sum to
+// store(row, column, float4) within the tile.
+template <int BM, int BN, int CS, int THREADS, int CLUSTER, class Store>
+__device__ __forceinline__ void cluster_sum_store(const float* tile, int splits, int tid, Store&& store) {
+  constexpr int QUADS = BM * BN / 4, ROW_QUADS = BN / 4;
+  static_assert(CS % 4 == 0 && BN % 4 == 0, "every 4 columns from a multiple of 4 are one aligned float4");
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's tile is staged and visible to the cluster
-  const int splits = pr.splits, rank = static_cast<int>(cluster.block_rank());
+  const int rank = static_cast<int>(cluster.block_rank());
   // This block's share: at most ITERS quads a thread (splits >= 2), summed first, so that the block can tell the
   // cluster it is done reading before it stores.
-  constexpr int ITERS = (QUADS / 2 + T::THREADS - 1) / T::THREADS;
+  constexpr int ITERS = (QUADS / 2 + THREADS - 1) / THREADS;
   const int per = (QUADS + splits - 1) / splits, q0 = rank * per, q1 = min(QUADS, q0 + per);
   float4 sums[ITERS];
 #pragma unroll
   for (int it = 0; it < ITERS; ++it) {
-    const int i = q0 + tid + it * T::THREADS;
+    const int i = q0 + tid + it * THREADS;
     if (i >= q1) break;
     const float4* mine = reinterpret_cast<const float4*>(tile + (i / ROW_QUADS) * CS + 4 * (i % ROW_QUADS));
     // Every block's 4 values first (the loads in flight together: distributed shared memory is a few hundred cycles
     // away), then their sum in rank order.
-    float4 v[T::CLUSTER];
+    float4 v[CLUSTER];
 #pragma unroll
-    for (int q = 0; q < T::CLUSTER; ++q)
+    for (int q = 0; q < CLUSTER; ++q)
       if (q < splits) v[q] = *cluster.map_shared_rank(mine, q);
     sums[it] = v[0];
 #pragma unroll
-    for (int q = 1; q < T::CLUSTER; ++q)
+    for (int q = 1; q < CLUSTER; ++q)
       if (q < splits) {
         sums[it].x += v[q].x;
         sums[it].y += v[q].y;
@@ -185,21 +197,30 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 #pragma unroll
   for (int it = 0; it < ITERS; ++it) {
-    const int i = q0 + tid + it * T::THREADS;
+    const int i = q0 + tid + it * THREADS;
     if (i >= q1) break;
-    const int r = i / ROW_QUADS, c = 4 * (i % ROW_QUADS);
-    const float4 sum = sums[it];
-    if constexpr (pair_epilogue<Problem>()) {
-      pr.store2(group, kSplitsReduced, m0 + r, n0 + c, sum.x, sum.y);
-      pr.store2(group, kSplitsReduced, m0 + r, n0 + c + 2, sum.z, sum.w);
-    } else {
-      pr.store(group, kSplitsReduced, m0 + r, n0 + c, sum.x);
-      pr.store(group, kSplitsReduced, m0 + r, n0 + c + 1, sum.y);
-      pr.store(group, kSplitsReduced, m0 + r, n0 + c + 2, sum.z);
-      pr.store(group, kSplitsReduced, m0 + r, n0 + c + 3, sum.w);
-    }
+    store(i / ROW_QUADS, 4 * (i % ROW_QUADS), sums[it]);
   }
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+}
+#endif
+
+// The cluster's split-K reduction (T::CLUSTER): each block stages its tile of partial sums in its own shared memory,
+// then cluster_sum_store sums and stores its share.
+template <class T, class Math, class Problem>
+__device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename Math::Acc& acc, float* tile, int group, int m0,
+                                               int n0, int wm0, int wn0, int lane, int tid) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  // CS: a multiple of 4 floats, so that every 4 columns from a multiple of 4 are one aligned float4.
+  constexpr int CS = T::BN + 4;
+  __syncthreads();  // every warp has left the last stage: the pipeline's memory becomes the tile
+  if constexpr (pair_epilogue<Problem>())  // the maths a pair problem runs (MmaHalfMath) hand out pairs
+    Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { *reinterpret_cast<float2*>(tile + r * CS + c) = make_float2(v0, v1); });
+  else
+    Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { tile[r * CS + c] = v; });
+  cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(tile, pr.splits, tid, [&](int r, int c, const float4& sum) {
+    store_reduced_quad<pair_epilogue<Problem>()>(pr, group, m0 + r, n0 + c, sum);
+  });
 #else
   (void)pr, (void)acc, (void)tile, (void)group, (void)m0, (void)n0, (void)wm0, (void)wn0, (void)lane, (void)tid;
   __trap();  // launched only where cluster_launch_ok() (gemm_launch.cuh) found the image and the device able

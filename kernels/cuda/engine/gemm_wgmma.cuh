@@ -117,7 +117,7 @@ __device__ __forceinline__ void mma(float (&d)[T::BN / 2], uint64_t a, uint64_t 
 template <class T, class Problem>
 __device__ __forceinline__ void cluster_reduce(const Problem& pr, const float (&acc)[T::MI][T::BN / 2], float* tile, int group,
                                                int m0, int n0, int r, int c, int tid) {
-  constexpr int CS = T::CS, ROW_QUADS = T::BN / 4, QUADS = T::BM * ROW_QUADS;
+  constexpr int CS = T::CS;
   __syncthreads();  // every warpgroup's products are done (wait_group 0) and every copy has landed: the stages are free
 #pragma unroll
   for (int mi = 0; mi < T::MI; ++mi)
@@ -126,54 +126,10 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const float (&
 #pragma unroll
       for (int j = 0; j < T::BN / 8; ++j)
         *reinterpret_cast<float2*>(tile + (r + 64 * mi + 8 * h) * CS + c + 8 * j) = make_float2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-  namespace cg = cooperative_groups;
-  cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every block's tile is staged and visible to the cluster
-  const int splits = pr.splits, rank = static_cast<int>(cluster.block_rank());
-  // This block's share: at most ITERS quads a thread (splits >= 2), summed first, so that the block can tell the
-  // cluster it is done reading before it stores.
-  constexpr int ITERS = (QUADS / 2 + T::THREADS - 1) / T::THREADS;
-  const int per = (QUADS + splits - 1) / splits, q0 = rank * per, q1 = min(QUADS, q0 + per);
-  float4 sums[ITERS];
-#pragma unroll
-  for (int it = 0; it < ITERS; ++it) {
-    const int i = q0 + tid + it * T::THREADS;
-    if (i >= q1) break;
-    const float4* mine = reinterpret_cast<const float4*>(tile + (i / ROW_QUADS) * CS + 4 * (i % ROW_QUADS));
-    float4 v[T::CLUSTER];  // every block's 4 values in flight together, then their sum in rank order
-#pragma unroll
-    for (int q = 0; q < T::CLUSTER; ++q)
-      if (q < splits) v[q] = *cluster.map_shared_rank(mine, q);
-    sums[it] = v[0];
-#pragma unroll
-    for (int q = 1; q < T::CLUSTER; ++q)
-      if (q < splits) {
-        sums[it].x += v[q].x;
-        sums[it].y += v[q].y;
-        sums[it].z += v[q].z;
-        sums[it].w += v[q].w;
-      }
-  }
-  // Done reading the cluster's memory: arrive without a fence (which would wait for the stores below); wait at the
-  // end, so that no block leaves (freeing its shared memory) while another still reads it.
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-#pragma unroll
-  for (int it = 0; it < ITERS; ++it) {
-    const int i = q0 + tid + it * T::THREADS;
-    if (i >= q1) break;
-    const int row = m0 + i / ROW_QUADS, col = n0 + 4 * (i % ROW_QUADS);
-    const float4 sum = sums[it];
-    if constexpr (requires { pr.store2(0, 0, 0, 0, 0.0f, 0.0f); }) {
-      pr.store2(group, gemm::kSplitsReduced, row, col, sum.x, sum.y);
-      pr.store2(group, gemm::kSplitsReduced, row, col + 2, sum.z, sum.w);
-    } else {
-      pr.store(group, gemm::kSplitsReduced, row, col, sum.x);
-      pr.store(group, gemm::kSplitsReduced, row, col + 1, sum.y);
-      pr.store(group, gemm::kSplitsReduced, row, col + 2, sum.z);
-      pr.store(group, gemm::kSplitsReduced, row, col + 3, sum.w);
-    }
-  }
-  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+  constexpr bool pairs = requires { pr.store2(0, 0, 0, 0, 0.0f, 0.0f); };
+  gemm::cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(tile, pr.splits, tid, [&](int rr, int cc, const float4& sum) {
+    gemm::store_reduced_quad<pairs>(pr, group, m0 + rr, n0 + cc, sum);
+  });
 }
 #endif
 

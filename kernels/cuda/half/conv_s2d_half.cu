@@ -87,6 +87,11 @@ constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pix
 // One block per (image, block row Y), threads over (block column X, word of T): consecutive threads write consecutive
 // words and read the few pixels of one S x S block (through L1). Where each of a word's two channels j = (r S + q) Ct + c
 // comes from, (r, q, c), is tabulated once per block, so that a thread's work is one division and its loads.
+// A thread takes kS2dUnroll words a round, a block's width apart, and issues all their loads before its first store:
+// AlexNet's conv1 row is 57 x 24 words, so 256 threads take it in one round with 12 loads each in flight (one word at a
+// time, the row took six DRAM latencies in turn; experiments/batch1-latency.md, "The space-to-depth repack's loads").
+constexpr int kS2dUnroll = 6;
+
 template <bool BF16, int SRC>
 __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
   __shared__ int2 from[kMaxWords][2];  // {r << 16 | q, c} of each half of each word
@@ -100,29 +105,41 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
   const long long img = blockIdx.x / g.h2;
   const long long plane = static_cast<long long>(is.h) * is.w;
   uint32_t* row = t + (img * g.h2 + yb) * g.w2 * words;
-  for (int i = threadIdx.x; i < g.w2 * words; i += blockDim.x) {
-    const int xb = i / words, wd = i - xb * words;
-    float v[2];
-    uint16_t raw[2];
+  const int total = g.w2 * words;
+  for (int i0 = threadIdx.x; i0 < total; i0 += kS2dUnroll * blockDim.x) {
+    float v[kS2dUnroll][2];
+    uint16_t raw[kS2dUnroll][2];
 #pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int2 f = from[wd][h];
-      const int y = yb * g.s + (f.x >> 16) - g.ph, x = xb * g.s + (f.x & 0xffff) - g.pw, c = f.y;
-      const bool ok = c < g.c && static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
-      v[h] = 0.0f;
-      raw[h] = 0;
-      if (ok) {
-        if constexpr (SRC == kNhwc) raw[h] = static_cast<const uint16_t*>(in)[((img * is.h + y) * is.w + x) * g.cs + c];
-        else if constexpr (SRC == kH16) raw[h] = static_cast<const uint16_t*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
-        else v[h] = static_cast<const float*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
+    for (int u = 0; u < kS2dUnroll; ++u) {
+      const int i = i0 + u * blockDim.x;
+      const int xb = i / words, wd = i - xb * words;
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        v[u][h] = 0.0f;
+        raw[u][h] = 0;
+        if (i < total) {
+          const int2 f = from[wd][h];
+          const int y = yb * g.s + (f.x >> 16) - g.ph, x = xb * g.s + (f.x & 0xffff) - g.pw, c = f.y;
+          const bool ok = c < g.c && static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
+          if (ok) {
+            if constexpr (SRC == kNhwc) raw[u][h] = static_cast<const uint16_t*>(in)[((img * is.h + y) * is.w + x) * g.cs + c];
+            else if constexpr (SRC == kH16) raw[u][h] = static_cast<const uint16_t*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
+            else v[u][h] = static_cast<const float*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
+          }
+        }
       }
     }
-    if constexpr (SRC == kF32) {
-      check_range<BF16>(v[0], ovf);
-      check_range<BF16>(v[1], ovf);
-      row[i] = pack2<BF16>(v[0], v[1]);
-    } else {
-      row[i] = static_cast<uint32_t>(raw[0]) | static_cast<uint32_t>(raw[1]) << 16;
+#pragma unroll
+    for (int u = 0; u < kS2dUnroll; ++u) {
+      const int i = i0 + u * blockDim.x;
+      if (i >= total) break;
+      if constexpr (SRC == kF32) {
+        check_range<BF16>(v[u][0], ovf);
+        check_range<BF16>(v[u][1], ovf);
+        row[i] = pack2<BF16>(v[u][0], v[u][1]);
+      } else {
+        row[i] = static_cast<uint32_t>(raw[u][0]) | static_cast<uint32_t>(raw[u][1]) << 16;
+      }
     }
   }
 }

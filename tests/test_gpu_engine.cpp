@@ -51,9 +51,9 @@ TEST(GpuEngine, ConvWithFusedActivationMatchesCpuRef) {
     const Model m = build("engine-chain", c.in, layers, rng);
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
     const std::vector<float> want = cpu_ref_output(m, in, c.batch);
-    for (const char* v : {"12", "13", "14", "15", "34", "35", "36", "51", "52", "53"}) {
+    for (const char* v : {"12", "13", "14", "15", "34", "35", "36", "51", "52", "53", "62", "63"}) {
       auto gpu = make_backend("cuda", test::guarded_options(v));
-      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36, v51-v53: wgmma (compute capability 9.0)
+      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36, v51-v53, v62-v63: wgmma (compute capability 9.0)
         std::printf("v%s skipped: %s\n", v, sup.reason.c_str());
         continue;
       }
@@ -189,9 +189,9 @@ TEST(GpuEngine, FullLengthReductionsWithoutSplitKKeepFp32Accuracy) {
     const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.batch, rng);
     cpu->load(m);
     const std::vector<float> want = run(*cpu, m, in, c.batch);
-    for (int v : c.conv ? std::vector<int>{12, 13, 14, 15, 34, 35, 36, 51, 52, 53} : std::vector<int>{6, 7, 8, 9, 18}) {
+    for (int v : c.conv ? std::vector<int>{12, 13, 14, 15, 34, 35, 36, 51, 52, 53, 62, 63} : std::vector<int>{6, 7, 8, 9, 18}) {
       if (const Support s = registry().find(c.conv ? LayerKind::conv : LayerKind::fc, BackendKind::cuda, v)->check(m.layers[0]); !s.ok) {
-        std::cout << "[ skipped  ] v" << v << " on " << c.what << ": " << s.reason << "\n";  // v34-v36, v51-v53: Hopper only
+        std::cout << "[ skipped  ] v" << v << " on " << c.what << ": " << s.reason << "\n";  // v34-v36, v51-v53, v62-v63: Hopper only
         continue;
       }
       BackendOptions o;
@@ -239,9 +239,9 @@ TEST(GpuEngine, AlexNetShapedModelEndToEnd) {
   std::mt19937 rng = test::fresh_rng(&seed);
   const Model m = alexnet_like(rng);
   alexnet_like_batches(m, rng, [&](int n, const std::vector<float>& in, const std::vector<float>& want) {
-    for (const char* v : {"auto", "12", "13", "14", "34", "35", "36", "51", "52", "53"}) {
+    for (const char* v : {"auto", "12", "13", "14", "34", "35", "36", "51", "52", "53", "62", "63"}) {
       auto gpu = make_backend("cuda", test::guarded_options(v));
-      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36, v51-v53: wgmma (compute capability 9.0)
+      if (Support sup = gpu->supports(m.layers[0]); !sup.ok) {  // v34-v36, v51-v53, v62-v63: wgmma (compute capability 9.0)
         std::printf("v%s skipped: %s\n", v, sup.reason.c_str());
         continue;
       }

@@ -71,7 +71,7 @@ TEST(GpuF16Scales, ThreeFp16ScalesKeepFp32AccuracyAtAnyMagnitude) {
       cpu->load(mw);
       const std::vector<float> want = forward_of(*cpu, mw, in, n);
       const size_t per = want.size() / n;
-      for (int v : {51, 52, 53}) {
+      for (int v : {51, 52, 53, 62, 63}) {
         BackendOptions o;
         o.conv_variant = v;
         auto gpu = make_backend("cuda", o);

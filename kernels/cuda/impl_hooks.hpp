@@ -53,7 +53,7 @@ void register_conv_wgmma(Registry& r);      // engine/conv_wgmma.cu: v23-v36
 void register_conv_direct_half(Registry& r);  // half/conv_direct_half.cu: v37
 void register_conv_s2d_half(Registry& r);     // half/conv_s2d_half.cu: v38
 void register_conv_wgmma_half(Registry& r);   // half/conv_wgmma_half.cu: v39-v47
-void register_conv_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: v51-v56
+void register_conv_wgmma_3xf16(Registry& r);  // engine/conv_wgmma_3xf16.cu: v51-v56, v62, v63
 void register_conv_tc_f16(Registry& r);     // ops/conv_tc_f16.cu: v57
 void register_conv_band_half(Registry& r);  // half/conv_band_half.cu: v58
 void register_conv_band_3xf16(Registry& r);  // ops/conv_band_3xf16.cu: v59

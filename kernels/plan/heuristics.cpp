@@ -60,6 +60,9 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const long long blocks52 = (cols + 127) / 128 * (mg / 128) * p.groups;
   if (mg % 128 == 0 && blocks52 >= 2LL * sms && runs(LayerKind::conv, 52, l)) return 52;
   if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
+  // v51's grid under one wave (one block a multiprocessor): v62, its tiles with the split-K reduced in a cluster.
+  const long long blocks51 = (cols + 191) / 192 * ((mg + 95) / 96) * p.groups;
+  if (blocks51 < sms && runs(LayerKind::conv, 62, l)) return 62;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
 }

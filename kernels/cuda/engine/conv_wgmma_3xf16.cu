@@ -1,4 +1,4 @@
-// Convolution versions v51-v56: FP32 accuracy (3xFP16) and tf32 on the FP16 tensor cores, on the engine's Hopper mainloop
+// Convolution versions v51-v56, v62 and v63: FP32 accuracy (3xFP16) and tf32 on the FP16 tensor cores, on the engine's Hopper mainloop
 // (gemm_wgmma.cuh) with the NHWC loaders of v26-v36 (wgmma_conv_loads.cuh). Built for sm_90a only.
 //
 // The three products of 3xTF32 (v34-v36), over FP16 parts: an operand x becomes hi = fp16(s x) and lo = fp16(s x - hi),
@@ -26,6 +26,8 @@
 //   v51 wgmma-3xf16       192 pixels x 96 filters on 3 warpgroups, 3 stages (v34's shape)
 //   v52 wgmma-3xf16-128   128 x 128 on 2 warpgroups, 3 stages (v35's)
 //   v53 wgmma-3xf16-64    192 x 64 on 3 warpgroups, 3 stages (v36's)
+//   v62 wgmma-3xf16-c     v51 with its split-K reduced in a thread-block cluster of up to 8 blocks (gemm_wgmma.cuh, as v60)
+//   v63 wgmma-3xf16-128c  v52 with the same
 //   fc v18 wgmma-3xf16    a fully connected layer as the 1x1 convolution it is over its (N, I, 1, 1) input, on v51:
 //                         the weights (O, I) are already (M, C, 1, 1), and the copy pass is a flat split
 // --precision tf32, the same with hi alone (one part): one FP16 product of the scaled operands, which is TF32's rounding
@@ -128,6 +130,14 @@ struct Wg3xF16Problem : wg::NchwOutConv {
       }
     store_tile_nchw<T, true>(acc, group, split, r, c, inv_a, inv_w + group * mg);
   }
+  // The cluster versions' (v62, v63) reduced sums, split = gemm::kSplitsReduced: each first divided by its image's and its
+  // filter's scale as store_tile divides a tile's values (the same product of the two factors, exact), then bias,
+  // activation and the output by NchwOutConv's store. The splits' partial sums are added unscaled in the cluster; with
+  // powers of two that is the sum of the scaled partial sums the workspace path adds.
+  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
+    if (split == gemm::kSplitsReduced && m < ncols && n < mg) v *= pow2(-scale_shift(__ldg(amax + m / p))) * __ldg(inv_w + group * mg + n);
+    NchwOutConv::store(group, split, m, n, v);
+  }
 };
 
 // The space-to-depth rewrite (the header): a strided convolution over fewer than 8 channels with one group.
@@ -147,8 +157,8 @@ struct Geometry {
   long long rows;        // G Mg
   int images;            // n
 };
-// v51-v53 take two parts (3xFP16), v54-v56 one (the scaled FP16 product of --precision tf32).
-int parts_of(int version) { return version >= 54 ? 1 : 2; }
+// v51-v53, v62 and v63 take two parts (3xFP16), v54-v56 one (the scaled FP16 product of --precision tf32).
+int parts_of(int version) { return version >= 54 && version <= 56 ? 1 : 2; }
 
 Geometry geometry(int version, Shape is, const ConvParams& c, Shape os, int n) {
   Geometry g;
@@ -194,6 +204,8 @@ long long table_at(const Geometry& g) { return inv_at(g) + (g.rows + 1) / 2 * 2;
 
 template <int BN, int BM, int WG>
 using Tile3 = wg::WgTile<BN, 3, BM, WG, 2, wg::kF16>;
+template <int BN, int BM, int WG>
+using Tile3c = wg::WgTile<BN, 3, BM, WG, 2, wg::kF16, 8>;  // split-K in a cluster of up to 8 blocks
 template <int BN, int STAGES, int BM, int WG>
 using Tile1 = wg::WgTile<BN, STAGES, BM, WG, 1, wg::kF16>;
 
@@ -203,6 +215,8 @@ void with_tile(int version, F&& f) {
     case 51: return f.template operator()<Tile3<96, 192, 3>>();
     case 52: return f.template operator()<Tile3<128, 128, 2>>();
     case 53: return f.template operator()<Tile3<64, 192, 3>>();
+    case 62: return f.template operator()<Tile3c<96, 192, 3>>();   // v51's tile
+    case 63: return f.template operator()<Tile3c<128, 128, 2>>();  // v52's
     case 54: return f.template operator()<Tile1<128, 3, 128, 2>>();  // v45's: two blocks per multiprocessor
     case 55: return f.template operator()<Tile1<96, 4, 256, 4>>();   // v42's
     case 56: return f.template operator()<Tile1<64, 4, 128, 2>>();   // v46's: two blocks per multiprocessor
@@ -213,7 +227,12 @@ void with_tile(int version, F&& f) {
 template <class T>
 int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
-  return gemm::choose_splits(blocks, g.kw_pad / T::BK, wg::wgmma_occupancy<T, Wg3xF16Problem>());
+  return wg::wgmma_splits<T, Wg3xF16Problem>(blocks, g.kw_pad / T::BK);
+}
+// Split-K partial sums in the workspace (floats): none where the splits are reduced in a cluster.
+template <class T>
+size_t partial_floats(const Geometry& g, int splits) {
+  return splits > 1 && T::CLUSTER == 0 ? static_cast<size_t>(splits) * g.rows * g.ncols : 0;
 }
 
 template <class T>
@@ -247,7 +266,7 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   pr.part = a.workspace + partials_at(g);
   pr.inv_w = a.prepared + inv_at(g);
   pr.amax = amax;
-  const size_t need = static_cast<size_t>(partials_at(g)) + (pr.splits > 1 ? static_cast<size_t>(pr.splits) * g.rows * g.ncols : 0);
+  const size_t need = static_cast<size_t>(partials_at(g)) + partial_floats<T>(g, pr.splits);
   wg::launch_fp32_conv<T>(pr, a, need, act, s);
 }
 
@@ -275,8 +294,7 @@ size_t workspace_floats(int version, const Layer& layer, int n) {
   const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_tile(version, [&]<class T>() {
-    const int splits = splits_for<T>(g);
-    floats = static_cast<size_t>(partials_at(g)) + (splits > 1 ? static_cast<size_t>(splits) * g.rows * g.ncols : 0);
+    floats = static_cast<size_t>(partials_at(g)) + partial_floats<T>(g, splits_for<T>(g));
   });
   return floats;
 }
@@ -372,6 +390,10 @@ void register_conv_wgmma_3xf16(Registry& r) {
                          "on three warpgroups, 3 stages of 64 k");
   add(52, "wgmma-3xf16-128", "v51 with 128 x 128 tiles on two warpgroups");
   add(53, "wgmma-3xf16-64", "v51 with 192 pixels x 64 filters");
+  add(62, "wgmma-3xf16-c", "v51 (192 pixels x 96 filters, 3xFP16) with its split-K reduced in a thread-block cluster of up to 8 "
+                           "blocks (each block's partial tile summed over the cluster's shared memory: no workspace, no "
+                           "reduction kernel), for grids under one wave");
+  add(63, "wgmma-3xf16-128c", "v52 (128 x 128, 3xFP16) with the same cluster split-K");
   add(54, "wgmma-f16s", "--precision tf32 on the FP16 tensor cores: one FP16 product of operands scaled as v51's (TF32's 11 "
                         "significant bits, rounded to nearest, at twice TF32's rate and half its bytes), 128 x 128 tiles, "
                         "3 stages, two blocks per multiprocessor");

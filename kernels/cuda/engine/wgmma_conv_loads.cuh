@@ -138,7 +138,7 @@ struct NchwOutConv : NhwcConvLoads {
 
   __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
     if (m >= ncols || n >= mg) return;
-    if (splits > 1) {
+    if (splits > 1 && split != gemm::kSplitsReduced) {  // a partial sum; the reduced ones (a cluster's) are the output
       part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
       return;
     }
@@ -233,7 +233,7 @@ void launch_fp32_conv(const Problem& pr, const ConvArgs& a, size_t need, int act
   if (a.workspace_floats < need)
     fail("layer convolution", "wgmma workspace too small (internal: workspace_floats disagrees with the launch)");
   launch_wgmma<T>(pr, pr.ncols, pr.mg, pr.groups, s);
-  if (pr.splits > 1) {
+  if (pr.splits > 1 && T::CLUSTER == 0) {  // else the splits were reduced inside their cluster
     ConvArgs red = a;
     red.workspace = pr.part;
     detail::conv_splitk_finish(red, pr.splits, pr.groups, pr.mg, pr.ncols, pr.p, act, s);

@@ -50,11 +50,8 @@ TEST(GpuS2d, FirstAndLaterLayersMatchCpuRefAndAutoTakesItAtLargeBatches) {
       {model("later", {3, 23, 21}, {conv("c1", 6, 3, 1, 1, rng, 3), relu("r1"), conv("c2", 16, 5, 2, 1, rng, 6), relu("r2")}), 2, "auto",
        {320}},
       // a wide row: 72 block columns of 24 words (1,728) are more than one round of the repack's 256 threads x 6 words,
-      // so a thread's second round is partial (staged: 3 x 4 rows of 283 columns)
+      // so a thread's second round is partial
       {model("wide", {3, 9, 283}, {conv("c1", 8, 11, 4, 2, rng, 3), relu("r1")}), 0, "38", {1, 3}},
-      // a row too wide to stage (3 x 4 rows of 1,031 FP32 columns: 49.5 KB): the first layer's input gathered through L1,
-      // 259 block columns of 24 words, five rounds of the gather
-      {model("widest", {3, 12, 1031}, {conv("c1", 8, 11, 4, 2, rng, 3), relu("r1")}), 0, "38", {1}},
       // 2 channels at stride 4 (32 after the rewrite), a kernel not a multiple of the stride, no activation after it
       {model("two", {2, 30, 30}, {conv("c1", 8, 6, 4, 0, rng, 2)}), 0, "38", {1, 5}},
       // 3 channels at stride 2: 12 is not a multiple of 8, so the rewrite keeps the pad channel (16)

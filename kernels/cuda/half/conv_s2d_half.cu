@@ -21,8 +21,6 @@
 #include <climits>
 #include <numeric>
 
-#include <cuda_pipeline.h>
-
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
@@ -146,57 +144,6 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
   }
 }
 
-// The same for the FP32 NCHW input (the model's, as the first layer) where the block's S input rows of every channel fit
-// kStagedBytes: the block first copies them into shared memory by cp.async, 4 bytes a copy and every copy of a thread
-// in flight at once (consecutive threads, consecutive columns: a warp's request is 4 sectors, where the gather's meets
-// 12 rows of 3 channels; rows outside the image land as zeros), then assembles the words from there with the same
-// writes. A first staged form (d630da7, reverted) read the rows one at a time, each load stored before the next was
-// issued, and was 1.2x slower than the gather (experiments/batch1-latency.md).
-constexpr size_t kStagedBytes = 48 * 1024;  // the staged form's largest tile (no opt-in)
-
-template <bool BF16>
-__global__ void __launch_bounds__(256) s2d_staged_kernel(const float* __restrict__ in, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
-  extern __shared__ float tile[];  // [c][r][x]: C x S rows of W
-  __shared__ int2 from[kMaxWords][2];
-  const int yb = blockIdx.x % g.h2;
-  const long long img = blockIdx.x / g.h2;
-  const long long plane = static_cast<long long>(is.h) * is.w;
-  const float* src = in + img * g.c * plane;
-  const int rows = g.c * g.s, total = rows * is.w;
-  int cr = threadIdx.x / is.w, x = threadIdx.x - cr * is.w;  // stepped without division
-  const int dcr = blockDim.x / is.w, dx = blockDim.x - dcr * is.w;
-  for (int i = threadIdx.x; i < total; i += blockDim.x) {
-    const int c = cr / g.s, y = yb * g.s + (cr - c * g.s) - g.ph;
-    const bool ok = static_cast<unsigned>(y) < static_cast<unsigned>(is.h);
-    __pipeline_memcpy_async(tile + i, src + c * plane + static_cast<long long>(ok ? y : 0) * is.w + x, 4, ok ? 0 : 4);
-    cr += dcr;
-    x += dx;
-    if (x >= is.w) { x -= is.w; ++cr; }
-  }
-  __pipeline_commit();
-  const int words = g.c2 / 2;
-  for (int j = threadIdx.x; j < 2 * words; j += blockDim.x) {
-    const int pix = j / g.ct;
-    from[j / 2][j % 2] = make_int2((pix / g.s) << 16 | (pix % g.s), j - pix * g.ct);
-  }
-  __pipeline_wait_prior(0);
-  __syncthreads();
-  uint32_t* row = t + (img * g.h2 + yb) * g.w2 * words;
-  for (int i = threadIdx.x; i < g.w2 * words; i += blockDim.x) {
-    const int xb = i / words, wd = i - xb * words;
-    float v[2];
-#pragma unroll
-    for (int h = 0; h < 2; ++h) {
-      const int2 f = from[wd][h];
-      const int r = f.x >> 16, xx = xb * g.s + (f.x & 0xffff) - g.pw, c = f.y;
-      v[h] = c < g.c && static_cast<unsigned>(xx) < static_cast<unsigned>(is.w) ? tile[(c * g.s + r) * is.w + xx] : 0.0f;
-    }
-    check_range<BF16>(v[0], ovf);
-    check_range<BF16>(v[1], ovf);
-    row[i] = pack2<BF16>(v[0], v[1]);
-  }
-}
-
 // W' (M, S S Ct, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
 __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
   const long long total = static_cast<long long>(m) * g.c2 * g.kh2 * g.kw2;
@@ -261,11 +208,8 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   if (blocks > INT_MAX) fail("conv v38", "batch " + std::to_string(a.n) + " gives more than 2^31 block rows; use a smaller batch");
   const void* src = a.in_f32 ? static_cast<const void*>(a.in_f32) : a.in_nchw16 ? static_cast<const void*>(a.in_nchw16) : a.in;
   const int kind = a.in_f32 ? kF32 : a.in_nchw16 ? kH16 : kNhwc;
-  const size_t tile = static_cast<size_t>(g.c) * g.s * a.is.w * sizeof(float);
-  const bool staged = kind == kF32 && tile <= kStagedBytes;
   auto launch = [&]<bool BF16>() {
-    if (staged) s2d_staged_kernel<BF16><<<static_cast<unsigned>(blocks), 256, tile, s>>>(a.in_f32, a.is, g, t, a.ovf);
-    else if (kind == kF32) s2d_kernel<BF16, kF32><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
+    if (kind == kF32) s2d_kernel<BF16, kF32><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
     else if (kind == kH16) s2d_kernel<BF16, kH16><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
     else s2d_kernel<BF16, kNhwc><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
   };

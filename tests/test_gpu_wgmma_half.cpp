@@ -1,5 +1,7 @@
 // The 16-bit wgmma convolutions (conv_wgmma_half.cu): the whole-tile epilogue of v39-v47, v60 and v61 against the CPU,
-// and auto's choice among them at small batches (the cluster versions v60 / v61). Without a GPU each test skips.
+// and auto's choice among them at small batches (the cluster versions v60 / v61); auto's FP32 choice at small batches
+// among the 3xFP16 wgmma versions (conv_wgmma_3xf16.cu, the cluster versions v62 / v63) and v49. Without a GPU each
+// test skips.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -62,22 +64,26 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
 // 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
 // v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
 // t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32).
+// AlexNet's convolutions as the heuristic sees them (shapes only, no weights).
+Layer shape_conv(Shape in, int m, int k, int stride, int pad, int groups) {
+  Layer l;
+  ConvParams p;
+  p.filters = m;
+  p.kh = p.kw = k;
+  p.sh = p.sw = stride;
+  p.ph = p.pw = pad;
+  p.groups = groups;
+  l.op = p;
+  l.in = in;
+  l.out = {m, (in.h + 2 * pad - k) / stride + 1, (in.w + 2 * pad - k) / stride + 1};
+  return l;
+}
+const Layer c1 = shape_conv({3, 227, 227}, 96, 11, 4, 0, 1), c2 = shape_conv({96, 27, 27}, 256, 5, 1, 2, 2),
+            c3 = shape_conv({256, 13, 13}, 384, 3, 1, 1, 1), c4 = shape_conv({384, 13, 13}, 384, 3, 1, 1, 2),
+            c5 = shape_conv({384, 13, 13}, 256, 3, 1, 1, 2);
+
 TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
   SKIP_WITHOUT_GPU();
-  const auto conv = [](Shape in, int m, int k, int pad, int groups) {
-    Layer l;
-    ConvParams p;
-    p.filters = m;
-    p.kh = p.kw = k;
-    p.ph = p.pw = pad;
-    p.groups = groups;
-    l.op = p;
-    l.in = in;
-    l.out = {m, in.h, in.w};
-    return l;
-  };
-  const Layer c2 = conv({96, 27, 27}, 256, 5, 2, 2), c3 = conv({256, 13, 13}, 384, 3, 1, 1), c4 = conv({384, 13, 13}, 384, 3, 1, 2),
-              c5 = conv({384, 13, 13}, 256, 3, 1, 2);
   if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
   struct Want { int n, c2, c3, c4, c5; };
   for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 61, 60, 60, 61}, Want{8, 61, 60, 60, 61},
@@ -88,6 +94,28 @@ TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
       EXPECT_EQ(heuristic_version(c4, w.n, p, 132)->number, w.c4) << "conv4 n" << w.n << " " << name_of(p);
       EXPECT_EQ(heuristic_version(c5, w.n, p, 132)->number, w.c5) << "conv5 n" << w.n << " " << name_of(p);
     }
+}
+
+// The FP32 heuristic on Hopper (132 multiprocessors) for AlexNet's convolutions, worked out by hand from the rule's
+// block counts (v13 = ceil(pixels / 64) x ceil(Mg / 128) x groups; v51 = ceil(pixels / 192) x ceil(Mg / 96) x groups;
+// v52 = ceil(pixels / 128) x Mg / 128 x groups):
+// - conv1 (space-to-depth): v49 while 4 v51 < 132 (16 blocks at 1 image, 32 at 2), v53 while 2 v51 < 132 (64 at 4),
+//   v62 under two waves (127 at 8, 253 at 16), v51 beyond (505 at 32);
+// - the others: v49 while 4 v13 < 132 (conv3 at 2 images: 18; conv4 at 2: 24; conv5 at 4: 22), then conv2 and conv5
+//   (128 a group) v53, conv2 v52 from two waves of it (32 images: 183 x 2 = 366); conv3 and conv4 v62 while v51 is
+//   under one wave (conv3 at 4: 4 x 4 = 16, at 32: 29 x 4 = 116; conv4 at 32: 29 x 2 x 2 = 116).
+TEST(GpuHeuristic, Fp32SmallGridsTakeTheClusterAndNarrowWgmmaVersions) {
+  SKIP_WITHOUT_GPU();
+  if (!registry().find(LayerKind::conv, BackendKind::cuda, 62)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
+  struct Want { int n, c1, c2, c3, c4, c5; };
+  for (const Want& w : {Want{1, 49, 49, 49, 49, 49}, Want{2, 49, 53, 49, 49, 49}, Want{4, 53, 53, 62, 62, 49}, Want{8, 62, 53, 62, 62, 53},
+                        Want{16, 62, 53, 62, 62, 53}, Want{32, 51, 52, 62, 62, 53}}) {
+    EXPECT_EQ(heuristic_version(c1, w.n, Precision::fp32, 132)->number, w.c1) << "conv1 n" << w.n;
+    EXPECT_EQ(heuristic_version(c2, w.n, Precision::fp32, 132)->number, w.c2) << "conv2 n" << w.n;
+    EXPECT_EQ(heuristic_version(c3, w.n, Precision::fp32, 132)->number, w.c3) << "conv3 n" << w.n;
+    EXPECT_EQ(heuristic_version(c4, w.n, Precision::fp32, 132)->number, w.c4) << "conv4 n" << w.n;
+    EXPECT_EQ(heuristic_version(c5, w.n, Precision::fp32, 132)->number, w.c5) << "conv5 n" << w.n;
+  }
 }
 
 }  // namespace

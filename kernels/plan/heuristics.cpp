@@ -34,35 +34,44 @@ bool space_to_depth(const Layer& l) {
 
 // FP32 on Hopper, where the wgmma versions run: v51-v53 (3xFP16: three FP16 products of scaled hi/lo parts,
 // FP32-accurate like v34-v36's 3xTF32 at 4e-7 a layer, and 1.5-2.2x faster: `tune`, H100,
-// experiments/tuning-accuracy.md, "3xFP16 on the device"), from the batch where v13's grid fills half the GPU. Since
-// the epilogue over the whole accumulator (7647278) the tile that wins moved (`tune` on the H100, AlexNet at 128 and
-// 1024, VGG-16 at 256; experiments/tuning-accuracy.md, "Tile choices after the epilogue"):
+// experiments/tuning-accuracy.md, "3xFP16 on the device"), from the batch where v13's grid fills a quarter of the GPU
+// (below). Since the epilogue over the whole accumulator (7647278) the tile that wins moved (`tune` on the H100,
+// AlexNet at 128 and 1024, VGG-16 at 256; experiments/tuning-accuracy.md, "Tile choices after the epilogue"):
 //   v52 (128 x 128, two warpgroups) for a multiple of 128 filters per group where its grid fills two waves (AlexNet's
 //     conv2, conv3, conv5: 0.81-0.96x the time of v53 / v51, chosen before; VGG's 128-512: 0.66-0.90x);
 //   v53 (192 x 64) for 64 (VGG's conv1_2: 0.88x v51), or 128 below two waves of v52;
 //   v51 (192 x 96) for the rest (AlexNet's conv4, 192 a group: 0.83x v52).
 // Under 16 channels per group v51 takes the strided layers it rewrites space-to-depth (AlexNet's conv1: 2.82 ms at
 // 1024 against v52's 3.30), and v36 (3xTF32, 192 x 64, NHWC copy) the rest (VGG's conv1_1, 3 channels at stride 1:
-// 4.43 ms against v14's 6.51 and v53's 6.45). 0: none of them.
+// 4.43 ms against v14's 6.51 and v53's 6.45).
+// Small grids, from `tune` on the H200 with the cluster versions (AlexNet at 2-64 images, each layer alone with its
+// input pass; experiments/batch1-latency.md, "Split-K in a cluster on 3xFP16"):
+//   from a quarter of the GPU in v13's 128 x 64 blocks (was half: conv3 and conv4 at 4 images took v49, 41 and 32 us in
+//     the network, where v62 takes 30.5 and 29.0 alone; conv5 at 8 v14, 46 us, where v53 takes 31); below it v49 / v14
+//     (conv5 at 4 images 24 us on v49, 26-27 on the wgmma versions);
+//   conv1 rewritten space-to-depth: v49 below a quarter of the GPU in v51's blocks (2 images: 26 us against v51's 36),
+//     v53 below half (4 images: 29 against 35), v62 below two waves (within 2 % of v51 at 8 and 16);
+//   v62 (v51's tiles, the split-K reduced in a cluster) where v51's grid is under one wave.
+// 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
   const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
-  // From half the multiprocessors in v13's 64 x 128 blocks (AlexNet's conv3 at 16 images: 129 blocks; in the shipped
-  // table v51 took 0.072 ms there against v14's 0.130, and v53 0.060 on conv5, 86 blocks, against v14's 0.082).
-  if (2 * ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
-  if (cg < 16) {
-    if (space_to_depth(l)) return runs(LayerKind::conv, 51, l) ? 51 : 0;
-    return runs(LayerKind::conv, 36, l) ? 36 : 0;
+  const long long blocks51 = (cols + 191) / 192 * ((mg + 95) / 96) * p.groups;
+  const bool v62 = runs(LayerKind::conv, 62, l);
+  if (cg < 16 && space_to_depth(l)) {
+    if (!runs(LayerKind::conv, 51, l) || 4 * blocks51 < sms) return 0;
+    if (2 * blocks51 < sms && runs(LayerKind::conv, 53, l)) return 53;
+    return blocks51 < 2LL * sms && v62 ? 62 : 51;
   }
+  if (4 * ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
+  if (cg < 16) return runs(LayerKind::conv, 36, l) ? 36 : 0;
   // v52's 128 x 128 tiles: from two waves of them (AlexNet's conv2 at 16 images, 184 blocks, ran 0.088 ms on v52
   // against v53's 0.078).
   const long long blocks52 = (cols + 127) / 128 * (mg / 128) * p.groups;
   if (mg % 128 == 0 && blocks52 >= 2LL * sms && runs(LayerKind::conv, 52, l)) return 52;
   if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
-  // v51's grid under one wave (one block a multiprocessor): v62, its tiles with the split-K reduced in a cluster.
-  const long long blocks51 = (cols + 191) / 192 * ((mg + 95) / 96) * p.groups;
-  if (blocks51 < sms && runs(LayerKind::conv, 62, l)) return 62;
+  if (blocks51 < sms && v62) return 62;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
 }
@@ -233,10 +242,12 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
 
 std::string heuristic_text(LayerKind op) {
   if (op == LayerKind::conv)
-    return "v57 where it is compiled for the shape (ECE 408) and its 4-image sets number the SMs or more, else v11 there; on Hopper, where v13's grid fills half the GPU and a group has 16 "
+    return "v57 where it is compiled for the shape (ECE 408) and its 4-image sets number the SMs or more, else v11 there; on Hopper, where v13's grid fills a quarter of the GPU and a group has 16 "
            "channels or more (a multiple of 8 with groups), v52 (3xFP16 on wgmma, 128 x 128) for a multiple of 128 filters per "
-           "group where its tiles fill two waves of the GPU, v53 (192 x 64) for 64 or 128, else v51 (192 x 96); under 16 channels v51 (rewritten space-to-depth) for a stride "
-           "of 2-4 over fewer than 8 channels, else v36 (3xTF32 on wgmma, 192 x 64); "
+           "group where its tiles fill two waves of the GPU, v53 (192 x 64) for 64 or 128, else v62 (v51's tiles, split-K reduced in a thread-block "
+           "cluster) where v51's grid is under one wave, else v51 (192 x 96); for a stride of 2-4 over fewer than 8 channels (rewritten "
+           "space-to-depth) where v51's grid fills a quarter of the GPU: v53 below half, v62 below two waves, else v51; under 16 channels "
+           "otherwise v36 (3xTF32 on wgmma, 192 x 64); "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "
            "v14's split-K reduced in a thread-block cluster where the GPU launches clusters), else v13; with --precision "

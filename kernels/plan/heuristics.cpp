@@ -50,19 +50,19 @@ bool space_to_depth(const Layer& l) {
 //     the network, where v62 takes 30.5 and 29.0 alone; conv5 at 8 v14, 46 us, where v53 takes 31); below it v49 / v14
 //     (conv5 at 4 images 24 us on v49, 26-27 on the wgmma versions);
 //   conv1 rewritten space-to-depth: v49 below a quarter of the GPU in v51's blocks (2 images: 26 us against v51's 36),
-//     v53 below half (4 images: 29 against 35), v62 below two waves (within 2 % of v51 at 8 and 16);
-//   v62 (v51's tiles, the split-K reduced in a cluster) where v51's grid is under one wave.
+//     v53 below half (4 images: 29 against 35), else v51 (v62 was 1.2 and 3.8 us slower at 8 and 16 images in the
+//     network, though `tune` had it 0-2 % faster);
+//   v62 (v51's tiles, the split-K reduced in a cluster) where v51's grid is under one wave (conv3 at 8-32 images 1-3 us
+//     faster in the network, conv4 -0.6 to +1.2).
 // 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups, cg = l.in.c / p.groups;
   const long long cols = static_cast<long long>(n) * l.out.h * l.out.w;
   const long long blocks51 = (cols + 191) / 192 * ((mg + 95) / 96) * p.groups;
-  const bool v62 = runs(LayerKind::conv, 62, l);
   if (cg < 16 && space_to_depth(l)) {
     if (!runs(LayerKind::conv, 51, l) || 4 * blocks51 < sms) return 0;
-    if (2 * blocks51 < sms && runs(LayerKind::conv, 53, l)) return 53;
-    return blocks51 < 2LL * sms && v62 ? 62 : 51;
+    return 2 * blocks51 < sms && runs(LayerKind::conv, 53, l) ? 53 : 51;
   }
   if (4 * ((cols + 63) / 64) * ((mg + 127) / 128) * p.groups < sms) return 0;
   if (cg < 16) return runs(LayerKind::conv, 36, l) ? 36 : 0;
@@ -71,7 +71,7 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const long long blocks52 = (cols + 127) / 128 * (mg / 128) * p.groups;
   if (mg % 128 == 0 && blocks52 >= 2LL * sms && runs(LayerKind::conv, 52, l)) return 52;
   if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
-  if (blocks51 < sms && v62) return 62;
+  if (blocks51 < sms && runs(LayerKind::conv, 62, l)) return 62;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
 }
@@ -246,7 +246,7 @@ std::string heuristic_text(LayerKind op) {
            "channels or more (a multiple of 8 with groups), v52 (3xFP16 on wgmma, 128 x 128) for a multiple of 128 filters per "
            "group where its tiles fill two waves of the GPU, v53 (192 x 64) for 64 or 128, else v62 (v51's tiles, split-K reduced in a thread-block "
            "cluster) where v51's grid is under one wave, else v51 (192 x 96); for a stride of 2-4 over fewer than 8 channels (rewritten "
-           "space-to-depth) where v51's grid fills a quarter of the GPU: v53 below half, v62 below two waves, else v51; under 16 channels "
+           "space-to-depth) where v51's grid fills a quarter of the GPU: v53 below half, else v51; under 16 channels "
            "otherwise v36 (3xTF32 on wgmma, 192 x 64); "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "
            "the GPU has multiprocessors or its 64-row tiles waste fewer filter rows (192 per group; v49 up to 4 images, "

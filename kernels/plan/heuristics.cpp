@@ -52,8 +52,10 @@ bool space_to_depth(const Layer& l) {
 //   conv1 rewritten space-to-depth: v49 below a quarter of the GPU in v51's blocks (2 images: 26 us against v51's 36),
 //     v53 below half (4 images: 29 against 35), else v51 (v62 was 1.2 and 3.8 us slower at 8 and 16 images in the
 //     network, though `tune` had it 0-2 % faster);
-//   v62 (v51's tiles, the split-K reduced in a cluster) where v51's grid is under one wave (conv3 at 8-32 images 1-3 us
-//     faster in the network, conv4 -0.6 to +1.2).
+//   v62 (v51's tiles, the split-K reduced in a cluster) where v51's grid is under a quarter of the GPU (AlexNet's conv3
+//     and conv4 at 4 images 30.5 and 29.0 us alone against v51's 35.4 and 35.5; at 8 conv3 2 us faster in a trace,
+//     conv4 0.6 slower). Under one wave it was no better: at 16 images conv3 2.6 us faster and conv4 0.7 slower, and
+//     torchvision's AlexNet 4-5 us slower in each of conv2-conv5.
 // 0: none of them.
 int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
@@ -71,7 +73,7 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
   const long long blocks52 = (cols + 127) / 128 * (mg / 128) * p.groups;
   if (mg % 128 == 0 && blocks52 >= 2LL * sms && runs(LayerKind::conv, 52, l)) return 52;
   if (mg % 64 == 0 && mg <= 128 && runs(LayerKind::conv, 53, l)) return 53;
-  if (blocks51 < sms && runs(LayerKind::conv, 62, l)) return 62;
+  if (4 * blocks51 < sms && runs(LayerKind::conv, 62, l)) return 62;
   if (runs(LayerKind::conv, 51, l)) return 51;
   return 0;
 }
@@ -245,7 +247,7 @@ std::string heuristic_text(LayerKind op) {
     return "v57 where it is compiled for the shape (ECE 408) and its 4-image sets number the SMs or more, else v11 there; on Hopper, where v13's grid fills a quarter of the GPU and a group has 16 "
            "channels or more (a multiple of 8 with groups), v52 (3xFP16 on wgmma, 128 x 128) for a multiple of 128 filters per "
            "group where its tiles fill two waves of the GPU, v53 (192 x 64) for 64 or 128, else v62 (v51's tiles, split-K reduced in a thread-block "
-           "cluster) where v51's grid is under one wave, else v51 (192 x 96); for a stride of 2-4 over fewer than 8 channels (rewritten "
+           "cluster) where v51's grid is under a quarter of the GPU, else v51 (192 x 96); for a stride of 2-4 over fewer than 8 channels (rewritten "
            "space-to-depth) where v51's grid fills a quarter of the GPU: v53 below half, else v51; under 16 channels "
            "otherwise v36 (3xTF32 on wgmma, 192 x 64); "
            "else v14 when v13's 128x64 tiles would give fewer blocks than "

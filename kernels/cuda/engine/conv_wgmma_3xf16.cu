@@ -1,5 +1,5 @@
-// Convolution versions v51-v56, v62 and v63: FP32 accuracy (3xFP16) and tf32 on the FP16 tensor cores, on the engine's Hopper mainloop
-// (gemm_wgmma.cuh) with the NHWC loaders of v26-v36 (wgmma_conv_loads.cuh). Built for sm_90a only.
+// Convolution versions v51-v56, v62 and v63: FP32 accuracy (3xFP16) and tf32 on the FP16 tensor cores, on the engine's
+// Hopper mainloop (gemm_wgmma.cuh) with the NHWC loaders of v26-v36 (wgmma_conv_loads.cuh). Built for sm_90a only.
 //
 // The three products of 3xTF32 (v34-v36), over FP16 parts: an operand x becomes hi = fp16(s x) and lo = fp16(s x - hi),
 // s a power of two, and each product is a_lo b_hi + a_hi b_lo + a_hi b_hi (summed per stage and promoted to FP32
@@ -392,7 +392,7 @@ void register_conv_wgmma_3xf16(Registry& r) {
   add(53, "wgmma-3xf16-64", "v51 with 192 pixels x 64 filters");
   add(62, "wgmma-3xf16-c", "v51 (192 pixels x 96 filters, 3xFP16) with its split-K reduced in a thread-block cluster of up to 8 "
                            "blocks (each block's partial tile summed over the cluster's shared memory: no workspace, no "
-                           "reduction kernel), for grids under one wave");
+                           "reduction kernel), for small grids");
   add(63, "wgmma-3xf16-128c", "v52 (128 x 128, 3xFP16) with the same cluster split-K");
   add(54, "wgmma-f16s", "--precision tf32 on the FP16 tensor cores: one FP16 product of operands scaled as v51's (TF32's 11 "
                         "significant bits, rounded to nearest, at twice TF32's rate and half its bytes), 128 x 128 tiles, "

@@ -89,7 +89,8 @@ constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pix
 // comes from, (r, q, c), is tabulated once per block, so that a thread's work is one division and its loads.
 // A thread takes kS2dUnroll words a round, a block's width apart, and issues all their loads before its first store:
 // AlexNet's conv1 row is 57 x 24 words, so 256 threads take it in one round with 12 loads each in flight (one word at a
-// time, the row took six DRAM latencies in turn; experiments/batch1-latency.md, "The space-to-depth repack's loads").
+// time, the row took six DRAM latencies in turn; experiments/batch1-latency.md, "v38's repack: every load of a thread's
+// round in flight").
 constexpr int kS2dUnroll = 6;
 
 template <bool BF16, int SRC>

@@ -57,13 +57,6 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
   }
 }
 
-// The 16-bit heuristic on Hopper (132 multiprocessors) for AlexNet's conv2-conv5, worked out by hand from the rule's
-// tile counts (rows = 128-pixel tiles; t96 / t128 = rows x ceil(Mg / 96 or 128) x groups): v48 up to 2 images; from 3,
-// the cluster versions where the grid is under one wave: v60 for a multiple of 96 filters whose 96-wide tiles fit one
-// wave (conv3 at 4 images: t96 = 6 x 4 = 24), v61 for a multiple of 128 otherwise (conv5 at 4 images: 6 x 2 x 2 = 24
-// 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
-// v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
-// t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32).
 // AlexNet's convolutions as the heuristic sees them (shapes only, no weights).
 Layer shape_conv(Shape in, int m, int k, int stride, int pad, int groups) {
   Layer l;
@@ -82,6 +75,13 @@ const Layer c1 = shape_conv({3, 227, 227}, 96, 11, 4, 0, 1), c2 = shape_conv({96
             c3 = shape_conv({256, 13, 13}, 384, 3, 1, 1, 1), c4 = shape_conv({384, 13, 13}, 384, 3, 1, 1, 2),
             c5 = shape_conv({384, 13, 13}, 256, 3, 1, 1, 2);
 
+// The 16-bit heuristic on Hopper (132 multiprocessors) for AlexNet's conv2-conv5, worked out by hand from the rule's
+// tile counts (rows = 128-pixel tiles; t96 / t128 = rows x ceil(Mg / 96 or 128) x groups): v48 up to 2 images; from 3,
+// the cluster versions where the grid is under one wave: v60 for a multiple of 96 filters whose 96-wide tiles fit one
+// wave (conv3 at 4 images: t96 = 6 x 4 = 24), v61 for a multiple of 128 otherwise (conv5 at 4 images: 6 x 2 x 2 = 24
+// 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
+// v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
+// t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32).
 TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
   SKIP_WITHOUT_GPU();
   if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";

@@ -45,7 +45,7 @@ bool space_to_depth(const Layer& l) {
 // 1024 against v52's 3.30), and v36 (3xTF32, 192 x 64, NHWC copy) the rest (VGG's conv1_1, 3 channels at stride 1:
 // 4.43 ms against v14's 6.51 and v53's 6.45).
 // Small grids, from `tune` on the H200 with the cluster versions (AlexNet at 2-64 images, each layer alone with its
-// input pass; experiments/batch1-latency.md, "Split-K in a cluster on 3xFP16"):
+// input pass; experiments/batch1-latency.md, "`tune` with the cluster versions, and auto's FP32 rule at small grids"):
 //   from a quarter of the GPU in v13's 128 x 64 blocks (was half: conv3 and conv4 at 4 images took v49, 41 and 32 us in
 //     the network, where v62 takes 30.5 and 29.0 alone; conv5 at 8 v14, 46 us, where v53 takes 31); below it v49 / v14
 //     (conv5 at 4 images 24 us on v49, 26-27 on the wgmma versions);

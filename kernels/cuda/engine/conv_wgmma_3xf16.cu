@@ -229,11 +229,6 @@ int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
   return wg::wgmma_splits<T, Wg3xF16Problem>(blocks, g.kw_pad / T::BK);
 }
-// Split-K partial sums in the workspace (floats): none where the splits are reduced in a cluster.
-template <class T>
-size_t partial_floats(const Geometry& g, int splits) {
-  return splits > 1 && T::CLUSTER == 0 ? static_cast<size_t>(splits) * g.rows * g.ncols : 0;
-}
 
 template <class T>
 void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
@@ -266,7 +261,7 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   pr.part = a.workspace + partials_at(g);
   pr.inv_w = a.prepared + inv_at(g);
   pr.amax = amax;
-  const size_t need = static_cast<size_t>(partials_at(g)) + partial_floats<T>(g, pr.splits);
+  const size_t need = static_cast<size_t>(partials_at(g)) + gemm::splitk_workspace_floats<T>(pr.splits, g.groups, g.mg, g.ncols);
   wg::launch_fp32_conv<T>(pr, a, need, act, s);
 }
 
@@ -294,7 +289,7 @@ size_t workspace_floats(int version, const Layer& layer, int n) {
   const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_tile(version, [&]<class T>() {
-    floats = static_cast<size_t>(partials_at(g)) + partial_floats<T>(g, splits_for<T>(g));
+    floats = static_cast<size_t>(partials_at(g)) + gemm::splitk_workspace_floats<T>(splits_for<T>(g), g.groups, g.mg, g.ncols);
   });
   return floats;
 }

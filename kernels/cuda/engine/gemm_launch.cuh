@@ -71,16 +71,20 @@ template <class T>
 size_t splitk_workspace_floats(int splits, int groups, int mg, long long ncols) {
   return T::CLUSTER == 0 && splits > 1 ? static_cast<size_t>(splits) * groups * mg * ncols : 0;
 }
+// active_clusters of Kernel, asked once per size (1 to MAX) and cached: both mainloops' cluster versions (this engine's
+// max_active_clusters, gemm_wgmma.cuh's wgmma_splits).
+template <auto Kernel, int MAX>
+int cached_active_clusters(int threads, size_t smem, int size) {
+  static std::atomic<int> cache[MAX + 1] = {};  // 0: not asked yet (a benign race: every thread finds the same)
+  if (size < 1 || size > MAX) return 0;
+  if (!cache[size].load()) cache[size].store(active_clusters(Kernel, threads, smem, size));
+  return cache[size].load();
+}
 // How many clusters of `size` blocks of the engine kernel the GPU holds at once, cached per size.
 template <class T, class Math, class Problem>
 int max_active_clusters(int size) {
-  static std::atomic<int> cache[T::CLUSTER + 1] = {};  // 0: not asked yet (a benign race: every thread finds the same)
-  if (size < 1 || size > T::CLUSTER) return 0;
-  if (!cache[size].load()) {
-    (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
-    cache[size].store(active_clusters(engine_kernel<T, Math, Problem>, T::THREADS, engine_smem_bytes<T, Problem>(), size));
-  }
-  return cache[size].load();
+  (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
+  return cached_active_clusters<engine_kernel<T, Math, Problem>, T::CLUSTER>(T::THREADS, engine_smem_bytes<T, Problem>(), size);
 }
 template <class T, class Math, class Problem>
 int choose_cluster_splits(long long blocks, int k_tiles) {

@@ -28,7 +28,6 @@
 #pragma once
 #include <cuda_runtime.h>
 
-#include <atomic>
 #include <cstdint>
 
 #include "kernels/cuda/check.hpp"
@@ -290,10 +289,8 @@ template <class T, class Problem>
 int wgmma_splits(long long blocks, int k_tiles) {
   const Occupancy& occ = wgmma_occupancy<T, Problem>();  // also sets the shared-memory limit
   if constexpr (T::CLUSTER > 0) {
-    static std::atomic<int> cache[T::CLUSTER + 1] = {};  // 0: not asked yet (a benign race: every thread finds the same)
     return gemm::cluster_splits(occ, T::CLUSTER, blocks, k_tiles, [](int size) {
-      if (!cache[size].load()) cache[size].store(gemm::active_clusters(wgmma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES, size));
-      return cache[size].load();
+      return gemm::cached_active_clusters<wgmma_kernel<T, Problem>, T::CLUSTER>(T::THREADS, T::SMEM_BYTES, size);
     });
   } else {
     return gemm::choose_splits(blocks, k_tiles, occ);

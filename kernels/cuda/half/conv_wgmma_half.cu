@@ -184,11 +184,12 @@ void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
   o.out = a.out;
   o.part = a.workspace;
   o.ovf = a.ovf;
-  const bool workspace = pr.splits > 1 && T::CLUSTER == 0;  // else the splits are reduced inside their cluster
-  if (workspace && a.workspace_floats < static_cast<size_t>(pr.splits) * g.groups * g.mg * g.ncols)
+  // none where the splits are reduced inside their cluster
+  const size_t partials = gemm::splitk_workspace_floats<T>(pr.splits, g.groups, g.mg, g.ncols);
+  if (a.workspace_floats < partials)
     fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
   wg::launch_wgmma<T>(pr, g.ncols, g.mg, g.groups, s);
-  if (workspace) splitk_finish<BF16>(o, s);
+  if (partials > 0) splitk_finish<BF16>(o, s);
 }
 
 bool device_can_run() {
@@ -221,8 +222,7 @@ size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool 
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_config(version, bf16, [&]<class T, bool BF16>() {
-    const int splits = splits_for<T, BF16>(g);
-    floats = splits > 1 && T::CLUSTER == 0 ? static_cast<size_t>(splits) * g.groups * g.mg * g.ncols : 0;
+    floats = gemm::splitk_workspace_floats<T>(splits_for<T, BF16>(g), g.groups, g.mg, g.ncols);
   });
   return floats;
 }

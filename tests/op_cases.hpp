@@ -206,7 +206,11 @@ inline std::vector<OpCase> op_cases(bool big) {
     };
     cases.push_back({"ece408 fc1", {5184, 1, 1}, 64, fc(140, true)});
     cases.push_back({"alexnet fc6", {9216, 1, 1}, 3, fc(4096, true)});
-    cases.push_back({"alexnet fc8", {4096, 1, 1}, 3, fc(1000, true)});
+    cases.push_back({"alexnet fc8", {4096, 1, 1}, 3, fc(1000, true)});  // fc v17 / v20: 125 tiles, split in clusters
+    // fc v17 / v20 split in clusters (fewer tiles of 8 outputs than multiprocessors, K long enough): v17 on rows that
+    // are not 16-byte aligned (K = 2,051: 2 blocks; 4,100: 4) with a partial tile of outputs, v20 in 8 blocks (4,100)
+    cases.push_back({"stream fc 2051->37 n16", {2051, 1, 1}, 16, fc(37, true)});
+    cases.push_back({"stream fc 4100->37 n5", {4100, 1, 1}, 5, fc(37, false)});
     cases.push_back({"stream fc 304->2113 n3", {304, 1, 1}, 3, fc(2113, true)});  // fc v15: 4 rows a turn, a last turn of 1
     cases.push_back({"engine fc 2304->1000 n40", {2304, 1, 1}, 40, fc(1000, true)});
     cases.push_back({"engine fc 123->37 n130", {123, 1, 1}, 130, fc(37, false)});

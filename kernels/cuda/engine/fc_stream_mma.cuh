@@ -1,10 +1,21 @@
 // What the fully connected weight streams on mma.sync share: fc v17 (16-bit, half/fc_stream_half.cu) and fc v20 (FP32,
 // 3xTF32, engine/fc_stream_tf32.cu). A block of warps takes 8 NT outputs; its warps split K into chunks; the images are
-// the mma's m (16 a pass), the outputs its n.
+// the mma's m (16 a pass), the outputs its n. Where a layer has fewer tiles of outputs than the GPU has multiprocessors
+// (AlexNet's fc8: 125 tiles of 8 of its 1,000 outputs), K is split further over the `splits` blocks of a thread-block
+// cluster (grid z = rank): the cluster's warps take the chunks in turn as one block's would, and the blocks' sums meet
+// in distributed shared memory (sum_cluster), so the layer streams its weights from splits times as many warps.
 #pragma once
 #include <cuda_runtime.h>
 
+#include <cooperative_groups.h>
+
+#include <algorithm>
+
+#include "kernels/cuda/engine/gemm_launch.cuh"
+
 namespace bs::cuda::stream_mma {
+
+constexpr int kMaxSplits = 8;  // a portable cluster
 
 // Outputs a block, in tiles of 8: as many as still give every SM a block (4 tiles for 4,096 outputs on 132 SMs would
 // leave 4 idle: 2).
@@ -14,7 +25,7 @@ inline int tiles_for(int outputs, int sms) {
   return 1;
 }
 
-// A warp's K loop over chunks c0 = warp, warp + step, ... with two register stages: one stage's loads are issued before
+// A warp's K loop over chunks c0 = warp, warp + step, ... (warp: its place among the cluster's warps) with two register stages: one stage's loads are issued before
 // the other stage's products run. load(stage, chunk) must give zeros for chunks past the end (their products add
 // nothing); multiply(stage) adds a stage's products.
 template <class Stage, class Load, class Multiply>
@@ -55,6 +66,79 @@ __device__ __forceinline__ void sum_warps(const Partial& partial, int o0, int nb
     for (int q = 0; q < WARPS; ++q) v += partial[q][col][img];
     if (bias) v += bias[o];
     store(img, o, v);
+  }
+}
+
+// The cluster's sum (splits >= 2 blocks, rank = blockIdx.z): each block first adds its warps' partial tiles in warp order
+// into block_sum[output][image] in its own shared memory; after a cluster barrier each block takes 1/splits of the
+// pairs and adds the blocks' sums in rank order (the result does not depend on which block finishes first), the bias
+// added, to store(img, o, v). No block leaves while another may still read its memory.
+template <int NT, int IMAGES, int WARPS, class Partial, class Store>
+__device__ __forceinline__ void sum_cluster(const Partial& partial, float* block_sum, int splits, int o0, int nb, int outputs,
+                                            const float* bias, Store&& store) {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  constexpr int PAIRS = NT * 8 * IMAGES, THREADS = WARPS * 32;
+  static_assert((PAIRS + 1) / 2 <= THREADS, "a block's share of the pairs (splits >= 2) is at most a pair a thread");
+  for (int i = threadIdx.x; i < PAIRS; i += THREADS) {
+    const int col = i / IMAGES, img = i % IMAGES;
+    float v = 0.0f;
+#pragma unroll
+    for (int q = 0; q < WARPS; ++q) v += partial[q][col][img];
+    block_sum[i] = v;
+  }
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  cluster.sync();  // every block's sums are in its shared memory, visible to the cluster
+  const int rank = static_cast<int>(cluster.block_rank());
+  const int per = (PAIRS + splits - 1) / splits, i = rank * per + static_cast<int>(threadIdx.x);
+  const bool mine = static_cast<int>(threadIdx.x) < per && i < PAIRS;
+  float v = 0.0f;
+  if (mine) {
+    float part[kMaxSplits];  // every block's value in flight at once (distributed shared memory is a few hundred cycles away)
+#pragma unroll
+    for (int r = 0; r < kMaxSplits; ++r)
+      if (r < splits) part[r] = *cluster.map_shared_rank(block_sum + i, r);
+    v = part[0];
+#pragma unroll
+    for (int r = 1; r < kMaxSplits; ++r)
+      if (r < splits) v += part[r];
+  }
+  // Done reading the cluster's memory: arrive without a fence (nothing written below is for the others), wait before
+  // leaving or reusing block_sum.
+  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  if (mine) {
+    const int col = i / IMAGES, img = i % IMAGES, o = o0 + col;
+    if (img < nb && o < outputs) store(img, o, bias ? v + bias[o] : v);
+  }
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
+#else
+  (void)partial, (void)block_sum, (void)splits, (void)o0, (void)nb, (void)outputs, (void)bias, (void)store;
+  __trap();  // launched in clusters only where launch_splits found an image built for them
+#endif
+}
+
+// How many blocks of a cluster split K (1: no cluster): only where the tiles leave multiprocessors without a block, as
+// many as fill one wave of `kernel` (gemm::cluster_splits: at most kMaxSplits, at least 2 register stages of chunks a
+// warp, every cluster in the first wave), on a device and an image that launch clusters.
+template <auto Kernel>
+int launch_splits(int tiles, int threads, int stage_rounds) {
+  static const Occupancy occ = kernel_occupancy(Kernel, threads, 0);
+  static const bool clusters = gemm::cluster_image_ok(reinterpret_cast<const void*>(Kernel));
+  if (tiles >= occ.sms || !clusters) return 1;
+  return gemm::cluster_splits(occ, kMaxSplits, tiles, stage_rounds,
+                              [&](int s) { return gemm::cached_active_clusters<Kernel, kMaxSplits>(threads, 0, s); });
+}
+
+// The kernel on `tiles` x `splits` blocks: in clusters of `splits` along z where splits > 1.
+template <class Kernel, class... Args>
+void launch(Kernel kernel, int tiles, int splits, int threads, cudaStream_t s, Args... args) {
+  const dim3 grid(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits));
+  if (splits > 1) {
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = gemm::cluster_config(grid, threads, 0, splits, s, attr);
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
+  } else {
+    kernel<<<grid, threads, 0, s>>>(args...);
   }
 }
 

@@ -45,10 +45,12 @@ __device__ __forceinline__ Split split4(float4 v) {
 template <int NT>
 __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float* __restrict__ w, const float* __restrict__ x, int k, int n,
                                                                      int outputs, const float* __restrict__ bias, int act,
-                                                                     float* __restrict__ out) {
+                                                                     float* __restrict__ out, int splits) {
   __shared__ float partial[kWarps][NT * 8][kImages + 1];
+  __shared__ float block_sum[NT * 8 * kImages];  // the cluster's sum (splits > 1)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int o0 = blockIdx.x * NT * 8;
+  const int cwarp = static_cast<int>(blockIdx.z) * kWarps + warp, cwarps = splits * kWarps;  // among the cluster's warps
   const int chunks = (k + 15) / 16;  // 16-value chunks; the last may be short (zeros past K)
   const float* rows[NT];
 #pragma unroll
@@ -61,7 +63,7 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
     float acc[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-    constexpr int U = 2, kStep = U * kWarps;
+    constexpr int U = 2;
     struct Stage {
       float4 w[U][NT], a[U], b[U];
     };
@@ -69,7 +71,7 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
     auto load = [&](Stage& st, int c0) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const int kk = 16 * (c0 + u * kWarps) + 4 * t;  // this lane's 4 values of the chunk
+        const int kk = 16 * (c0 + u * cwarps) + 4 * t;  // this lane's 4 values of the chunk
         const bool in = kk < k;
 #pragma unroll
         for (int j = 0; j < NT; ++j) st.w[u][j] = in ? __ldcs(reinterpret_cast<const float4*>(rows[j] + kk)) : zero;
@@ -103,12 +105,12 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
 #pragma unroll
         for (int i = 0; i < 4; ++i) acc[j][i] += part[j][i];
     };
-    stream_mma::two_stages<Stage>(warp, chunks, kStep, load, multiply);
+    stream_mma::two_stages<Stage>(cwarp, chunks, U * cwarps, load, multiply);
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
-    stream_mma::sum_warps<NT, kImages, kWarps>(partial, o0, nb, outputs, bias, [&](int img, int o, float v) {
-      out[static_cast<long long>(n0 + img) * outputs + o] = activate_or_keep(v, act);
-    });
+    const auto store = [&](int img, int o, float v) { out[static_cast<long long>(n0 + img) * outputs + o] = activate_or_keep(v, act); };
+    if (splits > 1) stream_mma::sum_cluster<NT, kImages, kWarps>(partial, block_sum, splits, o0, nb, outputs, bias, store);
+    else stream_mma::sum_warps<NT, kImages, kWarps>(partial, o0, nb, outputs, bias, store);
     __syncthreads();  // partial is reused by the next pass
   }
 }
@@ -117,10 +119,13 @@ void forward(int, const FcArgs& a, cudaStream_t s) {
   if (a.inputs % 4 != 0 || (reinterpret_cast<uintptr_t>(a.in) | reinterpret_cast<uintptr_t>(a.w)) % 16 != 0)
     fail("fc v20", "needs 16-byte aligned rows (inputs a multiple of 4)");
   const int nt = stream_mma::tiles_for(a.outputs, sm_count());
+  const int rounds = (a.inputs + 15) / 16 / (2 * kWarps);  // register stages of 2 chunks a warp, in one block
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
+    constexpr auto kKernel = &fc_stream_tf32_kernel<NT>;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);
-    fc_stream_tf32_kernel<NT><<<blocks, kWarps * 32, 0, s>>>(a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out);
+    const int splits = stream_mma::launch_splits<kKernel>(blocks, kWarps * 32, rounds);
+    stream_mma::launch(kKernel, blocks, splits, kWarps * 32, s, a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out, splits);
   };
   if (nt == 4) go(std::integral_constant<int, 4>{});
   else if (nt == 2) go(std::integral_constant<int, 2>{});

@@ -98,16 +98,18 @@ int engine_splits(long long blocks, int k_tiles) {
   else return choose_splits(blocks, k_tiles, engine_occupancy<T, Math, Problem>());
 }
 
-// Whether the cluster versions can run here: a device that launches clusters (compute capability 9.0 on) and an image
-// of the kernel built for it (an sm_80 build compiles the reduction to a trap).
+// Whether `kernel` can run in clusters here: a device that launches clusters (compute capability 9.0 on) and an image of
+// the kernel built for it (an sm_80 build compiles a cluster reduction to a trap).
+inline bool cluster_image_ok(const void* kernel) {
+  int dev = 0, cluster = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) != cudaSuccess) return false;
+  cudaFuncAttributes fa{};
+  return cluster != 0 && cudaFuncGetAttributes(&fa, kernel) == cudaSuccess && fa.binaryVersion >= 90;
+}
+// The same for the engine kernel of a cluster version, asked once.
 template <class T, class Math, class Problem>
 bool cluster_launch_ok() {
-  static const bool ok = [] {
-    int dev = 0, cluster = 0;
-    if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&cluster, cudaDevAttrClusterLaunch, dev) != cudaSuccess) return false;
-    cudaFuncAttributes fa{};
-    return cluster != 0 && cudaFuncGetAttributes(&fa, engine_kernel<T, Math, Problem>) == cudaSuccess && fa.binaryVersion >= 90;
-  }();
+  static const bool ok = cluster_image_ok(reinterpret_cast<const void*>(engine_kernel<T, Math, Problem>));
   return ok;
 }
 

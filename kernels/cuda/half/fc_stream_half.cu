@@ -137,10 +137,12 @@ __device__ __forceinline__ uint4 input_chunk(const uint16_t* __restrict__ x, lon
 template <bool BF16, int NT, bool XVEC>
 __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uint4* __restrict__ w, const uint16_t* __restrict__ x,
                                                                        long long k, int k8, int n, int outputs, int os, const float* __restrict__ bias,
-                                                                       int act, uint16_t* __restrict__ out, int* ovf) {
+                                                                       int act, uint16_t* __restrict__ out, int* ovf, int splits) {
   __shared__ float partial[kMmaWarps][NT * 8][kMmaImages];
+  __shared__ float block_sum[NT * 8 * kMmaImages];  // the cluster's sum (splits > 1)
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int o0 = blockIdx.x * NT * 8;
+  const int cwarp = static_cast<int>(blockIdx.z) * kMmaWarps + warp, cwarps = splits * kMmaWarps;  // among the cluster's warps
   const int chunks = (k8 + 3) / 4;  // 32-value chunks (4 uint4 per row); k8 uint4 per row, the last chunk may be short
   const uint4* rows[NT];
 #pragma unroll
@@ -153,15 +155,15 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
     for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
     // Two stages of U chunks each, in registers: while one stage's products run, the other's loads are in flight (a
     // single stage left each warp waiting out its loads' latency every U chunks: fc6 at 2.1 TB/s, call 5).
-    constexpr int U = 2, kStep = U * kMmaWarps;
+    constexpr int U = 2;
     struct Stage {
       uint4 w[U][NT], a[U], b[U];
     };
     auto load = [&](Stage& st, int c0) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const int q = 4 * (c0 + u * kMmaWarps) + t;  // this lane's uint4 of the chunk
-        const bool in = c0 + u * kMmaWarps < chunks && q < k8;
+        const int q = 4 * (c0 + u * cwarps) + t;  // this lane's uint4 of the chunk
+        const bool in = c0 + u * cwarps < chunks && q < k8;
         const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
         for (int j = 0; j < NT; ++j) st.w[u][j] = in ? __ldcs(rows[j] + q) : zero;
@@ -180,15 +182,17 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
         }
       }
     };
-    stream_mma::two_stages<Stage>(warp, chunks, kStep, load, multiply);  // chunks past the end load as zeros
+    stream_mma::two_stages<Stage>(cwarp, chunks, U * cwarps, load, multiply);  // chunks past the end load as zeros
     // acc[j]: (image g, outputs 2t, 2t + 1) and (image g + 8, the same outputs) of n-tile j.
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
-    stream_mma::sum_warps<NT, kMmaImages, kMmaWarps>(partial, o0, nb, outputs, bias, [&](int img, int o, float v) {
+    const auto store = [&](int img, int o, float v) {
       uint16_t* dst = out + static_cast<long long>(n0 + img) * os;
       dst[o] = store_value<BF16>(activate16_or_keep(v, act), ovf);
       if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
-    });
+    };
+    if (splits > 1) stream_mma::sum_cluster<NT, kMmaImages, kMmaWarps>(partial, block_sum, splits, o0, nb, outputs, bias, store);
+    else stream_mma::sum_warps<NT, kMmaImages, kMmaWarps>(partial, o0, nb, outputs, bias, store);
     __syncthreads();  // partial is reused by the next pass
   }
 }
@@ -236,13 +240,17 @@ void launch_mma(const HalfFcArgs& a, cudaStream_t s) {
   const int k8 = static_cast<int>(k_padded(a.is) / 8), os = stored_channels(a.outputs);
   const auto* w = reinterpret_cast<const uint4*>(a.prepared);
   const int nt = stream_mma::tiles_for(a.outputs, sm_count());
+  const int rounds = (k8 + 3) / 4 / (2 * kMmaWarps);  // register stages of 2 chunks a warp, in one block
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);
-    if (k % 8 == 0)
-      fc_stream_mma_kernel<BF16, NT, true><<<blocks, kMmaWarps * 32, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
-    else
-      fc_stream_mma_kernel<BF16, NT, false><<<blocks, kMmaWarps * 32, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf);
+    auto run = [&](auto kernel) {  // kernel: a std::integral_constant of the instantiation
+      constexpr auto kKernel = decltype(kernel)::value;
+      const int splits = stream_mma::launch_splits<kKernel>(blocks, kMmaWarps * 32, rounds);
+      stream_mma::launch(kKernel, blocks, splits, kMmaWarps * 32, s, w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf, splits);
+    };
+    if (k % 8 == 0) run(std::integral_constant<decltype(&fc_stream_mma_kernel<BF16, NT, true>), &fc_stream_mma_kernel<BF16, NT, true>>{});
+    else run(std::integral_constant<decltype(&fc_stream_mma_kernel<BF16, NT, false>), &fc_stream_mma_kernel<BF16, NT, false>>{});
   };
   if (nt == 4) go(std::integral_constant<int, 4>{});
   else if (nt == 2) go(std::integral_constant<int, 2>{});

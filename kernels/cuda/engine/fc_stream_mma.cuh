@@ -3,7 +3,9 @@
 // the mma's m (16 a pass), the outputs its n. Where a layer has fewer tiles of outputs than the GPU has multiprocessors
 // (AlexNet's fc8: 125 tiles of 8 of its 1,000 outputs), K is split further over the `splits` blocks of a thread-block
 // cluster (grid z = rank): the cluster's warps take the chunks in turn as one block's would, and the blocks' sums meet
-// in distributed shared memory (sum_cluster), so the layer streams its weights from splits times as many warps.
+// in distributed shared memory (sum_cluster), so the layer streams its weights from splits times as many warps. Only
+// tiles of 8 outputs split (a wider tile is chosen only where the tiles fill the GPU), in an instantiation of their own
+// (SPLIT): the others keep a compile-time warp stride (a run-time one made fc6 and fc7 1-5 % slower).
 #pragma once
 #include <cuda_runtime.h>
 
@@ -118,28 +120,24 @@ __device__ __forceinline__ void sum_cluster(const Partial& partial, float* block
 }
 
 // How many blocks of a cluster split K (1: no cluster): only where the tiles leave multiprocessors without a block, as
-// many as fill one wave of `kernel` (gemm::cluster_splits: at most kMaxSplits, at least 2 register stages of chunks a
-// warp, every cluster in the first wave), on a device and an image that launch clusters.
+// many as give every multiprocessor one (at most kMaxSplits, at least 2 register stages of chunks a warp, every cluster
+// in the first wave), on a device and an image of the split kernel that launch clusters. AlexNet's fc8 (125 tiles on
+// 132 multiprocessors) thus splits 2 ways; forced to 3, 4 and 8 it was slower (experiments/batch1-latency.md).
 template <auto Kernel>
-int launch_splits(int tiles, int threads, int stage_rounds) {
-  static const Occupancy occ = kernel_occupancy(Kernel, threads, 0);
+int launch_splits(int tiles, int sms, int threads, int stage_rounds) {
   static const bool clusters = gemm::cluster_image_ok(reinterpret_cast<const void*>(Kernel));
-  if (tiles >= occ.sms || !clusters) return 1;
-  return gemm::cluster_splits(occ, kMaxSplits, tiles, stage_rounds,
-                              [&](int s) { return gemm::cached_active_clusters<Kernel, kMaxSplits>(threads, 0, s); });
+  if (tiles >= sms || !clusters) return 1;
+  for (int s = std::min({(sms + tiles - 1) / tiles, kMaxSplits, stage_rounds / 2}); s >= 2; --s)
+    if (tiles <= gemm::cached_active_clusters<Kernel, kMaxSplits>(threads, 0, s)) return s;
+  return 1;
 }
 
-// The kernel on `tiles` x `splits` blocks: in clusters of `splits` along z where splits > 1.
+// The split kernel on `tiles` x `splits` blocks, in clusters of `splits` along z.
 template <class Kernel, class... Args>
 void launch(Kernel kernel, int tiles, int splits, int threads, cudaStream_t s, Args... args) {
-  const dim3 grid(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits));
-  if (splits > 1) {
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = gemm::cluster_config(grid, threads, 0, splits, s, attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
-  } else {
-    kernel<<<grid, threads, 0, s>>>(args...);
-  }
+  cudaLaunchAttribute attr;
+  const cudaLaunchConfig_t cfg = gemm::cluster_config(dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits)), threads, 0, splits, s, attr);
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
 
 }  // namespace bs::cuda::stream_mma

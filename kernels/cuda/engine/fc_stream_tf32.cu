@@ -42,15 +42,17 @@ __device__ __forceinline__ Split split4(float4 v) {
 }
 
 // w: (O, K) FP32; x: (N, K); out: (N, O).
-template <int NT>
+// SPLIT: K split over the `splits` blocks of a cluster (fc_stream_mma.cuh), rank blockIdx.z.
+template <int NT, bool SPLIT>
 __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float* __restrict__ w, const float* __restrict__ x, int k, int n,
                                                                      int outputs, const float* __restrict__ bias, int act,
                                                                      float* __restrict__ out, int splits) {
   __shared__ float partial[kWarps][NT * 8][kImages + 1];
-  __shared__ float block_sum[NT * 8 * kImages];  // the cluster's sum (splits > 1)
+  __shared__ float block_sum[SPLIT ? NT * 8 * kImages : 1];  // the cluster's sum
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int o0 = blockIdx.x * NT * 8;
-  const int cwarp = static_cast<int>(blockIdx.z) * kWarps + warp, cwarps = splits * kWarps;  // among the cluster's warps
+  // the warp's place among the cluster's warps, and their count
+  const int cwarp = SPLIT ? static_cast<int>(blockIdx.z) * kWarps + warp : warp, cwarps = SPLIT ? splits * kWarps : kWarps;
   const int chunks = (k + 15) / 16;  // 16-value chunks; the last may be short (zeros past K)
   const float* rows[NT];
 #pragma unroll
@@ -109,7 +111,7 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
     const auto store = [&](int img, int o, float v) { out[static_cast<long long>(n0 + img) * outputs + o] = activate_or_keep(v, act); };
-    if (splits > 1) stream_mma::sum_cluster<NT, kImages, kWarps>(partial, block_sum, splits, o0, nb, outputs, bias, store);
+    if constexpr (SPLIT) stream_mma::sum_cluster<NT, kImages, kWarps>(partial, block_sum, splits, o0, nb, outputs, bias, store);
     else stream_mma::sum_warps<NT, kImages, kWarps>(partial, o0, nb, outputs, bias, store);
     __syncthreads();  // partial is reused by the next pass
   }
@@ -122,10 +124,13 @@ void forward(int, const FcArgs& a, cudaStream_t s) {
   const int rounds = (a.inputs + 15) / 16 / (2 * kWarps);  // register stages of 2 chunks a warp, in one block
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
-    constexpr auto kKernel = &fc_stream_tf32_kernel<NT>;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);
-    const int splits = stream_mma::launch_splits<kKernel>(blocks, kWarps * 32, rounds);
-    stream_mma::launch(kKernel, blocks, splits, kWarps * 32, s, a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out, splits);
+    if constexpr (NT == 1) {  // only 8-output tiles split (fc_stream_mma.cuh)
+      constexpr auto kSplit = &fc_stream_tf32_kernel<1, true>;
+      const int splits = stream_mma::launch_splits<kSplit>(blocks, sm_count(), kWarps * 32, rounds);
+      if (splits > 1) return stream_mma::launch(kSplit, blocks, splits, kWarps * 32, s, a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out, splits);
+    }
+    fc_stream_tf32_kernel<NT, false><<<blocks, kWarps * 32, 0, s>>>(a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out, 1);
   };
   if (nt == 4) go(std::integral_constant<int, 4>{});
   else if (nt == 2) go(std::integral_constant<int, 2>{});

@@ -134,15 +134,17 @@ __device__ __forceinline__ uint4 input_chunk(const uint16_t* __restrict__ x, lon
   }
 }
 
-template <bool BF16, int NT, bool XVEC>
+// SPLIT: K split over the `splits` blocks of a cluster (fc_stream_mma.cuh), rank blockIdx.z.
+template <bool BF16, int NT, bool XVEC, bool SPLIT>
 __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uint4* __restrict__ w, const uint16_t* __restrict__ x,
                                                                        long long k, int k8, int n, int outputs, int os, const float* __restrict__ bias,
                                                                        int act, uint16_t* __restrict__ out, int* ovf, int splits) {
   __shared__ float partial[kMmaWarps][NT * 8][kMmaImages];
-  __shared__ float block_sum[NT * 8 * kMmaImages];  // the cluster's sum (splits > 1)
+  __shared__ float block_sum[SPLIT ? NT * 8 * kMmaImages : 1];  // the cluster's sum
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
   const int o0 = blockIdx.x * NT * 8;
-  const int cwarp = static_cast<int>(blockIdx.z) * kMmaWarps + warp, cwarps = splits * kMmaWarps;  // among the cluster's warps
+  // the warp's place among the cluster's warps, and their count
+  const int cwarp = SPLIT ? static_cast<int>(blockIdx.z) * kMmaWarps + warp : warp, cwarps = SPLIT ? splits * kMmaWarps : kMmaWarps;
   const int chunks = (k8 + 3) / 4;  // 32-value chunks (4 uint4 per row); k8 uint4 per row, the last chunk may be short
   const uint4* rows[NT];
 #pragma unroll
@@ -191,7 +193,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
       dst[o] = store_value<BF16>(activate16_or_keep(v, act), ovf);
       if (o == outputs - 1 && os > outputs) dst[outputs] = 0;  // the pad output
     };
-    if (splits > 1) stream_mma::sum_cluster<NT, kMmaImages, kMmaWarps>(partial, block_sum, splits, o0, nb, outputs, bias, store);
+    if constexpr (SPLIT) stream_mma::sum_cluster<NT, kMmaImages, kMmaWarps>(partial, block_sum, splits, o0, nb, outputs, bias, store);
     else stream_mma::sum_warps<NT, kMmaImages, kMmaWarps>(partial, o0, nb, outputs, bias, store);
     __syncthreads();  // partial is reused by the next pass
   }
@@ -244,13 +246,18 @@ void launch_mma(const HalfFcArgs& a, cudaStream_t s) {
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);
-    auto run = [&](auto kernel) {  // kernel: a std::integral_constant of the instantiation
-      constexpr auto kKernel = decltype(kernel)::value;
-      const int splits = stream_mma::launch_splits<kKernel>(blocks, kMmaWarps * 32, rounds);
-      stream_mma::launch(kKernel, blocks, splits, kMmaWarps * 32, s, w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf, splits);
+    auto run = [&](auto xvec) {
+      constexpr bool XV = decltype(xvec)::value;
+      if constexpr (NT == 1) {  // only 8-output tiles split (fc_stream_mma.cuh)
+        constexpr auto kSplit = &fc_stream_mma_kernel<BF16, 1, XV, true>;
+        const int splits = stream_mma::launch_splits<kSplit>(blocks, sm_count(), kMmaWarps * 32, rounds);
+        if (splits > 1)
+          return stream_mma::launch(kSplit, blocks, splits, kMmaWarps * 32, s, w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf, splits);
+      }
+      fc_stream_mma_kernel<BF16, NT, XV, false><<<blocks, kMmaWarps * 32, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf, 1);
     };
-    if (k % 8 == 0) run(std::integral_constant<decltype(&fc_stream_mma_kernel<BF16, NT, true>), &fc_stream_mma_kernel<BF16, NT, true>>{});
-    else run(std::integral_constant<decltype(&fc_stream_mma_kernel<BF16, NT, false>), &fc_stream_mma_kernel<BF16, NT, false>>{});
+    if (k % 8 == 0) run(std::true_type{});
+    else run(std::false_type{});
   };
   if (nt == 4) go(std::integral_constant<int, 4>{});
   else if (nt == 2) go(std::integral_constant<int, 2>{});

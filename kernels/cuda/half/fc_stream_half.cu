@@ -331,8 +331,9 @@ void register_fc_stream_mma_half(Registry& r) {
   static const ImplHooks hooks{.half_fc_prepare = half::stream_prepare, .half_fc_forward = half::stream_mma_forward};
   r.add(stream_rows_impl(17, "stream-mma-half",
                          "v14's 16-bit weight rows streamed once per pass of up to 16 images, the products on the tensor cores "
-                         "(mma.sync m16n8k16): blocks of 8 warps splitting K over 8 to 32 outputs, two register stages of loads, "
-                         "FP32 accumulation, bias + activation fused; for 2-16 images",
+                         "(mma.sync m16n8k16): blocks of 8 warps splitting K over 8 to 32 outputs (and over the blocks of a cluster where "
+                         "the outputs leave SMs without a block), two register stages of loads, FP32 accumulation, bias + activation "
+                         "fused; for 2-16 images",
                          &hooks, "fp16/bf16 tensor cores", half::stream_mma_supports));
 }
 

@@ -4,8 +4,9 @@
 // them with FFMA, one multiply-add per weight per image; v8, the GEMM engine on 64 x 64 tiles, wastes most of a tile's
 // rows on 16 images. At 16 images AlexNet's fc6-fc8 took 169 us on v8 (issue 32: FP32 at batch 16 at most 0.30 ms).
 // v20 is fc v17's schedule (16-bit, half/fc_stream_half.cu) in FP32: the images are the m of mma.sync m16n8k8 (TF32), a
-// block's 8 warps split K into 16-value chunks, and in a chunk lane (g, t) loads 16 bytes of weight row g and of images
-// g and g + 8 at k = 16 c + 4 t. Its 4 values feed two k-steps: values 2 s and 2 s + 1 are the mma's k = t and t + 4 of
+// block's 8 warps split K into 32-value chunks (a 128-byte line of each row), and in a chunk lane (g, t) loads, in two
+// loads of 16 bytes (u = 0, 1), weight row g and images g and g + 8 at k = 32 c + 8 t + 4 u (as v17: each load of a warp
+// touches every sector of its lines). Each 4 values feed two k-steps: values 2 s and 2 s + 1 are the mma's k = t and t + 4 of
 // step s, the same order for the weights and the images, so every product meets its pair. Each value is split into two
 // TF32 parts (hi rounded to nearest, lo = x - hi) and multiplied three times (lo*hi, hi*lo, hi*hi: FP32 accuracy, as the
 // 3xTF32 engine versions); each stage's products go to a tile that starts at zero and is added to the FP32 sums with
@@ -53,7 +54,7 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
   const int o0 = blockIdx.x * NT * 8;
   // the warp's place among the cluster's warps, and their count
   const int cwarp = SPLIT ? static_cast<int>(blockIdx.z) * kWarps + warp : warp, cwarps = SPLIT ? splits * kWarps : kWarps;
-  const int chunks = (k + 15) / 16;  // 16-value chunks; the last may be short (zeros past K)
+  const int chunks = (k + 31) / 32;  // 32-value chunks (one 128-byte line of each row); the last may be short (zeros past K)
   const float* rows[NT];
 #pragma unroll
   for (int j = 0; j < NT; ++j) rows[j] = w + static_cast<long long>(min(o0 + 8 * j + g, outputs - 1)) * k;
@@ -73,8 +74,8 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
     auto load = [&](Stage& st, int c0) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const int kk = 16 * (c0 + u * cwarps) + 4 * t;  // this lane's 4 values of the chunk
-        const bool in = kk < k;
+        const int kk = 32 * c0 + 8 * t + 4 * u;  // this lane's 4 values: its U loads, one line a warp (v17's note)
+        const bool in = c0 < chunks && kk < k;
 #pragma unroll
         for (int j = 0; j < NT; ++j) st.w[u][j] = in ? __ldcs(reinterpret_cast<const float4*>(rows[j] + kk)) : zero;
         st.a[u] = in && has_a ? __ldg(reinterpret_cast<const float4*>(xa + kk)) : zero;
@@ -107,7 +108,7 @@ __global__ void __launch_bounds__(kWarps * 32) fc_stream_tf32_kernel(const float
 #pragma unroll
         for (int i = 0; i < 4; ++i) acc[j][i] += part[j][i];
     };
-    stream_mma::two_stages<Stage>(cwarp, chunks, U * cwarps, load, multiply);
+    stream_mma::two_stages<Stage>(cwarp, chunks, cwarps, load, multiply);
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
     const auto store = [&](int img, int o, float v) { out[static_cast<long long>(n0 + img) * outputs + o] = activate_or_keep(v, act); };
@@ -121,7 +122,7 @@ void forward(int, const FcArgs& a, cudaStream_t s) {
   if (a.inputs % 4 != 0 || (reinterpret_cast<uintptr_t>(a.in) | reinterpret_cast<uintptr_t>(a.w)) % 16 != 0)
     fail("fc v20", "needs 16-byte aligned rows (inputs a multiple of 4)");
   const int nt = stream_mma::tiles_for(a.outputs, sm_count());
-  const int rounds = (a.inputs + 15) / 16 / (2 * kWarps);  // register stages of 2 chunks a warp, in one block
+  const int rounds = (a.inputs + 31) / 32 / kWarps;  // register stages a warp, in one block
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);

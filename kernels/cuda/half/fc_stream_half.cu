@@ -106,11 +106,13 @@ __global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* _
 
 // ---- fc v17, stream-mma-half: the same prepared rows and the same single pass over them, the products on the tensor
 // cores (mma.sync m16n8k16), for up to 16 images a pass, where v14's FMAs would need 16 times the arithmetic per weight.
-// A block of kMmaWarps warps takes 8 x NT outputs; its warps split K in 32-value chunks, taken in turn. In a chunk, lane
-// (g = lane / 4, t = lane % 4) loads the 16 bytes of k = 32c + 8t .. 32c + 8t + 7 of output row g of each of its NT
-// n-tiles (streaming loads) and of images g and g + 8 (read-only path), and feeds two mma steps: the first takes
-// k = 8t .. 8t + 3 of the chunk, the second 8t + 4 .. 8t + 7. The mma's k order is so permuted against memory, but it is
-// the same permutation for the images (A) and the weights (B), so each product meets its pair and the sum is the layer's.
+// A block of kMmaWarps warps takes 8 x NT outputs; its warps split K in 64-value chunks (a 128-byte line of each row),
+// taken in turn. In a chunk, lane (g = lane / 4, t = lane % 4) loads, in two loads, the 32 bytes of k = 64c + 16t ..
+// 64c + 16t + 15 of output row g of each of its NT n-tiles (streaming loads) and of images g and g + 8 (read-only path):
+// so each load of a warp touches every sector of its rows' lines (with 32-value chunks and lanes 16 bytes apart, as first
+// built, AlexNet's fc6 at 16 images took 25.8 us, now 23.4). Each 16 bytes feed two mma steps: the first takes their
+// k 0 .. 3, the second 4 .. 7. The mma's k order is so permuted against memory, but it is the same permutation for the
+// images (A) and the weights (B), so each product meets its pair and the sum is the layer's.
 // Images past n are zero; where K is not a multiple of 8 the image rows are not 16-byte aligned and are read value by value. The warps' FP32 partial sums are added in shared memory in warp order (the same sum on every
 // run), then bias, activation and the 16-bit store, the pad output written as zero.
 constexpr int kMmaWarps = 8;
@@ -145,7 +147,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
   const int o0 = blockIdx.x * NT * 8;
   // the warp's place among the cluster's warps, and their count
   const int cwarp = SPLIT ? static_cast<int>(blockIdx.z) * kMmaWarps + warp : warp, cwarps = SPLIT ? splits * kMmaWarps : kMmaWarps;
-  const int chunks = (k8 + 3) / 4;  // 32-value chunks (4 uint4 per row); k8 uint4 per row, the last chunk may be short
+  // 64-value chunks (8 uint4, one 128-byte line of each row; k8 uint4 per row, the last chunk may be short)
+  const int chunks = (k8 + 7) / 8;
   const uint4* rows[NT];
 #pragma unroll
   for (int j = 0; j < NT; ++j) rows[j] = w + static_cast<long long>(min(o0 + 8 * j + g, outputs - 1)) * k8;
@@ -155,8 +158,10 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
     float acc[NT][4];
 #pragma unroll
     for (int j = 0; j < NT; ++j) acc[j][0] = acc[j][1] = acc[j][2] = acc[j][3] = 0.0f;
-    // Two stages of U chunks each, in registers: while one stage's products run, the other's loads are in flight (a
-    // single stage left each warp waiting out its loads' latency every U chunks: fc6 at 2.1 TB/s, call 5).
+    // Two stages of a chunk each, in registers: while one stage's products run, the other's loads are in flight (a
+    // single stage left each warp waiting out its loads' latency: fc6 at 2.1 TB/s, call 5). Lane (g, t) takes the
+    // uint4 2t and 2t + 1 of the chunk's line (its U = 2 loads): the first brings all four sectors of each line the
+    // warp reads, where 4 lanes 16 bytes apart brought two (ncu: 2.3 times v14's L2 requests for the same bytes).
     constexpr int U = 2;
     struct Stage {
       uint4 w[U][NT], a[U], b[U];
@@ -164,8 +169,8 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
     auto load = [&](Stage& st, int c0) {
 #pragma unroll
       for (int u = 0; u < U; ++u) {
-        const int q = 4 * (c0 + u * cwarps) + t;  // this lane's uint4 of the chunk
-        const bool in = c0 + u * cwarps < chunks && q < k8;
+        const int q = 8 * c0 + 2 * t + u;  // this lane's uint4 of the chunk
+        const bool in = c0 < chunks && q < k8;
         const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
 #pragma unroll
         for (int j = 0; j < NT; ++j) st.w[u][j] = in ? __ldcs(rows[j] + q) : zero;
@@ -184,7 +189,7 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
         }
       }
     };
-    stream_mma::two_stages<Stage>(cwarp, chunks, U * cwarps, load, multiply);  // chunks past the end load as zeros
+    stream_mma::two_stages<Stage>(cwarp, chunks, cwarps, load, multiply);  // chunks past the end load as zeros
     // acc[j]: (image g, outputs 2t, 2t + 1) and (image g + 8, the same outputs) of n-tile j.
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
@@ -242,7 +247,7 @@ void launch_mma(const HalfFcArgs& a, cudaStream_t s) {
   const int k8 = static_cast<int>(k_padded(a.is) / 8), os = stored_channels(a.outputs);
   const auto* w = reinterpret_cast<const uint4*>(a.prepared);
   const int nt = stream_mma::tiles_for(a.outputs, sm_count());
-  const int rounds = (k8 + 3) / 4 / (2 * kMmaWarps);  // register stages of 2 chunks a warp, in one block
+  const int rounds = (k8 + 7) / 8 / kMmaWarps;  // register stages a warp, in one block
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);

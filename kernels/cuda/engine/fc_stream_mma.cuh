@@ -27,9 +27,9 @@ inline int tiles_for(int outputs, int sms) {
   return 1;
 }
 
-// A warp's K loop over chunks c0 = warp, warp + step, ... (warp: its place among the cluster's warps) with two register stages: one stage's loads are issued before
-// the other stage's products run. load(stage, chunk) must give zeros for chunks past the end (their products add
-// nothing); multiply(stage) adds a stage's products.
+// A warp's K loop over chunks c0 = warp, warp + step, ... (warp: its place among the cluster's warps) with two register
+// stages: one stage's loads are issued before the other stage's products run. load(stage, chunk) must give zeros for
+// chunks past the end (their products add nothing); multiply(stage) adds a stage's products.
 template <class Stage, class Load, class Multiply>
 __device__ __forceinline__ void two_stages(int warp, int chunks, int step, Load&& load, Multiply&& multiply) {
   Stage s0, s1;

@@ -3,9 +3,10 @@
 // the mma's m (16 a pass), the outputs its n. Where a layer has fewer tiles of outputs than the GPU has multiprocessors
 // (AlexNet's fc8: 125 tiles of 8 of its 1,000 outputs), K is split further over the `splits` blocks of a thread-block
 // cluster (grid z = rank): the cluster's warps take the chunks in turn as one block's would, and the blocks' sums meet
-// in distributed shared memory (sum_cluster), so the layer streams its weights from splits times as many warps. Only
-// tiles of 8 outputs split (a wider tile is chosen only where the tiles fill the GPU), in an instantiation of their own
-// (SPLIT): the others keep a compile-time warp stride (a run-time one made fc6 and fc7 1-5 % slower).
+// in distributed shared memory (sum_cluster), so the layer streams its weights from splits times as many warps. Tiles of
+// 8 outputs split where they are too few; v20 also splits 32-output tiles 2 ways where it would take 16-output ones (its
+// FP32 images read half as often). The split runs in an instantiation of its own (SPLIT): the others keep a compile-time
+// warp stride (a run-time one made fc6 and fc7 1-5 % slower).
 #pragma once
 #include <cuda_runtime.h>
 

@@ -156,7 +156,8 @@ void register_fc_stream_tf32(Registry& r) {
   static const ImplHooks hooks{.fc_forward = forward};
   Impl i = cuda_impl(LayerKind::fc, 20, "stream-mma-3xtf32",
                      "FP32 at a few images: the weights streamed once per 16 images on mma.sync m16n8k8 (3xTF32, FP32-accurate), "
-                     "K split over a cluster's blocks where the outputs leave SMs without a block, bias + activation fused",
+                     "K split over a cluster's blocks where the outputs leave SMs without a block (or, 2 ways, where 32-output "
+                     "tiles halve the images' reads), bias + activation fused",
                      &hooks);
   i.math = "fp32";
   i.precisions = {Precision::fp32};

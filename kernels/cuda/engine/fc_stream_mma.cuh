@@ -116,29 +116,26 @@ __device__ __forceinline__ void sum_cluster(const Partial& partial, float* block
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 #else
   (void)partial, (void)block_sum, (void)splits, (void)o0, (void)nb, (void)outputs, (void)bias, (void)store;
-  __trap();  // launched in clusters only where launch_splits found an image built for them
+  __trap();  // launched in clusters only where launch_split found an image built for them
 #endif
 }
 
-// How many blocks of a cluster split K (1: no cluster): only where the tiles leave multiprocessors without a block, as
-// many as give every multiprocessor one (at most kMaxSplits, at least 2 register stages of chunks a warp, every cluster
-// in the first wave), on a device and an image of the split kernel that launch clusters. AlexNet's fc8 (125 tiles on
-// 132 multiprocessors) thus splits 2 ways; forced to 3, 4 and 8 it was slower (experiments/batch1-latency.md).
-template <auto Kernel>
-int launch_splits(int tiles, int sms, int threads, int stage_rounds) {
-  static const bool clusters = gemm::cluster_image_ok(reinterpret_cast<const void*>(Kernel));
-  if (tiles >= sms || !clusters) return 1;
-  for (int s = std::min({(sms + tiles - 1) / tiles, kMaxSplits, stage_rounds / 2}); s >= 2; --s)
-    if (tiles <= gemm::cached_active_clusters<Kernel, kMaxSplits>(threads, 0, s)) return s;
-  return 1;
-}
-
-// The split kernel on `tiles` x `splits` blocks, in clusters of `splits` along z.
-template <class Kernel, class... Args>
-void launch(Kernel kernel, int tiles, int splits, int threads, cudaStream_t s, Args... args) {
+// The split kernel Split on `tiles` x splits blocks in clusters of splits along z, its last argument `splits`, where the
+// tiles leave multiprocessors without a block: as many splits as give every multiprocessor one (gemm::cluster_splits_upto:
+// at most kMaxSplits, at least 2 register stages a warp, every cluster in the first wave), on a device and an image of
+// the kernel that launch clusters. AlexNet's fc8 (125 tiles on 132 multiprocessors) thus splits 2 ways; forced to 3, 4
+// and 8 it was slower (experiments/batch1-latency.md). Returns false, launching nothing, where it does not split.
+template <auto Split, class... Args>
+bool launch_split(int tiles, int sms, int threads, int stage_rounds, cudaStream_t s, Args... args) {
+  static const bool clusters = gemm::cluster_image_ok(reinterpret_cast<const void*>(Split));
+  if (tiles >= sms || !clusters) return false;
+  const int splits = gemm::cluster_splits_upto((sms + tiles - 1) / tiles, kMaxSplits, tiles, stage_rounds,
+                                               [&](int size) { return gemm::cached_active_clusters<Split, kMaxSplits>(threads, 0, size); });
+  if (splits < 2) return false;
   cudaLaunchAttribute attr;
   const cudaLaunchConfig_t cfg = gemm::cluster_config(dim3(static_cast<unsigned>(tiles), 1, static_cast<unsigned>(splits)), threads, 0, splits, s, attr);
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, Split, args..., splits));
+  return true;
 }
 
 }  // namespace bs::cuda::stream_mma

@@ -126,21 +126,19 @@ void forward(int, const FcArgs& a, cudaStream_t s) {
   auto go = [&](auto tiles) {
     constexpr int NT = decltype(tiles)::value;
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);
-    if constexpr (NT == 1) {  // only 8-output tiles split (fc_stream_mma.cuh)
-      constexpr auto kSplit = &fc_stream_tf32_kernel<1, true>;
-      const int splits = stream_mma::launch_splits<kSplit>(blocks, sm_count(), kWarps * 32, rounds);
-      if (splits > 1) return stream_mma::launch(kSplit, blocks, splits, kWarps * 32, s, a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out, splits);
-    }
+    if constexpr (NT == 1)  // 8-output tiles split where they are too few (fc_stream_mma.cuh)
+      if (stream_mma::launch_split<&fc_stream_tf32_kernel<1, true>>(blocks, sm_count(), kWarps * 32, rounds, s, a.w, a.in, a.inputs, a.n,
+                                                                    a.outputs, a.bias, a.act, a.out))
+        return;
     if constexpr (NT == 2) {
       // Where 32-output tiles give at least half the multiprocessors a block, they run split 2 ways over a cluster in
       // place of 16-output tiles: the blocks are as many, and each reads the images (4 bytes a value) for twice the
       // outputs. AlexNet's fc6 at 16 images 49.4 -> 43.9 us, fc7 23.0 -> 21.5 (H200; in 16 bits, v17, no faster).
       const int tiles4 = (a.outputs + 31) / 32;
-      if (2 * tiles4 >= sm_count()) {
-        constexpr auto kWide = &fc_stream_tf32_kernel<4, true>;
-        const int splits = stream_mma::launch_splits<kWide>(tiles4, sm_count(), kWarps * 32, rounds);
-        if (splits > 1) return stream_mma::launch(kWide, tiles4, splits, kWarps * 32, s, a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out, splits);
-      }
+      if (2 * tiles4 >= sm_count() &&
+          stream_mma::launch_split<&fc_stream_tf32_kernel<4, true>>(tiles4, sm_count(), kWarps * 32, rounds, s, a.w, a.in, a.inputs, a.n,
+                                                                    a.outputs, a.bias, a.act, a.out))
+        return;
     }
     fc_stream_tf32_kernel<NT, false><<<blocks, kWarps * 32, 0, s>>>(a.w, a.in, a.inputs, a.n, a.outputs, a.bias, a.act, a.out, 1);
   };

@@ -53,18 +53,22 @@ int active_clusters(Kernel kernel, int threads, size_t smem, int size) {
   CUDA_CHECK(cudaOccupancyMaxActiveClusters(&n, kernel, &cfg));
   return std::max(1, n);
 }
-// Split-K reduced in a cluster: as many ways as fill one wave, at most max_cluster, keeping at least 2 k-tiles per
-// split (nothing waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one image is a
-// few tiles, each latency-bound), and no more than keep every tile's cluster in the first wave (clusters(s): how many
-// clusters of s blocks the GPU holds): a cluster that waits for a second wave costs what the split saved (measured on
-// the H100: AlexNet conv3 at 8 images, 66 tiles in clusters of 6, 1.4x v21's time).
+// Split-K reduced in a cluster, at most `want` ways and max_cluster, keeping at least 2 k-tiles per split (nothing
+// waits on a second kernel or on partial sums in DRAM, so shorter splits pay: a batch of one image is a few tiles, each
+// latency-bound), and no more than keep every tile's cluster in the first wave (clusters(s): how many clusters of s
+// blocks the GPU holds): a cluster that waits for a second wave costs what the split saved (measured on the H100:
+// AlexNet conv3 at 8 images, 66 tiles in clusters of 6, 1.4x v21's time).
 template <class Clusters>
-int cluster_splits(const Occupancy& occ, int max_cluster, long long blocks, int k_tiles, Clusters&& clusters) {
-  if (blocks >= occ.wave()) return 1;
-  const long long want = occ.wave() / std::max<long long>(1, blocks);
+int cluster_splits_upto(long long want, int max_cluster, long long blocks, int k_tiles, Clusters&& clusters) {
   for (int s = static_cast<int>(std::min<long long>({want, static_cast<long long>(max_cluster), k_tiles / 2LL})); s >= 2; --s)
     if (blocks <= clusters(s)) return s;
   return 1;
+}
+// The GEMM engines' split: as many ways as fill one wave.
+template <class Clusters>
+int cluster_splits(const Occupancy& occ, int max_cluster, long long blocks, int k_tiles, Clusters&& clusters) {
+  if (blocks >= occ.wave()) return 1;
+  return cluster_splits_upto(occ.wave() / std::max<long long>(1, blocks), max_cluster, blocks, k_tiles, clusters);
 }
 // Floats of split-K partial sums a launch needs in its workspace: none where the splits are reduced in a cluster.
 template <class T>

@@ -253,12 +253,10 @@ void launch_mma(const HalfFcArgs& a, cudaStream_t s) {
     const int blocks = (a.outputs + 8 * NT - 1) / (8 * NT);
     auto run = [&](auto xvec) {
       constexpr bool XV = decltype(xvec)::value;
-      if constexpr (NT == 1) {  // only 8-output tiles split (fc_stream_mma.cuh)
-        constexpr auto kSplit = &fc_stream_mma_kernel<BF16, 1, XV, true>;
-        const int splits = stream_mma::launch_splits<kSplit>(blocks, sm_count(), kMmaWarps * 32, rounds);
-        if (splits > 1)
-          return stream_mma::launch(kSplit, blocks, splits, kMmaWarps * 32, s, w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf, splits);
-      }
+      if constexpr (NT == 1)  // only 8-output tiles split (fc_stream_mma.cuh)
+        if (stream_mma::launch_split<&fc_stream_mma_kernel<BF16, 1, XV, true>>(blocks, sm_count(), kMmaWarps * 32, rounds, s, w, a.in, k, k8,
+                                                                                a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf))
+          return;
       fc_stream_mma_kernel<BF16, NT, XV, false><<<blocks, kMmaWarps * 32, 0, s>>>(w, a.in, k, k8, a.n, a.outputs, os, a.bias, a.act, a.out, a.ovf, 1);
     };
     if (k % 8 == 0) run(std::true_type{});

@@ -20,11 +20,12 @@ alexnet_model() {
 # The device and the binaries' commit, into $OUT/device.txt (every record names both).
 record_device() { { nvidia-smi -L; cat .device/COMMIT; } >"$OUT/device.txt" 2>&1; }
 
-# A/B against the binaries before (.device/base.tar.xz: scripts/pack_device.sh of the earlier commit, moved aside
-# before packing the new one, then back): unpacks them into .device/base and calls "$@" ROUND WHO for ROUNDS rounds
-# (default 2), WHO base and new in an order that alternates from round to round.
+# A/B against the binaries before: the pack's own base/ (scripts/pack_device.sh BASE_PACK=...), else
+# .device/base.tar.xz (scripts/pack_device.sh of the earlier commit, moved aside before packing the new one, then back),
+# unpacked into .device/base; calls "$@" ROUND WHO for ROUNDS rounds (default 2), WHO base and new in an order that
+# alternates from round to round.
 ab_rounds() {
-  mkdir -p .device/base && tar -C .device/base -xJf .device/base.tar.xz
+  [ -x .device/base/batchscope ] || { mkdir -p .device/base && tar -C .device/base -xJf .device/base.tar.xz; }
   local round who order
   for round in $(seq 1 "${ROUNDS:-2}"); do
     order="base new"; [ $((round % 2)) = 0 ] && order="new base"

@@ -5,7 +5,8 @@
 //   fused: one cluster per image (where it fits),
 // median of 20 launches each, 2 rounds, and checks that fused and two give the same words and scales, bit for bit.
 // Build: nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a -I. experiments/probes/f16_split_rate.cu -o f16_split_rate
-// argv[1] (optional): a shape name, launched once per variant (for ncu).
+// argv[1] (optional): a shape name, launched once per variant (for ncu); or --batches=B1,B2,... to time every shape at
+// those batches instead of its own (the small batches of issue 32).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -59,7 +60,14 @@ float median(std::vector<float> v) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const char* only = argc > 1 ? argv[1] : nullptr;
+  const char* only = argc > 1 && std::strncmp(argv[1], "--batches=", 10) != 0 ? argv[1] : nullptr;
+  std::vector<int> given;  // --batches=
+  if (argc > 1 && !only)
+    for (const char* q = argv[1] + 10; *q;) {
+      given.push_back(std::atoi(q));
+      while (*q && *q != ',') ++q;
+      if (*q == ',') ++q;
+    }
   // CopyMap: c, h, w, s, ct, ph, pw, h2, w2, cs (as conv_wgmma_3xf16.cu's geometry() builds it)
   const std::vector<Case> cases = {
       {"conv1", {3, 227, 227, 4, 3, 0, 0, 57, 57, 24}, {1024, 128}},  // space-to-depth, K = 3 x 3 x 48
@@ -85,7 +93,7 @@ int main(int argc, char** argv) {
   std::printf("%-14s %5s %6s %5s %8s | %9s %9s %9s | %7s %7s | %s\n", "shape", "batch", "fused", "cl", "MB", "old ms", "two ms",
               "fused ms", "GB/s", "f/old", "same");
   for (const Case& cs : cases)
-    for (int n : cs.batches) {
+    for (int n : given.empty() ? cs.batches : given) {
         if (only && std::strcmp(only, cs.name) != 0) continue;
         if (only && n != cs.batches[0]) continue;
         const CopyMap& g = cs.g;

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# On the GPU machine: the plan/registry refactor (issue 31) against the binaries before it, in one call. Both packs
-# travel in .device/ (scripts/pack_device.sh; the earlier one as .device/base.tar.xz). Steps (switches):
+# On the GPU machine: the plan/registry refactor (issue 31) against the binaries before it, in one call. Both sets travel
+# in .device/pack.tar.xz (its base/: scripts/pack_device.sh LINEINFO=0 BASE_PACK=...) or as two packs (the earlier one as
+# .device/base.tar.xz). Steps (switches):
 #   AB=1       AlexNet (synthetic weights) kernel time, every precision (and fp32 with the shipped tuning table), batch 1
 #              and 1024 (AB_BATCHES), resident, pinned; ECE 408 Op Times fp32 and fp16, 10,000 images: base and new alternating,
 #              ROUNDS rounds (default 2; ECE 408 ECE_ROUNDS, default ROUNDS; AB_CONFIGS=none: ECE 408 only); table by
@@ -23,6 +24,7 @@ tar -C .device/new -xJf .device/pack.tar.xz
 [ -f .device/base.tar.xz ] && tar -C .device/base -xJf .device/base.tar.xz
 export LD_LIBRARY_PATH=$PWD/.device/new/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 new=.device/new base=.device/base
+[ -x .device/new/base/batchscope ] && base=.device/new/base  # the pack's own base/ (scripts/pack_device.sh BASE_PACK=...)
 { nvidia-smi; echo "new: $(head -c 60 .device/new/COMMIT)"; echo "base: $(head -c 60 .device/base/COMMIT 2>/dev/null)"; } >"$OUT/device.txt" 2>&1
 grep -E "NVIDIA H|Driver" "$OUT/device.txt" | head -3
 step() { echo "== $1 ($(date +%T))"; }

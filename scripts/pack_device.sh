@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Builds the binaries for the GPU machine (build-device/: OpenCV off, since that machine has none) and packs
 # them, with the shared libraries that machine lacks and the commit they were built from, into
-# .device/pack.tar.xz (git-ignored; batchscope + test_gpu ~13 MB at the end of 2026-11, and the device tool carries
-# at most 64 MiB with the tree, itself ~42 MB). experiments/gpu_check.sh unpacks it into .device/ there.
+# .device/pack.tar.xz (git-ignored; all three 14.2 MB in 2026-12, and the device tool carries at most 64 MiB with the
+# tree, itself 51.6 MB). experiments/gpu_check.sh unpacks it into .device/ there.
 #
 # LINEINFO=0: the CUDA code without source lines (no -lineinfo, in build-device-noline/): kernel objects about a quarter
 # of the bytes, so that two sets of binaries fit one call (ncu then shows no source view). BASE_PACK=FILE: an earlier

@@ -25,7 +25,7 @@ tar -C .device/new -xJf .device/pack.tar.xz
 export LD_LIBRARY_PATH=$PWD/.device/new/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
 new=.device/new base=.device/base
 [ -x .device/new/base/batchscope ] && base=.device/new/base  # the pack's own base/ (scripts/pack_device.sh BASE_PACK=...)
-{ nvidia-smi; echo "new: $(head -c 60 .device/new/COMMIT)"; echo "base: $(head -c 60 .device/base/COMMIT 2>/dev/null)"; } >"$OUT/device.txt" 2>&1
+{ nvidia-smi; echo "new: $(head -c 60 .device/new/COMMIT)"; echo "base: $(head -c 60 $base/COMMIT 2>/dev/null)"; } >"$OUT/device.txt" 2>&1
 grep -E "NVIDIA H|Driver" "$OUT/device.txt" | head -3
 step() { echo "== $1 ($(date +%T))"; }
 

@@ -35,7 +35,7 @@ def functions(path):
 def loop_stats(body):
     """The smallest loop (a backward branch and its target) that contains a matrix instruction."""
     best = None
-    for i, (addr, ins) in enumerate(body):
+    for addr, ins in body:
         m = re.search(r"\bBRA (?:`\()?(0x[0-9a-f]+)", ins)
         if not m: continue
         target = int(m.group(1), 16)
@@ -46,7 +46,7 @@ def loop_stats(body):
     if best is None: return None
     count = lambda pat: sum(1 for x in best if re.search(pat, x))
     return {"insns": len(best), "ldgsts": count(r"\bLDGSTS"), "mma": count(r"\b[HQ]GMMA|\bHMMA"), "ldc": count(r"\bU?LDC\b"),
-            "bar": count(r"\bBAR\.|\bSYNCS"), "addr64": count(r"LEA\.HI\.X|IMAD\.X|IADD3\.X|\.X\b")}
+            "bar": count(r"\bBAR\.|\bSYNCS"), "addr64": count(r"\.X\b")}
 
 def main():
     if len(sys.argv) < 2: sys.exit(__doc__)

@@ -8,7 +8,6 @@ set -uo pipefail
 record_device; alexnet_model
 cat .device/base/COMMIT >> $OUT/device.txt 2>/dev/null
 SECONDS=0
-bsw() { local w=$1; shift; case $w in base) LD_LIBRARY_PATH=$PWD/.device/base/lib:$LD_LIBRARY_PATH .device/base/batchscope "$@" ;; *) $bin/batchscope "$@" ;; esac; }
 if [ "${TESTS:-1}" = 1 ]; then
   timeout 260 $bin/test_gpu --gtest_brief=1 > $OUT/test_gpu.log 2>&1
   echo "test_gpu exit $? ($SECONDS s)"; grep -E "^\[  (PASSED|FAILED|SKIPPED) |tests from" $OUT/test_gpu.log | head -5; grep -E "^\[  FAILED" $OUT/test_gpu.log | head -20
@@ -25,16 +24,16 @@ if [ "${SAN:-1}" = 1 ]; then
 fi
 if [ "${AB:-1}" = 1 ]; then
   mkdir -p ab
-  for r in $(seq 1 ${ROUNDS:-2}); do
-    order="base new"; [ $((r % 2)) = 0 ] && order="new base"
-    for w in $order; do
-      for p in ${AB_PRECISIONS:-fp16 bf16 fp32 tf32}; do
-        bsw $w sweep --model data/models/alexnet --backend cuda --precision $p --batches ${AB_BATCHES:-1,2,4,8,16,32,128,1024} --reps 20 \
-          --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$p $w r$r exit $?"
-      done
+  # one round of one binary (device_env.sh's ab_rounds alternates them, bs_of runs them with their libraries)
+  sweeps() {
+    local r=$1 w=$2 p
+    for p in ${AB_PRECISIONS:-fp16 bf16 fp32 tf32}; do
+      bs_of $w sweep --model data/models/alexnet --backend cuda --precision $p --batches ${AB_BATCHES:-1,2,4,8,16,32,128,1024} --reps 20 \
+        --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$p $w r$r exit $?"
     done
-    echo "round $r ($SECONDS s)"
-  done
+    echo "round $r $w ($SECONDS s)"
+  }
+  ab_rounds sweeps
   python3 experiments/ab_compare.py ab conv1,conv2,conv3,conv4,conv5 > $OUT/ab.md; cat $OUT/ab.md
   tar czf $OUT/ab.tgz ab/*.csv
 fi

@@ -71,7 +71,7 @@ struct WgConvProblem : WgConvCommon {
   long long chw, group_chw;  // A: the input (N, C, H, W)
 
   template <class T>
-  __device__ __forceinline__ RowsState a_state(int group, int m0, int tid) const {
+  __device__ __forceinline__ RowsState a_state(int group, int m0, int tid, int) const {
     static_assert(T::BM == 128 && T::THREADS == 256, "two rows per thread");
     RowsState st;
 #pragma unroll

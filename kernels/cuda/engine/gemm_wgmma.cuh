@@ -133,9 +133,11 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const float (&
 #endif
 
 // A Problem for this mainloop provides
-//   a_state<T>(group, m0, tid), b_state<T>(group, n0, tid)   per-thread loader state
+//   a_state<T>(group, m0, tid, kt0), b_state<T>(group, n0, tid)   per-thread loader state (kt0: the block's first k
+//                                                            tile)
 //   load_a<T>(state, stage_addr, kt, tid), load_b<T>(...)    one stage's cp.async copies into the swizzled tile at
-//                                                            the shared-memory address stage_addr
+//                                                            the shared-memory address stage_addr; called for
+//                                                            kt = kt0, kt0 + 1, ... in turn
 //   store(group, split, m, n, v)                             the epilogue for one element of C, or
 //   store_tile<T>(acc, group, split, r, c)                   the thread's whole accumulator: rows r + 64 mi + 8 h,
 //                                                            column pairs c + 8 j (acc[mi][4 j + 2 h], the next one)
@@ -152,7 +154,7 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
   const int m0 = blockIdx.x * T::BM, n0 = blockIdx.y * T::BN;
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
-  auto sa = pr.template a_state<T>(group, m0, tid);  // loaders may carry state from stage to stage
+  auto sa = pr.template a_state<T>(group, m0, tid, kt0);  // loaders may carry state from stage to stage
   auto sb = pr.template b_state<T>(group, n0, tid);
   const auto a_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES); };
   const auto b_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES + T::PARTS * T::A_BYTES); };
@@ -186,6 +188,8 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     gemm::cp_async_commit();  // one group per stage, empty ones too
   }
   int s_next = T::STAGES - 2, s = 0;  // the buffers of stages i + STAGES - 2 and i (no modulo in the loop)
+  // Stage 0's descriptors of this warpgroup's A pieces and of B (desc_sw128), made once
+  const uint64_t da0 = desc_sw128(a_at(0) + static_cast<uint32_t>(wgi * T::MI * 64 * 128)), db0 = desc_sw128(b_at(0));
   for (int i = 0; i < nk; ++i) {
     gemm::cp_async_wait<T::STAGES - 3>();  // this thread's copies of stage i have landed
     fence_proxy_async();                   // ... visible to the tensor cores
@@ -197,7 +201,9 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     }
     gemm::cp_async_commit();
     if (++s_next == T::STAGES) s_next = 0;
-    const uint32_t a0 = a_at(s) + static_cast<uint32_t>(wgi * T::MI * 64 * 128), b0 = b_at(s);
+    // Stage s's descriptors: stage 0's plus the stage's offset in the address field, then each k step's 32 bytes and
+    // each piece's 64 rows (every address of the pipeline is under 2^18, so no sum carries out of the field).
+    const uint64_t da = da0 + static_cast<uint64_t>(s) * (T::STAGE_BYTES >> 4), db = db0 + static_cast<uint64_t>(s) * (T::STAGE_BYTES >> 4);
     if constexpr (T::PARTS == 2) {
       if (i > 0) promote();  // stage i - 1's products, which ran under this iteration's barrier and loads
       fence_operands(part);
@@ -209,10 +215,10 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_kernel(const __grid_const
     for (int kk = 0; kk < T::BK / 8; ++kk)
 #pragma unroll
       for (int mi = 0; mi < T::MI; ++mi) {
-        const uint64_t ahi = desc_sw128(a0 + mi * 64 * 128 + kk * 32), bhi = desc_sw128(b0 + kk * 32);
+        const uint64_t ahi = da + (mi * 64 * 128 + kk * 32) / 16, bhi = db + kk * 32 / 16;
         if constexpr (T::PARTS == 2) {  // the lo tiles follow their hi tiles; the small terms first
-          mma<T>(part[mi], desc_sw128(a0 + T::A_BYTES + mi * 64 * 128 + kk * 32), bhi, kk > 0);
-          mma<T>(part[mi], ahi, desc_sw128(b0 + T::B_BYTES + kk * 32));
+          mma<T>(part[mi], ahi + T::A_BYTES / 16, bhi, kk > 0);
+          mma<T>(part[mi], ahi, bhi + T::B_BYTES / 16);
           mma<T>(part[mi], ahi, bhi);
         } else {
           mma<T>(acc[mi], ahi, bhi);

@@ -9,7 +9,11 @@
 // Per stage each thread copies chunk column c = tid % 8 of rows tid / 8 + (THREADS / 8) i, of A and of B: one k-table
 // read serves all its A rows, and the eight lanes of a row fill its 128 bytes. The per-thread offsets stay fixed
 // across stages and the k table is read one stage ahead (experiments/precision-tf32.md: the loop was bound by issuing
-// the loaders' address arithmetic).
+// the loaders' address arithmetic). Each A row keeps a pointer to its window's origin, so that a copy's address is one
+// multiply-add of the k-table offset onto it, and the k table is walked by a pointer; the kernel's parameters the
+// loaders read are copied into the state (registers), so that the asm barriers of the K loop do not make the compiler
+// read them again from the constant bank each stage. The loaders count on being called for stages kt0, kt0 + 1, ... in
+// turn, as gemm_wgmma.cuh's K loop calls them.
 #pragma once
 #include <cuda_runtime.h>
 
@@ -17,6 +21,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
 #include "kernels/cuda/ops/conv.hpp"
 #include "weights_tools/error.hpp"
@@ -24,8 +29,11 @@
 namespace bs::cuda::wg {
 
 struct WeightRows {
-  const float* p;     // the thread's first row and chunk at k tile 0
-  long long stride;   // THREADS / 8 rows
+  const float* p;     // the thread's first row and chunk at k tile 0 (the prepared weights' start where that row is past
+                      // the layer: nothing is read there)
+  const float* safe;  // an address inside the weights, for the rows past the layer
+  long long lo;       // 3xTF32 / 3xFP16: from the hi weights to the lo ones (NhwcConvLoads::lo_w)
+  int stride;         // THREADS / 8 rows, in words
   uint32_t ok, so;    // which of its rows are filters of the group; its first chunk in a stage
 };
 template <class T>
@@ -36,11 +44,16 @@ __host__ __device__ constexpr int nhwc_rows() { return T::BM * 8 / T::THREADS; }
 
 template <int R>
 struct NhwcRows {
-  long long pix[R];  // word offset of (img, iy0, ix0, group's first channel) of the thread's R rows
+  const float* row[R];  // the input at (img, iy0, ix0, group's first channel) of the thread's R rows (any value where the
+                        // row is past the last pixel: its every copy reads nothing)
+  const float* safe;    // an address inside the input, for the copies that read nothing
+  long long lo;         // 3xTF32 / 3xFP16: from the hi part of the input copy to the lo part (NhwcConvLoads::lo_in)
   int iy0[R], ix0[R];
-  uint32_t so;       // the first row's chunk in a stage; row i's is 16 THREADS i bytes further (same swizzle phase)
-  int2 e;            // the k-table entry of the next stage to load (read one stage ahead)
-  int next_kt;
+  int h, w;             // the input's rows and columns
+  uint32_t so;          // the first row's chunk in a stage; row i's is 16 THREADS i bytes further (same swizzle phase)
+  const int2* kp;       // the k-table entry of the stage after the one in e
+  int2 e;               // the k-table entry of the next stage to load (read one stage ahead)
+  int k_tiles;
 };
 
 // The geometry, the operands and the loaders; a Problem adds its epilogue (store or store2).
@@ -57,8 +70,9 @@ struct NhwcConvLoads {
   long long lo_in = 0;  // 3xTF32: where the lo part of the input copy starts, from the hi part
   long long lo_w = 0;   // 3xTF32: where the lo weights start, from the hi ones
 
+  // kt0: the first k tile this block loads (its split's).
   template <class T>
-  __device__ __forceinline__ NhwcRows<nhwc_rows<T>()> a_state(int group, int m0, int tid) const {
+  __device__ __forceinline__ NhwcRows<nhwc_rows<T>()> a_state(int group, int m0, int tid, int kt0) const {
     NhwcRows<nhwc_rows<T>()> st;
 #pragma unroll
     for (int i = 0; i < nhwc_rows<T>(); ++i) {
@@ -67,30 +81,40 @@ struct NhwcConvLoads {
         const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
         st.iy0[i] = oy * sh - ph;
         st.ix0[i] = ox * sw - pw;
-        st.pix[i] = img * hwc + (static_cast<long long>(st.iy0[i]) * w + st.ix0[i]) * cs + group * cg;
+        st.row[i] = in + (img * hwc + (static_cast<long long>(st.iy0[i]) * w + st.ix0[i]) * cs + group * cg);
       } else {  // past the last pixel: every k reads as outside the image
         st.iy0[i] = INT_MIN / 2;
         st.ix0[i] = 0;
-        st.pix[i] = 0;
+        st.row[i] = in;
       }
     }
+    st.safe = in;
+    st.lo = lo_in;
+    st.h = h;
+    st.w = w;
     st.so = sw_chunk(tid / 8, tid % 8);
-    st.next_kt = -1;
+    st.k_tiles = k_tiles;
+    st.kp = ktab + kt0 * (T::BK / 4) + tid % 8;
+    st.e = kt0 < k_tiles ? __ldg(st.kp) : make_int2(0, kNoRow << 16);
+    st.kp += T::BK / 4;
     return st;
   }
+  // Stage kt (after kt0, kt0 + 1, ..., kt - 1).
   template <class T>
   __device__ __forceinline__ void load_a(NhwcRows<nhwc_rows<T>()>& st, uint32_t dst, int kt, int tid) const {
-    const int2 e = st.next_kt == kt ? st.e : __ldg(ktab + kt * (T::BK / 4) + tid % 8);
-    if (kt + 1 < k_tiles) st.e = __ldg(ktab + (kt + 1) * (T::BK / 4) + tid % 8);  // for the next call
-    st.next_kt = kt + 1;
-    const float* src = in + e.x;
+    (void)tid;
+    const int2 e = st.e;
+    if (kt + 1 < st.k_tiles) st.e = __ldg(st.kp);  // for the next call
+    st.kp += T::BK / 4;
+    const int ky = e.y >> 16, kx = e.y & 0xffff;
 #pragma unroll
     for (int i = 0; i < nhwc_rows<T>(); ++i) {
-      const int iy = st.iy0[i] + (e.y >> 16), ix = st.ix0[i] + (e.y & 0xffff);
-      const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
-      cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] : in, ok);
+      const int iy = st.iy0[i] + ky, ix = st.ix0[i] + kx;
+      const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(st.h) && static_cast<unsigned>(ix) < static_cast<unsigned>(st.w);
+      const float* src = ok ? st.row[i] + e.x : st.safe;
+      cp_async16(dst + st.so + 16 * T::THREADS * i, src, ok);
       if constexpr (T::PARTS == 2)  // the lo copy of the input follows the hi copy
-        cp_async16(dst + T::A_BYTES + st.so + 16 * T::THREADS * i, ok ? src + st.pix[i] + lo_in : in, ok);
+        cp_async16(dst + T::A_BYTES + st.so + 16 * T::THREADS * i, src + (ok ? st.lo : 0), ok);
     }
   }
 
@@ -99,11 +123,14 @@ struct NhwcConvLoads {
     WeightRows st;
     const int r = tid / 8;
     st.p = wt + (static_cast<long long>(group) * mg + n0 + r) * k_pad + 4 * (tid % 8);
-    st.stride = static_cast<long long>(T::THREADS / 8) * k_pad;
+    st.safe = wt;
+    st.lo = lo_w;
+    st.stride = (T::THREADS / 8) * k_pad;
     st.ok = 0;
 #pragma unroll
     for (int i = 0; i < weight_rows<T>(); ++i)
       st.ok |= (r + (T::THREADS / 8) * i < mg - n0 && r + (T::THREADS / 8) * i < T::BN ? 1u : 0u) << i;
+    if (!(st.ok & 1u)) st.p = wt;  // no row of this thread is a filter: its copies read nothing
     st.so = sw_chunk(r, tid % 8);
     return st;
   }
@@ -114,9 +141,10 @@ struct NhwcConvLoads {
     for (int i = 0; i < weight_rows<T>(); ++i) {
       if (T::BN * 8 % T::THREADS != 0 && tid / 8 + (T::THREADS / 8) * i >= T::BN) break;  // the last pass's idle rows
       const bool ok = (st.ok >> i) & 1u;
-      cp_async16(dst + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride : wt, ok);
+      const float* at = ok ? src + i * st.stride : st.safe;
+      cp_async16(dst + st.so + 16 * T::THREADS * i, at, ok);
       if constexpr (T::PARTS == 2)  // the lo weights follow the hi weights
-        cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, ok ? src + i * st.stride + lo_w : wt, ok);
+        cp_async16(dst + T::B_BYTES + st.so + 16 * T::THREADS * i, at + (ok ? st.lo : 0), ok);
     }
   }
 };

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <limits>
 #include <string>
 #include <vector>
@@ -152,6 +153,73 @@ TEST(GpuF16Scales, FusedAndTwoPassInputPassesKeepEachImagesAccuracy) {
         const std::vector<float> g(got.begin() + static_cast<long>(i * per), got.begin() + static_cast<long>((i + 1) * per)),
             w(want.begin() + static_cast<long>(i * per), want.begin() + static_cast<long>((i + 1) * per));
         EXPECT_LE(test::rel_l2(g, w), budget) << what << ", image " << i << " (x 1e" << 4 * i - 4 << "), seed " << seed;
+      }
+    }
+  }
+}
+
+// The fused input pass has two launch shapes (f16_split.cuh's band_for): where its grid would leave multiprocessors idle
+// (small batches) each image is cut into as many bands as a cluster holds (at most 16, and a row each at least); else
+// into bands of about 48 KB. Either way its words (hi and lo) and per-image maxima must be the two passes' to the
+// bit, and the maxima the host's: AlexNet's five input passes (conv1 through the space-to-depth rewrite, conv2 and conv4
+// in two groups), a rewrite with padding and a band partly outside the image, and odd sizes; 1, 3, 16 and 40 images,
+// each image of its own size (2^-6 to 2^8); v51 (hi and lo) and v54 (hi alone).
+TEST(GpuF16Scales, FusedPassGivesTheTwoPassesWordsAndScalesToTheBit) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  struct Case {
+    const char* name;
+    Shape in;
+    ConvParams c;
+    int most_bands;  // ceil(rows / ceil(rows / 16)) of the copy's rows
+  };
+  const std::vector<Case> cases = {
+      {"conv1", {3, 227, 227}, test::conv_params(96, 11, 4, 0, 1, false), 15},  // 57 rows of the rewrite: 15 bands of 4
+      {"conv2", {96, 27, 27}, test::conv_params(256, 5, 1, 2, 2, false), 14},
+      {"conv3", {256, 13, 13}, test::conv_params(384, 3, 1, 1, 1, false), 13},
+      {"conv4", {384, 13, 13}, test::conv_params(384, 3, 1, 1, 2, false), 13},
+      {"s2d-pad", {3, 64, 61}, test::conv_params(16, 5, 2, 2, 1, false), 12},  // 34 rows: 12 bands of 3, the last of 1
+      {"odd", {40, 9, 7}, test::conv_params(24, 3, 1, 1, 1, false), 9},
+      {"chpad", {5, 30, 30}, test::conv_params(8, 3, 1, 1, 1, false), 15},  // 5 channels padded to 8
+  };
+  for (const Case& k : cases) {
+    Model m;
+    m.name = k.name;
+    m.input = k.in;
+    ConvParams c = k.c;
+    c.weight.assign(static_cast<size_t>(c.filters) * (k.in.c / c.groups) * c.kh * c.kw, 0.0f);
+    m.layers = {{"l", c, {}, {}}};
+    infer_shapes(m, m.name);
+    const size_t per = static_cast<size_t>(k.in.size());
+    for (const int n : {1, 3, 16, 40}) {
+      std::vector<float> x = test::random_vector(per * n, rng);
+      std::vector<unsigned> want(static_cast<size_t>(n));  // each image's max |x|, on the host
+      for (int i = 0; i < n; ++i) {
+        float mx = 0.0f;
+        for (size_t j = 0; j < per; ++j) {
+          float& v = x[i * per + j];
+          v = std::ldexp(v, i % 15 - 6);
+          mx = std::max(mx, std::fabs(v));
+        }
+        std::memcpy(&want[i], &mx, sizeof mx);
+      }
+      for (const int v : {51, 54}) {
+        const std::string what = std::string(k.name) + " v" + std::to_string(v) + ", " + std::to_string(n) + " images, seed " + std::to_string(seed);
+        ASSERT_TRUE(cuda::f16_split_fused(v, m.layers[0])) << what;
+        const cuda::F16SplitWords two = cuda::f16_split_words(v, m.layers[0], x, n, true);
+        const cuda::F16SplitWords fused = cuda::f16_split_words(v, m.layers[0], x, n, false);
+        EXPECT_EQ(two.amax, want) << what << ": the two passes' maxima";
+        EXPECT_EQ(fused.amax, two.amax) << what << ": the fused pass's maxima";
+        ASSERT_EQ(fused.words.size(), two.words.size()) << what;
+        size_t differ = 0, first = 0;
+        for (size_t i = 0; i < two.words.size(); ++i)
+          if (fused.words[i] != two.words[i] && differ++ == 0) first = i;
+        EXPECT_EQ(differ, 0u) << what << ": fused in " << fused.blocks << " bands an image; first at word " << first << " of "
+                              << two.words.size();
+        if (n == 1) {
+          EXPECT_EQ(fused.blocks, k.most_bands) << what << ": one image leaves the GPU idle in bands of 48 KB";
+        }
       }
     }
   }

@@ -6,7 +6,8 @@
 // median of 20 launches each, 2 rounds, and checks that fused and two give the same words and scales, bit for bit.
 // Build: nvcc -std=c++20 -O3 -gencode arch=compute_90a,code=sm_90a -I. experiments/probes/f16_split_rate.cu -o f16_split_rate
 // argv[1] (optional): a shape name, launched once per variant (for ncu); or --batches=B1,B2,... to time every shape at
-// those batches instead of its own (the small batches of issue 32).
+// those batches instead of its own (the small batches of issue 32); or --variants=B1,B2,... for the fused pass's launch
+// shapes (threads a block, bands an image) at those batches (variants(), below).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -59,11 +60,14 @@ float median(std::vector<float> v) {
 
 }  // namespace
 
+int variants(const std::vector<Case>& cases, const std::vector<int>& batches);
+
 int main(int argc, char** argv) {
-  const char* only = argc > 1 && std::strncmp(argv[1], "--batches=", 10) != 0 ? argv[1] : nullptr;
-  std::vector<int> given;  // --batches=
+  const bool var = argc > 1 && std::strncmp(argv[1], "--variants=", 11) == 0;
+  const char* only = argc > 1 && !var && std::strncmp(argv[1], "--batches=", 10) != 0 ? argv[1] : nullptr;
+  std::vector<int> given;  // --batches= or --variants=
   if (argc > 1 && !only)
-    for (const char* q = argv[1] + 10; *q;) {
+    for (const char* q = argv[1] + (var ? 11 : 10); *q;) {
       given.push_back(std::atoi(q));
       while (*q && *q != ',') ++q;
       if (*q == ',') ++q;
@@ -82,6 +86,7 @@ int main(int argc, char** argv) {
       {"edge-chpad", {3, 50, 50, 1, 8, 0, 0, 50, 50, 4}, {64, 3}},       // 3 channels padded to 8
       {"edge-odd", {40, 9, 7, 1, 40, 0, 0, 9, 7, 20}, {64, 3}},
   };
+  if (var) return variants(cases, given);
   uint64_t state = 88172645463325252ull;
   auto uniform = [&] {  // xorshift64: in [-1, 1)
     state ^= state << 13;
@@ -209,4 +214,99 @@ int main(int argc, char** argv) {
       }
   std::printf("%s\n", all_same ? "ALL SAME" : "SOME DIFFER");
   return all_same ? 0 : 1;
+}
+
+// --variants=B1,B2,...: the fused pass's launch shapes at those batches, each against the two passes bit for bit, timed
+// as 20 launches back to back between two events (so the time a launch is what a pass costs in a stream of kernels,
+// not one launch's latency), median of 7: band_of's bands with 256 threads (the shape before band_for), the most bands a
+// cluster holds with 256 (band_for's where the grid is small), 512 and 1,024 threads, band_of's bands with 1,024, and
+// run_split as it is (band_for).
+int variants(const std::vector<Case>& cases, const std::vector<int>& batches) {
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  std::printf("| shape | batch | bands 48K x 256 | max x 256 | max x 512 | max x 1024 | 48K x 1024 | run_split (band_for) | chosen | all equal |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
+  bool all = true;
+  uint64_t state = 2463534242ull;
+  for (const Case& cs : cases)
+    for (int n : batches) {
+      const CopyMap& g = cs.g;
+      if (!fused_runs(g)) continue;
+      const long long per = static_cast<long long>(g.c) * g.h * g.w, count = per * n;
+      const long long words = static_cast<long long>(n) * g.h2 * g.w2 * g.cs, lo = cs.parts == 2 ? words : 0;
+      std::vector<float> h(static_cast<size_t>(count));
+      for (long long i = 0; i < count; ++i) {
+        state ^= state << 13; state ^= state >> 7; state ^= state << 17;
+        h[i] = (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * std::ldexp(1.0f, static_cast<int>(i / per % 9) - 4);
+      }
+      float* in;
+      unsigned *amax_a, *amax_b;
+      uint32_t *dst_a, *dst_b;
+      CUDA_CHECK(cudaMalloc(&in, count * 4));
+      CUDA_CHECK(cudaMalloc(&amax_a, n * 4));
+      CUDA_CHECK(cudaMalloc(&amax_b, n * 4));
+      CUDA_CHECK(cudaMalloc(&dst_a, 2 * words * 4));
+      CUDA_CHECK(cudaMalloc(&dst_b, 2 * words * 4));
+      CUDA_CHECK(cudaMemcpy(in, h.data(), count * 4, cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemset(dst_a, 0xff, 2 * words * 4));
+      run_split(in, n, g, amax_a, dst_a, lo, nullptr, true);
+      std::vector<uint32_t> wa(cs.parts * words), wb(cs.parts * words);
+      std::vector<unsigned> aa(n), ab(n);
+      CUDA_CHECK(cudaMemcpy(wa.data(), dst_a, cs.parts * words * 4, cudaMemcpyDeviceToHost));
+      CUDA_CHECK(cudaMemcpy(aa.data(), amax_a, n * 4, cudaMemcpyDeviceToHost));
+      const Band shapes[5] = {band_of(g), band_of(g, 0), band_of(g, 0), band_of(g, 0), band_of(g)};
+      auto launch = [&](int v) {
+        if (v == 5) return run_split(in, n, g, amax_b, dst_b, lo, nullptr, false);
+        const Band& b = shapes[v];
+        const int t = v == 2 ? 512 : v >= 3 ? 1024 : 256;
+        if (g.s > 1) {
+          if (t == 256) launch_fused_at<true, 256>(in, n, g, b, amax_b, dst_b, lo, nullptr);
+          else if (t == 512) launch_fused_at<true, 512>(in, n, g, b, amax_b, dst_b, lo, nullptr);
+          else launch_fused_at<true, 1024>(in, n, g, b, amax_b, dst_b, lo, nullptr);
+        } else {
+          if (t == 256) launch_fused_at<false, 256>(in, n, g, b, amax_b, dst_b, lo, nullptr);
+          else if (t == 512) launch_fused_at<false, 512>(in, n, g, b, amax_b, dst_b, lo, nullptr);
+          else launch_fused_at<false, 1024>(in, n, g, b, amax_b, dst_b, lo, nullptr);
+        }
+      };
+      cudaEvent_t e0, e1;
+      cudaEventCreate(&e0);
+      cudaEventCreate(&e1);
+      float t[6];
+      bool eq = true;
+      for (int v = 0; v < 6; ++v) {
+        CUDA_CHECK(cudaMemset(dst_b, 0xee, 2 * words * 4));
+        CUDA_CHECK(cudaMemset(amax_b, 0x77, n * 4));
+        launch(v);
+        CUDA_CHECK(cudaDeviceSynchronize());
+        CUDA_CHECK(cudaMemcpy(wb.data(), dst_b, cs.parts * words * 4, cudaMemcpyDeviceToHost));
+        CUDA_CHECK(cudaMemcpy(ab.data(), amax_b, n * 4, cudaMemcpyDeviceToHost));
+        eq = eq && wa == wb && aa == ab;
+        std::vector<float> r;
+        for (int k = 0; k < 8; ++k) {
+          cudaEventRecord(e0);
+          for (int i = 0; i < 20; ++i) launch(v);
+          cudaEventRecord(e1);
+          cudaEventSynchronize(e1);
+          float ms;
+          cudaEventElapsedTime(&ms, e0, e1);
+          if (k) r.push_back(ms * 1000.0f / 20.0f);
+        }
+        t[v] = median(r);
+      }
+      const Band c = band_for(g, n, sms);
+      all = all && eq;
+      std::printf("| %s | %d | %.2f (%d) | %.2f (%d) | %.2f | %.2f | %.2f | %.2f | %d x %d rows | %s |\n", cs.name, n, t[0],
+                  shapes[0].blocks, t[1], shapes[1].blocks, t[2], t[3], t[4], t[5], c.blocks, c.rows, eq ? "yes" : "NO");
+      CUDA_CHECK(cudaGetLastError());
+      cudaEventDestroy(e0);
+      cudaEventDestroy(e1);
+      cudaFree(in);
+      cudaFree(amax_a);
+      cudaFree(amax_b);
+      cudaFree(dst_a);
+      cudaFree(dst_b);
+    }
+  std::printf("(us a launch; bands in parentheses)\n%s\n", all ? "ALL EQUAL" : "SOME DIFFER");
+  return all ? 0 : 1;
 }

@@ -362,6 +362,32 @@ bool f16_split_fused(int version, const Layer& layer) {
   return f16split::fused_runs(g.copy);
 }
 
+F16SplitWords f16_split_words(int version, const Layer& layer, const std::vector<float>& x, int n, bool two_passes) {
+  const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, n);
+  const long long words = g.parts * g.nhwc_words;
+  float* in = nullptr;
+  uint32_t* dst = nullptr;
+  unsigned* amax = nullptr;
+  CUDA_CHECK(cudaMalloc(&in, x.size() * sizeof(float)));
+  CUDA_CHECK(cudaMalloc(&dst, static_cast<size_t>(words) * sizeof(uint32_t)));
+  CUDA_CHECK(cudaMalloc(&amax, static_cast<size_t>(n) * sizeof(unsigned)));
+  CUDA_CHECK(cudaMemcpy(in, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(dst, 0xee, static_cast<size_t>(words) * sizeof(uint32_t)));  // what the pass leaves unwritten shows
+  CUDA_CHECK(cudaMemset(amax, 0x77, static_cast<size_t>(n) * sizeof(unsigned)));
+  f16split::run_split(in, n, g.copy, amax, dst, g.parts == 2 ? g.nhwc_words : 0, nullptr, two_passes);
+  F16SplitWords r;
+  r.words.resize(static_cast<size_t>(words));
+  r.amax.resize(static_cast<size_t>(n));
+  CUDA_CHECK(cudaMemcpy(r.words.data(), dst, r.words.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(r.amax.data(), amax, r.amax.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  const f16split::Band b = f16split::band_for(g.copy, n, f16split::device_sms());
+  r.blocks = b.blocks;
+  CUDA_CHECK(cudaFree(in));
+  CUDA_CHECK(cudaFree(dst));
+  CUDA_CHECK(cudaFree(amax));
+  return r;
+}
+
 void register_conv_wgmma_3xf16(Registry& r) {
   static const ImplHooks hooks{.conv_prepare = prepare, .conv_forward = forward};
   auto add = [&](int v, const char* name, const char* summary) {

@@ -17,6 +17,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 
 #include "kernels/cuda/check.hpp"
@@ -119,7 +120,7 @@ __global__ void flat_split_f16_kernel(const float* __restrict__ in, int c, int c
 
 // ---- fused: one cluster per image --------------------------------------------------------------------------------
 
-constexpr int kFusedThreads = 256;
+constexpr int kFusedThreads = 256;  // a block's (the kernel takes others, for measurement: 512 and 1,024 were slower)
 constexpr int kFusedMaxBlocks = 16;  // a cluster of 16 blocks: Hopper's non-portable size (cudaFuncAttributeNonPortableClusterSizeAllowed)
 constexpr size_t kFusedSmemTarget = 48 * 1024;  // a band's shared memory, aimed at: four blocks a multiprocessor
 constexpr size_t kFusedSmemMax = 110 * 1024;    // at most: two blocks a multiprocessor (227 KB) with the static arrays
@@ -155,6 +156,16 @@ inline Band band_of(const CopyMap& g, size_t target = kFusedSmemTarget) {
   b.smem = b.rows * row_bytes;
   return b;
 }
+// The bands for n images on a GPU of `sms` multiprocessors. Where band_of's grid (n x blocks) leaves multiprocessors
+// idle, the pass is bound by the few warps it has, not by the DRAM (AlexNet conv4 at 16 images: 112 blocks of 8 warps,
+// 12 % occupancy, one instruction issued every 2.4 cycles a scheduler): then each image is cut into as many bands as a
+// cluster holds (at most kFusedMaxBlocks; a band of one row where the copy has fewer). On the H200, AlexNet's conv2-conv5
+// passes at 1-4 images 7.5 -> 5.2-5.8 us, at 16 10.2-10.4 -> 8.8-9.1 (experiments/batch1-latency.md); blocks of 1,024
+// threads on the same bands were slower than 256 (6.0-6.5 us at 1 image, 12-13.5 at 16).
+inline Band band_for(const CopyMap& g, int n, int sms) {
+  const Band b = band_of(g);
+  return static_cast<long long>(n) * b.blocks < sms ? band_of(g, 0) : b;
+}
 // Whether the fused pass runs for this copy: the band fits, and with the rewrite a sub-row is whole 16-byte units.
 inline bool fused_runs(const CopyMap& g) { return band_of(g).smem <= kFusedSmemMax && (g.s == 1 || g.s * g.ct % 4 == 0); }
 
@@ -163,13 +174,14 @@ __device__ __forceinline__ void cp_async4(uint32_t dst, const float* src) {
 }
 
 // Grid: x the cluster's blocks (the bands of one image), y images from img0. Dynamic shared memory: Band::smem.
-template <bool S2D>
-__global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float* __restrict__ in, CopyMap g, Band b, int img0,
+// THREADS: the block's threads (kFusedThreads; others for measurement, experiments/probes/f16_split_rate.cu).
+template <bool S2D, int THREADS>
+__global__ void __launch_bounds__(THREADS) split_fused_kernel(const float* __restrict__ in, CopyMap g, Band b, int img0,
                                                                      unsigned* __restrict__ amax, uint32_t* __restrict__ dst, long long lo) {
   namespace cg = cooperative_groups;
   extern __shared__ float4 band4[];  // [rows S][wp][cpad] floats
   float* band = reinterpret_cast<float*>(band4);
-  __shared__ float red[kFusedThreads / 32];
+  __shared__ float red[THREADS / 32];
   __shared__ unsigned block_max, image_max;
   const int tid = threadIdx.x;
   const long long img = img0 + static_cast<long long>(blockIdx.y);
@@ -182,7 +194,7 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   // With the rewrite, what the loads leave unwritten (padding, past the image's edges, channels Ct > C) reads as zero:
   // the band is zeroed first.
   if constexpr (S2D) {
-    for (int i = tid; i < band_floats / 4; i += kFusedThreads) band4[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    for (int i = tid; i < band_floats / 4; i += THREADS) band4[i] = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
     __syncthreads();
   }
   // Load: every channel's rows r_lo .. r_hi, element (c, row, x) into band[((row - y_lo) wp + x + pw) cpad + c], all of a
@@ -194,12 +206,12 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
     const uint32_t base = static_cast<uint32_t>(__cvta_generic_to_shared(band)) +
                           static_cast<uint32_t>(((r_lo - y_lo) * b.wp + g.pw) * b.cpad) * 4u;
     const int seg = rows_in * g.w;  // one channel's values
-    const int dc = kFusedThreads / seg, dj = kFusedThreads - dc * seg;
+    const int dc = THREADS / seg, dj = THREADS - dc * seg;
     int c = tid / seg, j = tid - c * seg;
     if constexpr (S2D) {  // rows of wp pixels: (row, x) tracked
       int row = j / g.w, x = j - row * g.w;
       const int drow = dj / g.w, dx = dj - drow * g.w;
-      for (long long i = tid; i < total; i += kFusedThreads) {
+      for (long long i = tid; i < total; i += THREADS) {
         cp_async4(base + static_cast<uint32_t>((row * b.wp + x) * b.cpad + c) * 4u, src + c * hw + row * g.w + x);
         x += dx;
         row += drow;
@@ -208,7 +220,7 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
         if (row >= rows_in) { row -= rows_in; ++c; }
       }
     } else {  // wp = W, pw = 0: the band's pixels are j
-      for (long long i = tid; i < total; i += kFusedThreads) {
+      for (long long i = tid; i < total; i += THREADS) {
         cp_async4(base + static_cast<uint32_t>(j * b.cpad + c) * 4u, src + c * hw + j);
         c += dc;
         j += dj;
@@ -218,7 +230,7 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   }
   if constexpr (!S2D) {  // the lanes past C (the copy's padding channels and the 2 never read) zero
     const int pad = b.cpad - g.c;
-    for (int i = tid; i < used * g.w * pad; i += kFusedThreads) {
+    for (int i = tid; i < used * g.w * pad; i += THREADS) {
       const int p = i / pad;
       band[p * b.cpad + g.c + (i - p * pad)] = 0.0f;
     }
@@ -227,12 +239,12 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   __syncthreads();
   float m = 0.0f;  // over the band, whose lanes not loaded are zero
   if constexpr (S2D) {
-    for (int i = tid; i < band_floats / 4; i += kFusedThreads) {
+    for (int i = tid; i < band_floats / 4; i += THREADS) {
       const float4 v = band4[i];
       m = max_nan(max_nan(m, fabsf(v.x)), max_nan(fabsf(v.y), max_nan(fabsf(v.z), fabsf(v.w))));
     }
   } else {  // without the rewrite a band need not be whole 16-byte units
-    for (int i = tid; i < band_floats; i += kFusedThreads) m = max_nan(m, fabsf(band[i]));
+    for (int i = tid; i < band_floats; i += THREADS) m = max_nan(m, fabsf(band[i]));
   }
 
   // The image's largest |x|: the block's, then the cluster's.
@@ -241,7 +253,7 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   if (tid % 32 == 0) red[tid / 32] = m;
   __syncthreads();
   if (tid < 32) {
-    m = tid < kFusedThreads / 32 ? red[tid] : 0.0f;
+    m = tid < THREADS / 32 ? red[tid] : 0.0f;
 #pragma unroll
     for (int o = 16; o > 0; o /= 2) m = max_nan(m, __shfl_xor_sync(0xffffffffu, m, o));
     if (tid == 0) block_max = __float_as_uint(m);
@@ -270,9 +282,9 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   if constexpr (S2D) {  // a step is 4 of the S Ct channels of one sub-row r of a copy pixel: (pixel, r, chunk)
     const int chunks = g.s * g.ct / 4, per_pixel = g.s * chunks;  // = cs / 2
     const long long steps = static_cast<long long>(used) * g.w2 * per_pixel;
-    const int dq = kFusedThreads / per_pixel, dr = kFusedThreads - dq * per_pixel;
+    const int dq = THREADS / per_pixel, dr = THREADS - dq * per_pixel;
     int k = tid % per_pixel, pp = tid / per_pixel, yl = pp / g.w2, x = pp - yl * g.w2;
-    for (long long i = tid; i < steps; i += kFusedThreads) {
+    for (long long i = tid; i < steps; i += THREADS) {
       const int r = k / chunks, q = k - r * chunks;
       uint2 hi, lw;
       split4(band4[(((yl * g.s + r) * b.wp + x * g.s) * b.cpad) / 4 + q], s, hi, lw);
@@ -287,9 +299,9 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
   } else {  // a word a step: one 8-byte read of shared memory
     uint32_t* out1 = reinterpret_cast<uint32_t*>(out);
     const long long words = static_cast<long long>(used) * g.w2 * g.cs;
-    const int dq = kFusedThreads / g.cs, dr = kFusedThreads - dq * g.cs;
+    const int dq = THREADS / g.cs, dr = THREADS - dq * g.cs;
     int wd = tid % g.cs, pp = tid / g.cs, yl = pp / g.w2, x = pp - yl * g.w2;
-    for (long long i = tid; i < words; i += kFusedThreads) {
+    for (long long i = tid; i < words; i += THREADS) {
       const float2 v = *reinterpret_cast<const float2*>(band + (yl * g.w + x) * b.cpad + 2 * wd);
       __half h[2], l[2];
       split_f16(v.x, s, h[0], l[0]);
@@ -309,23 +321,23 @@ __global__ void __launch_bounds__(kFusedThreads) split_fused_kernel(const float*
 // ---- launching ---------------------------------------------------------------------------------------------------
 
 // The fused kernel's shared-memory limit raised once per instantiation (a benign race: every thread sets the same).
-template <bool S2D>
+template <bool S2D, int THREADS>
 void allow_fused_smem() {
   static const bool set = [] {
-    CUDA_CHECK(cudaFuncSetAttribute(split_fused_kernel<S2D>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kFusedSmemMax)));
-    CUDA_CHECK(cudaFuncSetAttribute(split_fused_kernel<S2D>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+    CUDA_CHECK(cudaFuncSetAttribute(split_fused_kernel<S2D, THREADS>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(kFusedSmemMax)));
+    CUDA_CHECK(cudaFuncSetAttribute(split_fused_kernel<S2D, THREADS>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
     return true;
   }();
   (void)set;
 }
 
-template <bool S2D>
-void launch_fused(const float* in, int n, const CopyMap& g, const Band& b, unsigned* amax, uint32_t* dst, long long lo, cudaStream_t s) {
-  allow_fused_smem<S2D>();
+template <bool S2D, int THREADS>
+void launch_fused_at(const float* in, int n, const CopyMap& g, const Band& b, unsigned* amax, uint32_t* dst, long long lo, cudaStream_t s) {
+  allow_fused_smem<S2D, THREADS>();
   for (int b0 = 0; b0 < n; b0 += 65535) {
     cudaLaunchConfig_t cfg{};
     cfg.gridDim = dim3(static_cast<unsigned>(b.blocks), static_cast<unsigned>(std::min(65535, n - b0)));
-    cfg.blockDim = dim3(kFusedThreads);
+    cfg.blockDim = dim3(THREADS);
     cfg.dynamicSmemBytes = b.smem;
     cfg.stream = s;
     cudaLaunchAttribute attr;
@@ -335,8 +347,26 @@ void launch_fused(const float* in, int n, const CopyMap& g, const Band& b, unsig
     attr.val.clusterDim.z = 1;
     cfg.attrs = &attr;
     cfg.numAttrs = 1;
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_fused_kernel<S2D>, in, g, b, b0, amax, dst, lo));
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, split_fused_kernel<S2D, THREADS>, in, g, b, b0, amax, dst, lo));
   }
+}
+template <bool S2D>
+void launch_fused(const float* in, int n, const CopyMap& g, const Band& b, unsigned* amax, uint32_t* dst, long long lo, cudaStream_t s) {
+  launch_fused_at<S2D, kFusedThreads>(in, n, g, b, amax, dst, lo, s);
+}
+
+// The multiprocessors of the current device (asked once per device).
+inline int device_sms() {
+  static std::atomic<int> sms[64] = {};
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  int k = 0;
+  if (dev < 0 || dev >= 64) dev = 0;
+  if ((k = sms[dev].load(std::memory_order_relaxed)) == 0) {
+    CUDA_CHECK(cudaDeviceGetAttribute(&k, cudaDevAttrMultiProcessorCount, dev));
+    sms[dev].store(k, std::memory_order_relaxed);
+  }
+  return k;
 }
 
 // Runs the pass for n images of `in` into dst (hi words; lo words `lo` further on, or none where lo = 0), each image's
@@ -346,8 +376,9 @@ inline void run_split(const float* in, int n, const CopyMap& g, unsigned* amax, 
                       bool two_passes = false) {
   const long long hw2 = static_cast<long long>(g.h2) * g.w2;
   if (!two_passes && fused_runs(g)) {
-    if (g.s > 1) launch_fused<true>(in, n, g, band_of(g), amax, dst, lo, s);
-    else launch_fused<false>(in, n, g, band_of(g), amax, dst, lo, s);
+    const Band b = band_for(g, n, device_sms());
+    if (g.s > 1) launch_fused<true>(in, n, g, b, amax, dst, lo, s);
+    else launch_fused<false>(in, n, g, b, amax, dst, lo, s);
     return;
   }
   const long long per_image = static_cast<long long>(g.c) * g.h * g.w;

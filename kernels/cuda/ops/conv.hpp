@@ -79,6 +79,15 @@ struct ConvArgs {
 // conv v51-v56 (conv_wgmma_3xf16.cu): whether the layer's input pass runs fused, one thread-block cluster per image
 // reading the input once, or as a max pass and a copy pass (f16_split.cuh).
 bool f16_split_fused(int version, const Layer& layer);
+// The same pass on n images of x (host, FP32, the layer's input), fused (where it runs; band_for's launch shape) or in
+// two passes: its words (hi, then lo), each image's max |x| as FP32 bits, and the fused pass's blocks (bands) an image
+// (tests compare the two ways bit for bit).
+struct F16SplitWords {
+  std::vector<uint32_t> words;
+  std::vector<unsigned> amax;
+  int blocks = 0;
+};
+F16SplitWords f16_split_words(int version, const Layer& layer, const std::vector<float>& x, int n, bool two_passes);
 
 namespace detail {
 // Implemented in conv_basic.cu: v1, v2, v4, v5, v6.

@@ -15,26 +15,15 @@ for p in fp16 fp32; do
 done
 echo "traces ($SECONDS s)"
 python3 - tr > $OUT/trace.md <<'PY'
-import glob, json, os, sys, collections
+# the trace (batchscope sweep --trace) holds the first warm run: its kernels are the events of a kernel category
+import glob, json, os, sys
+KINDS = {"conv", "fc", "lrn", "pool", "act", "softmax", "flatten", "other_kernel", "memset", "dtod"}
 for p in sorted(glob.glob(os.path.join(sys.argv[1], "*.json"))):
-    t = json.load(open(p))
-    ev = [e for e in t["traceEvents"] if e.get("ph") == "X" and e.get("args", {}).get("type") == "kernel"]
-    pids = sorted({e["pid"] for e in ev})
-    # per kernel name: median duration over the warm runs (pids after the first)
-    per = collections.defaultdict(list)
-    order = []
-    for pid in pids[1:]:
-        k = sorted((e for e in ev if e["pid"] == pid), key=lambda e: e["ts"])
-        for i, e in enumerate(k):
-            key = (i, e["args"].get("layer", ""), e["name"][:70])
-            if key not in per: order.append(key)
-            per[key].append(e["dur"])
-    tot = 0
-    print(f"## {os.path.basename(p)}: {len(pids)} runs\n\n| # | layer | kernel | median us |\n|---:|---|---|---:|")
-    for key in order:
-        v = sorted(per[key]); m = v[len(v) // 2]; tot += m
-        print(f"| {key[0]} | {key[1]} | {key[2]} | {m:.2f} |")
-    print(f"| | | **sum** | **{tot:.1f}** |\n")
+    ev = sorted((e for e in json.load(open(p))["traceEvents"] if e.get("ph") == "X" and e.get("cat") in KINDS), key=lambda e: e["ts"])
+    print(f"## {os.path.basename(p)}\n\n| # | kind | kernel | us |\n|---:|---|---|---:|")
+    for i, e in enumerate(ev):
+        print(f"| {i} | {e['cat']} | {e['name'][:70]} | {e['dur']:.2f} |")
+    print(f"| | | **sum** | **{sum(e['dur'] for e in ev):.1f}** |\n")
 PY
 head -c 6000 $OUT/trace.md
 .probe/f16_split_rate --batches=1,4,8,16,32 > $OUT/split.txt 2>&1; echo "probe exit $? ($SECONDS s)"

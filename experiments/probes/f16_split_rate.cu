@@ -53,6 +53,33 @@ struct Case {
   int parts = 2;  // 1: hi alone (--precision tf32)
 };
 
+// One shape's device buffers: the input (a copy of h), and two sets of maxima and words (a: the reference, b: the pass
+// under test), the words poisoned.
+struct Buffers {
+  float* in = nullptr;
+  unsigned *amax_a = nullptr, *amax_b = nullptr;
+  uint32_t *dst_a = nullptr, *dst_b = nullptr;
+  Buffers(const std::vector<float>& h, int n, long long words) {
+    CUDA_CHECK(cudaMalloc(&in, h.size() * 4));
+    CUDA_CHECK(cudaMalloc(&amax_a, n * 4));
+    CUDA_CHECK(cudaMalloc(&amax_b, n * 4));
+    CUDA_CHECK(cudaMalloc(&dst_a, 2 * words * 4));
+    CUDA_CHECK(cudaMalloc(&dst_b, 2 * words * 4));
+    CUDA_CHECK(cudaMemcpy(in, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(dst_a, 0xff, 2 * words * 4));
+    CUDA_CHECK(cudaMemset(dst_b, 0xee, 2 * words * 4));
+  }
+  ~Buffers() {
+    cudaFree(in);
+    cudaFree(amax_a);
+    cudaFree(amax_b);
+    cudaFree(dst_a);
+    cudaFree(dst_b);
+  }
+  Buffers(const Buffers&) = delete;
+  Buffers& operator=(const Buffers&) = delete;
+};
+
 float median(std::vector<float> v) {
   std::sort(v.begin(), v.end());
   return v[v.size() / 2];
@@ -107,17 +134,10 @@ int main(int argc, char** argv) {
         const long long lo = cs.parts == 2 ? words : 0;
         std::vector<float> h(static_cast<size_t>(count));
         for (long long i = 0; i < count; ++i) h[i] = uniform() * std::ldexp(1.0f, static_cast<int>(i / per % 7) - 3);
-        float* in;
-        unsigned *amax_a, *amax_b;
-        uint32_t *dst_a, *dst_b;
-        CUDA_CHECK(cudaMalloc(&in, count * 4));
-        CUDA_CHECK(cudaMalloc(&amax_a, n * 4));
-        CUDA_CHECK(cudaMalloc(&amax_b, n * 4));
-        CUDA_CHECK(cudaMalloc(&dst_a, 2 * words * 4));
-        CUDA_CHECK(cudaMalloc(&dst_b, 2 * words * 4));
-        CUDA_CHECK(cudaMemcpy(in, h.data(), count * 4, cudaMemcpyHostToDevice));
-        CUDA_CHECK(cudaMemset(dst_a, 0xff, 2 * words * 4));
-        CUDA_CHECK(cudaMemset(dst_b, 0xee, 2 * words * 4));
+        const Buffers buf(h, n, words);
+        float* in = buf.in;
+        unsigned *amax_a = buf.amax_a, *amax_b = buf.amax_b;
+        uint32_t *dst_a = buf.dst_a, *dst_b = buf.dst_b;
         auto old_pass = [&] {
           CUDA_CHECK(cudaMemsetAsync(amax_a, 0, 4));
           absmax_tensor_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 2048)), 256>>>(in, count, amax_a);
@@ -206,11 +226,6 @@ int main(int argc, char** argv) {
           cudaEventDestroy(e1);
         }
         CUDA_CHECK(cudaGetLastError());
-        cudaFree(in);
-        cudaFree(amax_a);
-        cudaFree(amax_b);
-        cudaFree(dst_a);
-        cudaFree(dst_b);
       }
   std::printf("%s\n", all_same ? "ALL SAME" : "SOME DIFFER");
   return all_same ? 0 : 1;
@@ -239,16 +254,10 @@ int variants(const std::vector<Case>& cases, const std::vector<int>& batches) {
         state ^= state << 13; state ^= state >> 7; state ^= state << 17;
         h[i] = (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * std::ldexp(1.0f, static_cast<int>(i / per % 9) - 4);
       }
-      float* in;
-      unsigned *amax_a, *amax_b;
-      uint32_t *dst_a, *dst_b;
-      CUDA_CHECK(cudaMalloc(&in, count * 4));
-      CUDA_CHECK(cudaMalloc(&amax_a, n * 4));
-      CUDA_CHECK(cudaMalloc(&amax_b, n * 4));
-      CUDA_CHECK(cudaMalloc(&dst_a, 2 * words * 4));
-      CUDA_CHECK(cudaMalloc(&dst_b, 2 * words * 4));
-      CUDA_CHECK(cudaMemcpy(in, h.data(), count * 4, cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemset(dst_a, 0xff, 2 * words * 4));
+      const Buffers buf(h, n, words);
+      float* in = buf.in;
+      unsigned *amax_a = buf.amax_a, *amax_b = buf.amax_b;
+      uint32_t *dst_a = buf.dst_a, *dst_b = buf.dst_b;
       run_split(in, n, g, amax_a, dst_a, lo, nullptr, true);
       std::vector<uint32_t> wa(cs.parts * words), wb(cs.parts * words);
       std::vector<unsigned> aa(n), ab(n);
@@ -301,11 +310,6 @@ int variants(const std::vector<Case>& cases, const std::vector<int>& batches) {
       CUDA_CHECK(cudaGetLastError());
       cudaEventDestroy(e0);
       cudaEventDestroy(e1);
-      cudaFree(in);
-      cudaFree(amax_a);
-      cudaFree(amax_b);
-      cudaFree(dst_a);
-      cudaFree(dst_b);
     }
   std::printf("(us a launch; bands in parentheses)\n%s\n", all ? "ALL EQUAL" : "SOME DIFFER");
   return all ? 0 : 1;

@@ -4,6 +4,8 @@ its SASS: instructions in the loop body and how many of them are copies (LDGSTS)
 (LDC: kernel parameters reloaded inside the loop), barriers and 64-bit address arithmetic (LEA.HI.X, IMAD.X, IADD3.X).
 
   experiments/sass_loops.py FILE.o [REGEX]      (cuobjdump: $CUOBJDUMP, else cuobjdump on PATH, else /opt/cudatools)
+  experiments/sass_loops.py --all FILE [REGEX]  every loop of each kernel (a backward branch and its target; an unrolled
+                                                loop and its remainder count apart): instructions, copies, loads, stores
 
 No GPU needed: a static count, for comparing two builds of the same kernel (fewer instructions a stage in a loop that
 issues from two warps a scheduler is what the small-batch convolutions wait on: experiments/batch1-latency.md).
@@ -48,8 +50,28 @@ def loop_stats(body):
     return {"insns": len(best), "ldgsts": count(r"\bLDGSTS"), "mma": count(r"\b[HQ]GMMA|\bHMMA"), "ldc": count(r"\bU?LDC\b"),
             "bar": count(r"\bBAR\.|\bSYNCS"), "addr64": count(r"\.X\b")}
 
+def all_loops(body):
+    """Every loop, in address order: (target, branch address, its instructions)."""
+    for addr, ins in body:
+        m = re.search(r"\bBRA (?:`\()?(0x[0-9a-f]+)", ins)
+        if m and int(m.group(1), 16) < addr:
+            target = int(m.group(1), 16)
+            yield target, addr, [x for a, x in body if target <= a <= addr]
+
 def main():
     if len(sys.argv) < 2: sys.exit(__doc__)
+    if sys.argv[1] == "--all":
+        if len(sys.argv) < 3: sys.exit(__doc__)
+        pat = re.compile(sys.argv[3]) if len(sys.argv) > 3 else None
+        for name, body in functions(sys.argv[2]):
+            if pat and not pat.search(name): continue
+            print(f"{name}: {len(body)} instructions")
+            pats = [("LDGSTS", r"\bLDGSTS"), ("LDG", r"\bLDG\."), ("STG", r"\bSTG"), ("LDS", r"\bLDS\b|\bLDS\."),
+                    ("STS", r"\bSTS"), ("addr64", r"\.X\b")]
+            for t, a, loop in sorted(all_loops(body)):
+                counts = "  ".join(f"{k} {sum(1 for x in loop if re.search(p, x)):>2}" for k, p in pats)
+                print(f"  {t:#07x}-{a:#07x} {len(loop):>5} insns  {counts}")
+        return
     pat = re.compile(sys.argv[2]) if len(sys.argv) > 2 else None
     print(f"{'insns':>6} {'ldgsts':>6} {'mma':>4} {'ldc':>4} {'bar':>4} {'addr64':>6}  kernel")
     for name, body in functions(sys.argv[1]):

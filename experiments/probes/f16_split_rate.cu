@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "kernels/cuda/buffer.hpp"
 #include "kernels/cuda/engine/f16_split.cuh"
 
 namespace bs {
@@ -56,28 +57,14 @@ struct Case {
 // One shape's device buffers: the input (a copy of h), and two sets of maxima and words (a: the reference, b: the pass
 // under test), the words poisoned.
 struct Buffers {
-  float* in = nullptr;
-  unsigned *amax_a = nullptr, *amax_b = nullptr;
-  uint32_t *dst_a = nullptr, *dst_b = nullptr;
-  Buffers(const std::vector<float>& h, int n, long long words) {
-    CUDA_CHECK(cudaMalloc(&in, h.size() * 4));
-    CUDA_CHECK(cudaMalloc(&amax_a, n * 4));
-    CUDA_CHECK(cudaMalloc(&amax_b, n * 4));
-    CUDA_CHECK(cudaMalloc(&dst_a, 2 * words * 4));
-    CUDA_CHECK(cudaMalloc(&dst_b, 2 * words * 4));
-    CUDA_CHECK(cudaMemcpy(in, h.data(), h.size() * 4, cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(dst_a, 0xff, 2 * words * 4));
-    CUDA_CHECK(cudaMemset(dst_b, 0xee, 2 * words * 4));
+  bs::DeviceBuffer<float> in;
+  bs::DeviceBuffer<unsigned> amax_a, amax_b;
+  bs::DeviceBuffer<uint32_t> dst_a, dst_b;
+  Buffers(const std::vector<float>& h, int n, long long words) : amax_a(n), amax_b(n), dst_a(2 * words), dst_b(2 * words) {
+    in.upload(h.data(), h.size());
+    CUDA_CHECK(cudaMemset(dst_a.get(), 0xff, 2 * words * 4));
+    CUDA_CHECK(cudaMemset(dst_b.get(), 0xee, 2 * words * 4));
   }
-  ~Buffers() {
-    cudaFree(in);
-    cudaFree(amax_a);
-    cudaFree(amax_b);
-    cudaFree(dst_a);
-    cudaFree(dst_b);
-  }
-  Buffers(const Buffers&) = delete;
-  Buffers& operator=(const Buffers&) = delete;
 };
 
 float median(std::vector<float> v) {
@@ -87,7 +74,7 @@ float median(std::vector<float> v) {
 
 }  // namespace
 
-int variants(const std::vector<Case>& cases, const std::vector<int>& batches);
+int variants(const std::vector<Case>& cases, const std::vector<int>& batches, int sms);
 
 int main(int argc, char** argv) {
   const bool var = argc > 1 && std::strncmp(argv[1], "--variants=", 11) == 0;
@@ -113,7 +100,9 @@ int main(int argc, char** argv) {
       {"edge-chpad", {3, 50, 50, 1, 8, 0, 0, 50, 50, 4}, {64, 3}},       // 3 channels padded to 8
       {"edge-odd", {40, 9, 7, 1, 40, 0, 0, 9, 7, 20}, {64, 3}},
   };
-  if (var) return variants(cases, given);
+  int sms = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+  if (var) return variants(cases, given, sms);
   uint64_t state = 88172645463325252ull;
   auto uniform = [&] {  // xorshift64: in [-1, 1)
     state ^= state << 13;
@@ -135,9 +124,9 @@ int main(int argc, char** argv) {
         std::vector<float> h(static_cast<size_t>(count));
         for (long long i = 0; i < count; ++i) h[i] = uniform() * std::ldexp(1.0f, static_cast<int>(i / per % 7) - 3);
         const Buffers buf(h, n, words);
-        float* in = buf.in;
-        unsigned *amax_a = buf.amax_a, *amax_b = buf.amax_b;
-        uint32_t *dst_a = buf.dst_a, *dst_b = buf.dst_b;
+        float* in = buf.in.get();
+        unsigned *amax_a = buf.amax_a.get(), *amax_b = buf.amax_b.get();
+        uint32_t *dst_a = buf.dst_a.get(), *dst_b = buf.dst_b.get();
         auto old_pass = [&] {
           CUDA_CHECK(cudaMemsetAsync(amax_a, 0, 4));
           absmax_tensor_kernel<<<static_cast<unsigned>(std::min<long long>((count + 255) / 256, 2048)), 256>>>(in, count, amax_a);
@@ -154,8 +143,8 @@ int main(int argc, char** argv) {
         absmax_tensor_kernel<<<2048, 256>>>(in, count, amax_a);
         spread_kernel<<<8, 256>>>(amax_a, n);
         CUDA_CHECK(cudaDeviceSynchronize());
-        auto two = [&] { run_split(in, n, g, amax_a, dst_a, lo, nullptr, true); };
-        auto fused = [&] { run_split(in, n, g, amax_b, dst_b, lo, nullptr, false); };
+        auto two = [&] { run_split(in, n, g, amax_a, dst_a, lo, sms, nullptr, true); };
+        auto fused = [&] { run_split(in, n, g, amax_b, dst_b, lo, sms, nullptr, false); };
         auto fused_at = [&](size_t target) {  // the fused pass with bands aimed at `target` bytes
           const Band bt = band_of(g, target);
           if (bt.smem > kFusedSmemMax) return;
@@ -236,9 +225,7 @@ int main(int argc, char** argv) {
 // not one launch's latency), median of 7: band_of's bands with 256 threads (the shape before band_for), the most bands a
 // cluster holds with 256 (band_for's where the grid is small), 512 and 1,024 threads, band_of's bands with 1,024, and
 // run_split as it is (band_for).
-int variants(const std::vector<Case>& cases, const std::vector<int>& batches) {
-  int sms = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, 0));
+int variants(const std::vector<Case>& cases, const std::vector<int>& batches, int sms) {
   std::printf("| shape | batch | bands 48K x 256 | max x 256 | max x 512 | max x 1024 | 48K x 1024 | run_split (band_for) | chosen | all equal |\n"
               "|---|---:|---:|---:|---:|---:|---:|---:|---|---|\n");
   bool all = true;
@@ -255,17 +242,17 @@ int variants(const std::vector<Case>& cases, const std::vector<int>& batches) {
         h[i] = (static_cast<float>(state >> 40) / 16777216.0f - 0.5f) * std::ldexp(1.0f, static_cast<int>(i / per % 9) - 4);
       }
       const Buffers buf(h, n, words);
-      float* in = buf.in;
-      unsigned *amax_a = buf.amax_a, *amax_b = buf.amax_b;
-      uint32_t *dst_a = buf.dst_a, *dst_b = buf.dst_b;
-      run_split(in, n, g, amax_a, dst_a, lo, nullptr, true);
+      float* in = buf.in.get();
+      unsigned *amax_a = buf.amax_a.get(), *amax_b = buf.amax_b.get();
+      uint32_t *dst_a = buf.dst_a.get(), *dst_b = buf.dst_b.get();
+      run_split(in, n, g, amax_a, dst_a, lo, sms, nullptr, true);
       std::vector<uint32_t> wa(cs.parts * words), wb(cs.parts * words);
       std::vector<unsigned> aa(n), ab(n);
       CUDA_CHECK(cudaMemcpy(wa.data(), dst_a, cs.parts * words * 4, cudaMemcpyDeviceToHost));
       CUDA_CHECK(cudaMemcpy(aa.data(), amax_a, n * 4, cudaMemcpyDeviceToHost));
       const Band shapes[5] = {band_of(g), band_of(g, 0), band_of(g, 0), band_of(g, 0), band_of(g)};
       auto launch = [&](int v) {
-        if (v == 5) return run_split(in, n, g, amax_b, dst_b, lo, nullptr, false);
+        if (v == 5) return run_split(in, n, g, amax_b, dst_b, lo, sms, nullptr, false);
         const Band& b = shapes[v];
         const int t = v == 2 ? 512 : v >= 3 ? 1024 : 256;
         if (g.s > 1) {

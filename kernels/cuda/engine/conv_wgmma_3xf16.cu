@@ -50,7 +50,9 @@
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
 #include "kernels/cuda/engine/wgmma_conv_loads.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
+#include "kernels/cuda/buffer.hpp"
 #include "kernels/cuda/ops/conv.hpp"
+#include "kernels/cuda/ops/ops.hpp"
 #include "weights_tools/error.hpp"
 
 namespace bs::cuda {
@@ -235,7 +237,7 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   const ConvParams& c = *a.p;
   auto* nhwc = reinterpret_cast<uint32_t*>(a.workspace);
   auto* amax = reinterpret_cast<unsigned*>(a.workspace + scale_at(g));
-  f16split::run_split(a.in, a.n, g.copy, amax, nhwc, g.parts == 2 ? g.nhwc_words : 0, s);
+  f16split::run_split(a.in, a.n, g.copy, amax, nhwc, g.parts == 2 ? g.nhwc_words : 0, sm_count(), s);
   const long long hw2 = static_cast<long long>(g.copy.h2) * g.copy.w2;
   Wg3xF16Problem pr;
   pr.in = a.workspace;  // words
@@ -364,27 +366,19 @@ bool f16_split_fused(int version, const Layer& layer) {
 
 F16SplitWords f16_split_words(int version, const Layer& layer, const std::vector<float>& x, int n, bool two_passes) {
   const Geometry g = geometry(version, layer.in, std::get<ConvParams>(layer.op), layer.out, n);
-  const long long words = g.parts * g.nhwc_words;
-  float* in = nullptr;
-  uint32_t* dst = nullptr;
-  unsigned* amax = nullptr;
-  CUDA_CHECK(cudaMalloc(&in, x.size() * sizeof(float)));
-  CUDA_CHECK(cudaMalloc(&dst, static_cast<size_t>(words) * sizeof(uint32_t)));
-  CUDA_CHECK(cudaMalloc(&amax, static_cast<size_t>(n) * sizeof(unsigned)));
-  CUDA_CHECK(cudaMemcpy(in, x.data(), x.size() * sizeof(float), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(dst, 0xee, static_cast<size_t>(words) * sizeof(uint32_t)));  // what the pass leaves unwritten shows
-  CUDA_CHECK(cudaMemset(amax, 0x77, static_cast<size_t>(n) * sizeof(unsigned)));
-  f16split::run_split(in, n, g.copy, amax, dst, g.parts == 2 ? g.nhwc_words : 0, nullptr, two_passes);
   F16SplitWords r;
-  r.words.resize(static_cast<size_t>(words));
+  r.words.resize(static_cast<size_t>(g.parts * g.nhwc_words));
   r.amax.resize(static_cast<size_t>(n));
-  CUDA_CHECK(cudaMemcpy(r.words.data(), dst, r.words.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost));
-  CUDA_CHECK(cudaMemcpy(r.amax.data(), amax, r.amax.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
-  const f16split::Band b = f16split::band_for(g.copy, n, f16split::device_sms());
-  r.blocks = b.blocks;
-  CUDA_CHECK(cudaFree(in));
-  CUDA_CHECK(cudaFree(dst));
-  CUDA_CHECK(cudaFree(amax));
+  DeviceBuffer<float> in;
+  in.upload(x.data(), x.size());
+  DeviceBuffer<uint32_t> dst(r.words.size());
+  DeviceBuffer<unsigned> amax(r.amax.size());
+  CUDA_CHECK(cudaMemset(dst.get(), 0xee, r.words.size() * sizeof(uint32_t)));  // what the pass leaves unwritten shows
+  CUDA_CHECK(cudaMemset(amax.get(), 0x77, r.amax.size() * sizeof(unsigned)));
+  f16split::run_split(in.get(), n, g.copy, amax.get(), dst.get(), g.parts == 2 ? g.nhwc_words : 0, sm_count(), nullptr, two_passes);
+  CUDA_CHECK(cudaMemcpy(r.words.data(), dst.get(), r.words.size() * sizeof(uint32_t), cudaMemcpyDeviceToHost));
+  CUDA_CHECK(cudaMemcpy(r.amax.data(), amax.get(), r.amax.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+  r.blocks = f16split::band_for(g.copy, n, sm_count()).blocks;
   return r;
 }
 

@@ -17,7 +17,6 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
-#include <atomic>
 #include <cstdint>
 
 #include "kernels/cuda/check.hpp"
@@ -355,28 +354,14 @@ void launch_fused(const float* in, int n, const CopyMap& g, const Band& b, unsig
   launch_fused_at<S2D, kFusedThreads>(in, n, g, b, amax, dst, lo, s);
 }
 
-// The multiprocessors of the current device (asked once per device).
-inline int device_sms() {
-  static std::atomic<int> sms[64] = {};
-  int dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  int k = 0;
-  if (dev < 0 || dev >= 64) dev = 0;
-  if ((k = sms[dev].load(std::memory_order_relaxed)) == 0) {
-    CUDA_CHECK(cudaDeviceGetAttribute(&k, cudaDevAttrMultiProcessorCount, dev));
-    sms[dev].store(k, std::memory_order_relaxed);
-  }
-  return k;
-}
-
 // Runs the pass for n images of `in` into dst (hi words; lo words `lo` further on, or none where lo = 0), each image's
-// max |x| into amax[image] (n words, zeroed here where the two passes need it): fused where it fits, else (or with
-// two_passes, for measurement and tests) in two passes.
-inline void run_split(const float* in, int n, const CopyMap& g, unsigned* amax, uint32_t* dst, long long lo, cudaStream_t s,
+// max |x| into amax[image] (n words, zeroed here where the two passes need it): fused where it fits (band_for's bands
+// for a GPU of `sms` multiprocessors), else (or with two_passes, for measurement and tests) in two passes.
+inline void run_split(const float* in, int n, const CopyMap& g, unsigned* amax, uint32_t* dst, long long lo, int sms, cudaStream_t s,
                       bool two_passes = false) {
   const long long hw2 = static_cast<long long>(g.h2) * g.w2;
   if (!two_passes && fused_runs(g)) {
-    const Band b = band_for(g, n, device_sms());
+    const Band b = band_for(g, n, sms);
     if (g.s > 1) launch_fused<true>(in, n, g, b, amax, dst, lo, s);
     else launch_fused<false>(in, n, g, b, amax, dst, lo, s);
     return;

@@ -166,7 +166,10 @@ inline Band band_for(const CopyMap& g, int n, int sms) {
   return static_cast<long long>(n) * b.blocks < sms ? band_of(g, 0) : b;
 }
 // Whether the fused pass runs for this copy: the band fits, and with the rewrite a sub-row is whole 16-byte units.
-inline bool fused_runs(const CopyMap& g) { return band_of(g).smem <= kFusedSmemMax && (g.s == 1 || g.s * g.ct % 4 == 0); }
+inline bool fused_runs(const CopyMap& g) {
+  return band_of(g).smem <= kFusedSmemMax && (g.s == 1 || g.s * g.ct % 4 == 0) &&
+         static_cast<long long>(g.c) * g.h * g.w < (1ll << 31);  // the kernel's offsets within an image are 32 bits
+}
 
 __device__ __forceinline__ void cp_async4(uint32_t dst, const float* src) {
   asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(dst), "l"(src) : "memory");
@@ -207,23 +210,35 @@ __global__ void __launch_bounds__(THREADS) split_fused_kernel(const float* __res
     const int seg = rows_in * g.w;  // one channel's values
     const int dc = THREADS / seg, dj = THREADS - dc * seg;
     int c = tid / seg, j = tid - c * seg;
+    // The source offset go = c hw + row W + x and the band's so = (row wp + x) cpad + c (floats) advance with (c, row, x)
+    // by constants: a step, and each wrap (32 bits: fused_runs keeps an image under 2^31 values).
+    const int hw32 = static_cast<int>(hw), n_loads = static_cast<int>(total);
     if constexpr (S2D) {  // rows of wp pixels: (row, x) tracked
       int row = j / g.w, x = j - row * g.w;
       const int drow = dj / g.w, dx = dj - drow * g.w;
-      for (long long i = tid; i < total; i += THREADS) {
-        cp_async4(base + static_cast<uint32_t>((row * b.wp + x) * b.cpad + c) * 4u, src + c * hw + row * g.w + x);
+      int go = c * hw32 + j, so = (row * b.wp + x) * b.cpad + c;
+      const int dgo = dc * hw32 + dj, dso = (drow * b.wp + dx) * b.cpad + dc;
+      const int xw_so = (b.wp - g.w) * b.cpad;                                  // x past W: the next row
+      const int rw_go = hw32 - rows_in * g.w, rw_so = 1 - rows_in * b.wp * b.cpad;  // row past the band: the next channel
+      for (int i = tid; i < n_loads; i += THREADS) {
+        cp_async4(base + static_cast<uint32_t>(so) * 4u, src + go);
         x += dx;
         row += drow;
-        if (x >= g.w) { x -= g.w; ++row; }
-        c += dc;
-        if (row >= rows_in) { row -= rows_in; ++c; }
+        go += dgo;
+        so += dso;
+        if (x >= g.w) { x -= g.w; ++row; so += xw_so; }
+        if (row >= rows_in) { row -= rows_in; go += rw_go; so += rw_so; }
       }
     } else {  // wp = W, pw = 0: the band's pixels are j
-      for (long long i = tid; i < total; i += THREADS) {
-        cp_async4(base + static_cast<uint32_t>(j * b.cpad + c) * 4u, src + c * hw + j);
-        c += dc;
+      int go = c * hw32 + j, so = j * b.cpad + c;
+      const int dgo = dc * hw32 + dj, dso = dj * b.cpad + dc;
+      const int w_go = hw32 - seg, w_so = 1 - seg * b.cpad;  // j past the band: the next channel
+      for (int i = tid; i < n_loads; i += THREADS) {
+        cp_async4(base + static_cast<uint32_t>(so) * 4u, src + go);
         j += dj;
-        if (j >= seg) { j -= seg; ++c; }
+        go += dgo;
+        so += dso;
+        if (j >= seg) { j -= seg; go += w_go; so += w_so; }
       }
     }
   }
@@ -279,39 +294,46 @@ __global__ void __launch_bounds__(THREADS) split_fused_kernel(const float* __res
   // multiple of 4, so the lo part stays 8-byte aligned).
   uint2* out = reinterpret_cast<uint2*>(dst + (img * g.h2 + Y0) * static_cast<long long>(g.w2) * g.cs);
   if constexpr (S2D) {  // a step is 4 of the S Ct channels of one sub-row r of a copy pixel: (pixel, r, chunk)
+    // The step's (r, q) with q = k mod chunks kept apart (no division a step), and its float4 in the band,
+    // so4 = (yl S + r) RW + x PX + q, advanced with them (RW, PX: a band row's and a copy pixel's float4s).
     const int chunks = g.s * g.ct / 4, per_pixel = g.s * chunks;  // = cs / 2
-    const long long steps = static_cast<long long>(used) * g.w2 * per_pixel;
-    const int dq = THREADS / per_pixel, dr = THREADS - dq * per_pixel;
+    const int steps = used * g.w2 * per_pixel;
+    const int dq = THREADS / per_pixel, dr = THREADS - dq * per_pixel, dr_r = dr / chunks, dr_q = dr - dr_r * chunks;
+    const int RW = b.wp * b.cpad / 4, PX = g.s * b.cpad / 4;
     int k = tid % per_pixel, pp = tid / per_pixel, yl = pp / g.w2, x = pp - yl * g.w2;
-    for (long long i = tid; i < steps; i += THREADS) {
-      const int r = k / chunks, q = k - r * chunks;
+    int r = k / chunks, q = k - r * chunks, so4 = (yl * g.s + r) * RW + x * PX + q;
+    const int dso4 = dr_r * RW + dr_q + dq * PX, qw = RW - chunks, rw = PX - g.s * RW, xw = g.s * RW - g.w2 * PX;
+    uint2* out_lo = out + lo / 2;
+    for (int i = tid; i < steps; i += THREADS) {
       uint2 hi, lw;
-      split4(band4[(((yl * g.s + r) * b.wp + x * g.s) * b.cpad) / 4 + q], s, hi, lw);
+      split4(band4[so4], s, hi, lw);
       out[i] = hi;
-      if (lo) out[i + lo / 2] = lw;
-      k += dr;
-      int step = dq;
-      if (k >= per_pixel) { k -= per_pixel; ++step; }
-      x += step;
-      while (x >= g.w2) { x -= g.w2; ++yl; }
+      if (lo) out_lo[i] = lw;
+      q += dr_q;
+      r += dr_r;
+      x += dq;
+      so4 += dso4;
+      if (q >= chunks) { q -= chunks; ++r; so4 += qw; }
+      if (r >= g.s) { r -= g.s; ++x; so4 += rw; }
+      while (x >= g.w2) { x -= g.w2; ++yl; so4 += xw; }
     }
-  } else {  // a word a step: one 8-byte read of shared memory
+  } else {  // a word a step: one 8-byte read of shared memory, at float so = p cpad + 2 wd of the band's pixel p (W2 = W)
     uint32_t* out1 = reinterpret_cast<uint32_t*>(out);
-    const long long words = static_cast<long long>(used) * g.w2 * g.cs;
+    uint32_t* out1_lo = out1 + lo;
+    const int words = used * g.w2 * g.cs;
     const int dq = THREADS / g.cs, dr = THREADS - dq * g.cs;
-    int wd = tid % g.cs, pp = tid / g.cs, yl = pp / g.w2, x = pp - yl * g.w2;
-    for (long long i = tid; i < words; i += THREADS) {
-      const float2 v = *reinterpret_cast<const float2*>(band + (yl * g.w + x) * b.cpad + 2 * wd);
+    int wd = tid % g.cs, so = tid / g.cs * b.cpad + 2 * wd;
+    const int dso = dq * b.cpad + 2 * dr, w_so = b.cpad - 2 * g.cs;  // a step; wd past cs: the next pixel
+    for (int i = tid; i < words; i += THREADS) {
+      const float2 v = *reinterpret_cast<const float2*>(band + so);
       __half h[2], l[2];
       split_f16(v.x, s, h[0], l[0]);
       split_f16(v.y, s, h[1], l[1]);
       out1[i] = word(h[0], h[1]);
-      if (lo) out1[i + lo] = word(l[0], l[1]);
+      if (lo) out1_lo[i] = word(l[0], l[1]);
       wd += dr;
-      int step = dq;
-      if (wd >= g.cs) { wd -= g.cs; ++step; }
-      x += step;
-      while (x >= g.w2) { x -= g.w2; ++yl; }
+      so += dso;
+      if (wd >= g.cs) { wd -= g.cs; so += w_so; }
     }
   }
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");

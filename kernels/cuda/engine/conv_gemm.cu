@@ -44,9 +44,12 @@ using gemm::kPadMN;
 using gemm::pad_to;
 
 // The B operand's per-thread state: the thread's tile column (its image and window origin, found once) and
-// its first row; it loads rows row0, row0 + STEP, ... of every stage.
+// its first row; it loads rows row0, row0 + STEP, ... of every stage. The window's origin is held as a pointer,
+// so that a copy's source is one 32-bit offset from it (its k-table entry): the 64-bit offset it replaced was added
+// to the input's pointer again for each copy (with the pointer reloaded from the parameters where registers ran
+// short), about 4 of the 14 instructions a copy in v49's K loop.
 struct Im2colState {
-  long long pix;  // offset of (img, group's first channel, iy0, ix0); used only where the window is inside
+  const float* origin;  // the input at (img, group's first channel, iy0, ix0); read only where the window is inside
   int iy0, ix0, col, row0;
 };
 
@@ -84,11 +87,12 @@ struct ConvProblem {
       const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
       st.iy0 = oy * sh - ph;
       st.ix0 = ox * sw - pw;
-      st.pix = img * chw + group * group_chw + static_cast<long long>(st.iy0) * w + st.ix0;
+      // May point before the input (a window over the top or left padding): only offsets inside it are read.
+      st.origin = in + (img * chw + group * group_chw + static_cast<long long>(st.iy0) * w + st.ix0);
     } else {  // past the last column: every row reads as outside the image
       st.iy0 = INT_MIN / 2;
       st.ix0 = 0;
-      st.pix = 0;
+      st.origin = in;
     }
     return st;
   }
@@ -96,14 +100,15 @@ struct ConvProblem {
   __device__ __forceinline__ void load_b(const Im2colState& st, float* dst, int stride, int kt, int) const {
     constexpr int STEP = T::THREADS / T::BN, ROWS = (T::BK + STEP - 1) / STEP;  // the last row may be past BK
     static_assert(T::THREADS % T::BN == 0, "threads tile the B stage's columns");
+    const int2* ek = ktab + kt * T::BK + st.row0;
+    float* d = dst + st.row0 * stride + st.col;  // row j's copy lands j * STEP rows below: an immediate offset
 #pragma unroll
     for (int j = 0; j < ROWS; ++j) {
-      const int r = st.row0 + j * STEP;
-      if (T::BK % STEP != 0 && r >= T::BK) break;
-      const int2 e = __ldg(ktab + kt * T::BK + r);
+      if (T::BK % STEP != 0 && st.row0 + j * STEP >= T::BK) break;
+      const int2 e = __ldg(ek + j * STEP);
       const int iy = st.iy0 + (e.y >> 16), ix = st.ix0 + (e.y & 0xffff);
       const bool ok = static_cast<unsigned>(iy) < static_cast<unsigned>(h) && static_cast<unsigned>(ix) < static_cast<unsigned>(w);
-      gemm::cp_async4_zfill(dst + r * stride + st.col, ok ? in + st.pix + e.x : in, ok);
+      gemm::cp_async4_zfill(d + j * STEP * stride, ok ? st.origin + e.x : in, ok);
     }
   }
 

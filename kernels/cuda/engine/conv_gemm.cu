@@ -19,6 +19,8 @@
 //   v16-v18 gemm-tf32*    --precision tf32: one TF32 product per multiply-add, on the tiles of v15, v13, v14
 //   v49, v50 *-cluster    v14 and v18 with the split-K reduced in a thread-block cluster (gemm_engine.cuh): no
 //                         workspace and no reduction kernel (batches of a few images; compute capability 9.0)
+//   v66 *-wsplit-cluster  v49 with the weights prepared as their 3xTF32 parts {hi, lo} (the same parts the K loop made:
+//                         the same products), so that the K loop splits only the im2col operand
 //   v15 gemm-3xtf32-128   128x128x32 tiles (8 warps of 64x32), 4 stages: the tensor cores' partial sums and
 //                         the FP32 sums of a 64x32 warp tile take 226 registers, so one block per SM; slower than
 //                         v13 on every AlexNet layer (kept as the measured cost of that register budget)
@@ -39,6 +41,7 @@
 namespace bs::cuda {
 namespace {
 
+constexpr int kPairsVersion = 66;  // the version whose prepared weights are {hi, lo} pairs
 using gemm::kPadK;
 using gemm::kPadMN;
 using gemm::pad_to;
@@ -68,13 +71,28 @@ struct ConvProblem {
   float* out;         // (N, M, OH, OW)
   float* part;        // split-K partial sums (splits, G, Mg, ncols)
 
+  // A_PAIRS (v66): the weights as 3xTF32 fragments (prepare_tf32_fragments): per group Kpad / 8 rows of Mpad / 16
+  // chunks of 256 floats; a stage is BK / 8 runs of BM / 16 chunks, each run contiguous in global and shared memory.
   template <class T>
   __device__ __forceinline__ const float* a_state(int group, int m0, int) const {
-    return wt + static_cast<long long>(group) * k_pad * m_pad + m0;
+    if constexpr (T::A_PAIRS) return wt + 2 * static_cast<long long>(group) * k_pad * m_pad + (m0 / 16) * 256;
+    else return wt + static_cast<long long>(group) * k_pad * m_pad + m0;
   }
   template <class T>
   __device__ __forceinline__ void load_a(const float* base, float* dst, int stride, int kt, int tid) const {
-    gemm::load_dense_tile<T, T::BM>(dst, stride, base, m_pad, kt, tid);
+    if constexpr (T::A_PAIRS) {
+      constexpr int RUN = T::BM / 16 * 64, PER = RUN / T::THREADS;  // 16-byte pieces a run; a thread's pieces a run
+      static_assert(RUN % T::THREADS == 0, "the threads tile a run");
+      const long long row = 16LL * m_pad;  // floats from one 8-k row of chunks to the next
+      const float* src = base + static_cast<long long>(kt) * (T::BK / 8) * row + 4 * tid;
+      float* d = dst + 4 * tid;
+#pragma unroll
+      for (int j = 0; j < T::BK / 8; ++j, src += row)  // run j: piece tid + THREADS i of it, at 4 (j RUN + tid + THREADS i)
+#pragma unroll
+        for (int i = 0; i < PER; ++i) gemm::cp_async16(d + 4 * (j * RUN + i * T::THREADS), src + 4 * i * T::THREADS);
+    } else {
+      gemm::load_dense_tile<T, T::BM>(dst, stride, base, m_pad, kt, tid);
+    }
   }
 
   template <class T>
@@ -173,7 +191,7 @@ void run(const ConvArgs& a, int act, cudaStream_t s) {
   pr.k_pad = g.k_pad;
   pr.m_pad = g.m_pad;
   pr.in = a.in;
-  pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.k_pad * g.m_pad);
+  pr.ktab = reinterpret_cast<const int2*>(a.prepared + (T::A_PAIRS ? 2 : 1) * static_cast<size_t>(g.groups) * g.k_pad * g.m_pad);
   pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
   pr.chw = a.is.size();
@@ -210,6 +228,8 @@ void with_config(int version, F&& f) {
     // v14 and v18 with their split-K reduced in a thread-block cluster.
     case 49: return f.template operator()<gemm::TileS_MmaC, gemm::MmaTf32Math<gemm::TileS_MmaC, 3, 2>>();
     case 50: return f.template operator()<gemm::TileS_MmaC, gemm::MmaTf32Math<gemm::TileS_MmaC, 1, 0>>();
+    // v49 with the weights' 3xTF32 parts split when they are prepared.
+    case 66: return f.template operator()<gemm::TileS_MmaCP, gemm::MmaTf32Math<gemm::TileS_MmaCP, 3, 2>>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }
@@ -235,9 +255,10 @@ Support gemm_supports(int version, const Layer& layer, const Epilogue& epi) {
   return {};
 }
 
-size_t gemm_prepared_floats(const Layer& layer) {
+size_t gemm_prepared_floats(int version, const Layer& layer) {
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
-  return static_cast<size_t>(g.groups) * g.k_pad * g.m_pad + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
+  const size_t pairs = version == kPairsVersion ? 2 : 1;
+  return pairs * g.groups * g.k_pad * g.m_pad + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
 }
 
 size_t gemm_workspace_floats(int version, const Layer& layer, int n) {
@@ -247,12 +268,17 @@ size_t gemm_workspace_floats(int version, const Layer& layer, int n) {
   return floats;
 }
 
-void gemm_prepare(const ConvArgs& a, float* prepared, cudaStream_t s) {
+void gemm_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
   const ConvParams& c = *a.p;
   const Geometry g = geometry(a.is, c, a.os, 1);
+  const size_t weights = static_cast<size_t>(g.groups) * g.k_pad * g.m_pad;
+  if (version == kPairsVersion) {  // (G, Mg, K) -> (G, Kpad / 8, Mpad / 16) chunks of A fragments
+    prepare_tf32_fragments(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);
+    build_k_table(reinterpret_cast<int2*>(prepared + 2 * weights), g.k, g.k_pad, c.kh, c.kw, c.dh, c.dw, a.is.h, a.is.w, s);
+    return;
+  }
   transpose_pad(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);  // (G, Mg, K) -> (G, Kpad, Mpad)
-  build_k_table(reinterpret_cast<int2*>(prepared + static_cast<size_t>(g.groups) * g.k_pad * g.m_pad), g.k, g.k_pad, c.kh, c.kw,
-                c.dh, c.dw, a.is.h, a.is.w, s);
+  build_k_table(reinterpret_cast<int2*>(prepared + weights), g.k, g.k_pad, c.kh, c.kw, c.dh, c.dw, a.is.h, a.is.w, s);
 }
 
 void conv_splitk_finish(const ConvArgs& a, int splits, int groups, int mg, int ncols, int p, int act, cudaStream_t s) {
@@ -271,7 +297,7 @@ void gemm_forward(int version, const ConvArgs& a, cudaStream_t s) {
 }  // namespace detail
 
 void register_conv_engine(Registry& r) {
-  static const ImplHooks hooks{.conv_prepare = [](int, const ConvArgs& a, float* p, cudaStream_t s) { detail::gemm_prepare(a, p, s); },
+  static const ImplHooks hooks{.conv_prepare = [](int v, const ConvArgs& a, float* p, cudaStream_t s) { detail::gemm_prepare(v, a, p, s); },
                                .conv_forward = detail::gemm_forward};
   auto add = [&](int v, const char* name, const char* summary, Precision p) {
     Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
@@ -279,10 +305,10 @@ void register_conv_engine(Registry& r) {
     i.precisions = {p};
     i.fuses_act = true;
     i.dilation = true;  // the k table holds each tap's dilated offsets
-    i.prep_layout = 12;  // (G, Kpad, Mpad) weights and the k table, the same for v12-v18
+    i.prep_layout = v == kPairsVersion ? kPairsVersion : 12;  // (G, Kpad, Mpad) weights and the k table, the same for v12-v18, v49, v50
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::gemm_supports(v, l, e); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::gemm_workspace_floats(v, l, n); };
-    i.prepared_floats = [](const Layer& l, Shape, Precision) { return detail::gemm_prepared_floats(l); };
+    i.prepared_floats = [v](const Layer& l, Shape, Precision) { return detail::gemm_prepared_floats(v, l); };
     r.add(std::move(i));
   };
   add(12, "gemm-fma", "GEMM engine: implicit GEMM, 128x128x32 tiles, 8x8 FP32 FFMA outputs per thread, 3-stage cp.async, "
@@ -299,6 +325,9 @@ void register_conv_engine(Registry& r) {
                                     "shared memory; compute capability 9.0): no workspace and no reduction kernel, for batches of a "
                                     "few images", Precision::fp32);
   add(50, "gemm-tf32-64-cluster", "v18 with its split-K reduced in a thread-block cluster, as v49", Precision::tf32);
+  add(kPairsVersion, "gemm-3xtf32-64-wsplit-cluster",
+      "v49 with the weights' two TF32 parts split once, when they are prepared (8-byte pairs in shared memory: no split in the "
+      "K loop; two blocks per SM)", Precision::fp32);
 }
 
 }  // namespace bs::cuda

@@ -1,6 +1,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/gemm_math.cuh"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 
 namespace bs::cuda {
@@ -31,6 +32,25 @@ __global__ void transpose_pad_kernel(const float* __restrict__ src, int rows, in
     const int c = c0 + ty + j, r = r0 + tx;
     if (c < cols_pad && r < rows_pad) dst[(b * cols_pad + c) * rows_pad + r] = tile[tx][ty + j];
   }
+}
+
+// One thread a value of the padded (G, Kpad, Mpad) operand: w (G, Mg, K) element (m, k), zero in the padding, split as
+// tf32_split<3> splits it in the K loop, written where lane (gr, t) of the m16n8k8 A fragment of chunk (k / 8, m / 16)
+// finds it: a0 (k t, m gr), a1 (t, gr + 8), a2 (t + 4, gr), a3 (t + 4, gr + 8); hi at 4 lane + r, lo 128 floats on.
+__global__ void tf32_fragments_kernel(const float* __restrict__ w, int groups, int mg, int k_count, float* __restrict__ dst, int m_pad,
+                                      int k_pad) {
+  const long long i = static_cast<long long>(blockIdx.x) * blockDim.x + threadIdx.x;
+  if (i >= static_cast<long long>(groups) * k_pad * m_pad) return;
+  const int m = static_cast<int>(i % m_pad), k = static_cast<int>((i / m_pad) % k_pad);
+  const long long g = i / (static_cast<long long>(m_pad) * k_pad);
+  const float v = m < mg && k < k_count ? w[(g * mg + m) * k_count + k] : 0.0f;
+  uint32_t hi, lo;
+  gemm::tf32_split<3>(v, hi, lo);
+  const int kr = k % 8, mr = m % 16;
+  const int lane = (mr % 8) * 4 + kr % 4, r = (mr / 8) + 2 * (kr / 4);
+  float* chunk = dst + 2 * g * k_pad * m_pad + (static_cast<long long>(k / 8) * (m_pad / 16) + m / 16) * 256;
+  chunk[4 * lane + r] = __uint_as_float(hi);
+  chunk[128 + 4 * lane + r] = __uint_as_float(lo);
 }
 
 __global__ void k_table_kernel(int2* table, int k_count, int k_pad, int kh, int kw, int dh, int dw, int h, int w) {
@@ -64,6 +84,12 @@ void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, 
   const dim3 grid((cols_pad + 31) / 32, (rows_pad + 31) / 32, batch);
   if (round_tf32) transpose_pad_kernel<true><<<grid, dim3(32, 8), 0, s>>>(src, rows, cols, dst, rows_pad, cols_pad);
   else transpose_pad_kernel<false><<<grid, dim3(32, 8), 0, s>>>(src, rows, cols, dst, rows_pad, cols_pad);
+  CUDA_CHECK_LAUNCH();
+}
+
+void prepare_tf32_fragments(const float* w, int groups, int mg, int k, float* dst, int m_pad, int k_pad, cudaStream_t s) {
+  const long long total = static_cast<long long>(groups) * k_pad * m_pad;
+  tf32_fragments_kernel<<<static_cast<unsigned>((total + 255) / 256), 256, 0, s>>>(w, groups, mg, k, dst, m_pad, k_pad);
   CUDA_CHECK_LAUNCH();
 }
 

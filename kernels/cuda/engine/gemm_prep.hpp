@@ -14,6 +14,12 @@ namespace bs::cuda {
 void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, int rows_pad, int cols_pad, cudaStream_t s,
                    bool round_tf32 = false);
 
+// The same padded (G, Kpad, Mpad) operand of w (G, Mg, K) as its 3xTF32 parts (gemm_math.cuh's tf32_split<3>) in the
+// order of the m16n8k8 A fragments, 2 x G x Kpad x Mpad floats: per group Kpad / 8 rows of Mpad / 16 chunks, a chunk
+// the 32 lanes' four hi values (lane (g, t): a0 (k t, m g), a1 (k t, m g + 8), a2 (k t + 4, m g), a3 (k t + 4, m g + 8))
+// and then their four lo values (conv v66: the weights split once, not in every block's K loop).
+void prepare_tf32_fragments(const float* w, int groups, int mg, int k, float* dst, int m_pad, int k_pad, cudaStream_t s);
+
 // The implicit-im2col table of a convolution: for reduction index k = (c * KH + ky) * KW + kx of one group, the tap's
 // offsets from the window's origin {c * H * W + y * W + x, y << 16 | x}, y = ky * dh and x = kx * dw (dilation);
 // entries k_pad > k >= K hold a row offset no image has. The kernels reading it never see ky or the dilation.

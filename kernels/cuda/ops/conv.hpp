@@ -111,9 +111,9 @@ void tc3_conv2_forward(const ConvArgs& a, cudaStream_t s);
 bool tc3_conv2_fits();
 // Implemented in conv_gemm.cu.
 Support gemm_supports(int version, const Layer& layer, const Epilogue& epi);
-size_t gemm_prepared_floats(const Layer& layer);
+size_t gemm_prepared_floats(int version, const Layer& layer);
 size_t gemm_workspace_floats(int version, const Layer& layer, int n);
-void gemm_prepare(const ConvArgs& a, float* prepared, cudaStream_t s);
+void gemm_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s);
 void gemm_forward(int version, const ConvArgs& a, cudaStream_t s);
 // The split-K reduction of v12-v18 and v23-v25: partial sums (splits, G, Mg, ncols) in a.workspace, summed into
 // a.out (N, M, OH, OW) with the bias and the activation code act (-1: none).

@@ -302,7 +302,7 @@ TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   // memory-bound stream kernel.
   EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::tf32), "v16, v17, v18, v23, v24, v25, v26, v27, v28, v29, v30, v31, v32, v33, v50, v54, v55, v56");
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::tf32), "v5, v10, v11, v19");
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp32), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v34, v35, v36, v49, v51, v52, v53, v57, v59, v62, v63");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp32), "v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11, v12, v13, v14, v15, v34, v35, v36, v49, v51, v52, v53, v57, v59, v62, v63, v64");
   for (const Impl* i : registry().menu(LayerKind::conv, BackendKind::cuda))
     EXPECT_TRUE(i->math == "fp32" || i->math == "tf32" || i->math == "fp16/bf16") << i->label();
 }

@@ -19,8 +19,8 @@
 //   v16-v18 gemm-tf32*    --precision tf32: one TF32 product per multiply-add, on the tiles of v15, v13, v14
 //   v49, v50 *-cluster    v14 and v18 with the split-K reduced in a thread-block cluster (gemm_engine.cuh): no
 //                         workspace and no reduction kernel (batches of a few images; compute capability 9.0)
-//   v66 *-wsplit-cluster  v49 with the weights prepared as their 3xTF32 parts {hi, lo} (the same parts the K loop made:
-//                         the same products), so that the K loop splits only the im2col operand
+//   v64 *-wsplit-cluster  v49 with the weights prepared as their 3xTF32 parts in the A fragments' order (the same
+//                         parts the K loop made: the same products), so that the K loop splits only the im2col operand
 //   v15 gemm-3xtf32-128   128x128x32 tiles (8 warps of 64x32), 4 stages: the tensor cores' partial sums and
 //                         the FP32 sums of a 64x32 warp tile take 226 registers, so one block per SM; slower than
 //                         v13 on every AlexNet layer (kept as the measured cost of that register budget)
@@ -41,7 +41,7 @@
 namespace bs::cuda {
 namespace {
 
-constexpr int kPairsVersion = 66;  // the version whose prepared weights are {hi, lo} pairs
+constexpr int kPairsVersion = 64;  // the version whose prepared weights are 3xTF32 fragments (v64)
 using gemm::kPadK;
 using gemm::kPadMN;
 using gemm::pad_to;
@@ -71,7 +71,7 @@ struct ConvProblem {
   float* out;         // (N, M, OH, OW)
   float* part;        // split-K partial sums (splits, G, Mg, ncols)
 
-  // A_PAIRS (v66): the weights as 3xTF32 fragments (prepare_tf32_fragments): per group Kpad / 8 rows of Mpad / 16
+  // A_PAIRS (v64): the weights as 3xTF32 fragments (prepare_tf32_fragments): per group Kpad / 8 rows of Mpad / 16
   // chunks of 256 floats; a stage is BK / 8 runs of BM / 16 chunks, each run contiguous in global and shared memory.
   template <class T>
   __device__ __forceinline__ const float* a_state(int group, int m0, int) const {
@@ -229,7 +229,7 @@ void with_config(int version, F&& f) {
     case 49: return f.template operator()<gemm::TileS_MmaC, gemm::MmaTf32Math<gemm::TileS_MmaC, 3, 2>>();
     case 50: return f.template operator()<gemm::TileS_MmaC, gemm::MmaTf32Math<gemm::TileS_MmaC, 1, 0>>();
     // v49 with the weights' 3xTF32 parts split when they are prepared.
-    case 66: return f.template operator()<gemm::TileS_MmaCP, gemm::MmaTf32Math<gemm::TileS_MmaCP, 3, 2>>();
+    case 64: return f.template operator()<gemm::TileS_MmaCP, gemm::MmaTf32Math<gemm::TileS_MmaCP, 3, 2>>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a GEMM-engine version");
   }
 }
@@ -326,8 +326,8 @@ void register_conv_engine(Registry& r) {
                                     "few images", Precision::fp32);
   add(50, "gemm-tf32-64-cluster", "v18 with its split-K reduced in a thread-block cluster, as v49", Precision::tf32);
   add(kPairsVersion, "gemm-3xtf32-64-wsplit-cluster",
-      "v49 with the weights' two TF32 parts split once, when they are prepared (8-byte pairs in shared memory: no split in the "
-      "K loop; two blocks per SM)", Precision::fp32);
+      "v49 with the weights' two TF32 parts split once, when they are prepared, in the tensor cores' fragment order (no split "
+      "of the weights in the K loop; two blocks per SM)", Precision::fp32);
 }
 
 }  // namespace bs::cuda

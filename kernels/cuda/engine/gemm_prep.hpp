@@ -17,7 +17,7 @@ void transpose_pad(const float* src, int batch, int rows, int cols, float* dst, 
 // The same padded (G, Kpad, Mpad) operand of w (G, Mg, K) as its 3xTF32 parts (gemm_math.cuh's tf32_split<3>) in the
 // order of the m16n8k8 A fragments, 2 x G x Kpad x Mpad floats: per group Kpad / 8 rows of Mpad / 16 chunks, a chunk
 // the 32 lanes' four hi values (lane (g, t): a0 (k t, m g), a1 (k t, m g + 8), a2 (k t + 4, m g), a3 (k t + 4, m g + 8))
-// and then their four lo values (conv v66: the weights split once, not in every block's K loop).
+// and then their four lo values (conv v64: the weights split once, not in every block's K loop).
 void prepare_tf32_fragments(const float* w, int groups, int mg, int k, float* dst, int m_pad, int k_pad, cudaStream_t s);
 
 // The implicit-im2col table of a convolution: for reduction index k = (c * KH + ky) * KW + kx of one group, the tap's

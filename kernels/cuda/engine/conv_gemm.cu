@@ -41,7 +41,6 @@
 namespace bs::cuda {
 namespace {
 
-constexpr int kPairsVersion = 64;  // the version whose prepared weights are 3xTF32 fragments (v64)
 using gemm::kPadK;
 using gemm::kPadMN;
 using gemm::pad_to;
@@ -71,16 +70,16 @@ struct ConvProblem {
   float* out;         // (N, M, OH, OW)
   float* part;        // split-K partial sums (splits, G, Mg, ncols)
 
-  // A_PAIRS (v64): the weights as 3xTF32 fragments (prepare_tf32_fragments): per group Kpad / 8 rows of Mpad / 16
+  // A_FRAGS (v64): the weights as 3xTF32 fragments (prepare_tf32_fragments): per group Kpad / 8 rows of Mpad / 16
   // chunks of 256 floats; a stage is BK / 8 runs of BM / 16 chunks, each run contiguous in global and shared memory.
   template <class T>
   __device__ __forceinline__ const float* a_state(int group, int m0, int) const {
-    if constexpr (T::A_PAIRS) return wt + 2 * static_cast<long long>(group) * k_pad * m_pad + (m0 / 16) * 256;
+    if constexpr (T::A_FRAGS) return wt + 2 * static_cast<long long>(group) * k_pad * m_pad + (m0 / 16) * 256;
     else return wt + static_cast<long long>(group) * k_pad * m_pad + m0;
   }
   template <class T>
   __device__ __forceinline__ void load_a(const float* base, float* dst, int stride, int kt, int tid) const {
-    if constexpr (T::A_PAIRS) {
+    if constexpr (T::A_FRAGS) {
       constexpr int RUN = T::BM / 16 * 64, PER = RUN / T::THREADS;  // 16-byte pieces a run; a thread's pieces a run
       static_assert(RUN % T::THREADS == 0, "the threads tile a run");
       const long long row = 16LL * m_pad;  // floats from one 8-k row of chunks to the next
@@ -178,6 +177,9 @@ int splits_for(const Geometry& g) {
   const long long blocks = ((g.ncols + T::BN - 1) / T::BN) * ((g.mg + T::BM - 1) / T::BM) * g.groups;
   return gemm::engine_splits<T, Math, ConvProblem>(blocks, g.k_pad / T::BK);
 }
+// The prepared weights' floats, before the k table: (G, Kpad, Mpad), twice that as hi and lo fragments (v64).
+template <class T>
+size_t weight_floats(const Geometry& g) { return (T::A_FRAGS ? 2 : 1) * static_cast<size_t>(g.groups) * g.k_pad * g.m_pad; }
 template <class T>
 size_t workspace_for(const Geometry& g, int splits) { return gemm::splitk_workspace_floats<T>(splits, g.groups, g.mg, g.ncols); }
 
@@ -191,7 +193,7 @@ void run(const ConvArgs& a, int act, cudaStream_t s) {
   pr.k_pad = g.k_pad;
   pr.m_pad = g.m_pad;
   pr.in = a.in;
-  pr.ktab = reinterpret_cast<const int2*>(a.prepared + (T::A_PAIRS ? 2 : 1) * static_cast<size_t>(g.groups) * g.k_pad * g.m_pad);
+  pr.ktab = reinterpret_cast<const int2*>(a.prepared + weight_floats<T>(g));
   pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
   pr.chw = a.is.size();
@@ -257,8 +259,9 @@ Support gemm_supports(int version, const Layer& layer, const Epilogue& epi) {
 
 size_t gemm_prepared_floats(int version, const Layer& layer) {
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1);
-  const size_t pairs = version == kPairsVersion ? 2 : 1;
-  return pairs * g.groups * g.k_pad * g.m_pad + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
+  size_t weights = 0;
+  with_config(version, [&]<class T, class Math>() { weights = weight_floats<T>(g); });
+  return weights + 2 * static_cast<size_t>(g.k_pad);  // weights, then the k table
 }
 
 size_t gemm_workspace_floats(int version, const Layer& layer, int n) {
@@ -271,13 +274,11 @@ size_t gemm_workspace_floats(int version, const Layer& layer, int n) {
 void gemm_prepare(int version, const ConvArgs& a, float* prepared, cudaStream_t s) {
   const ConvParams& c = *a.p;
   const Geometry g = geometry(a.is, c, a.os, 1);
-  const size_t weights = static_cast<size_t>(g.groups) * g.k_pad * g.m_pad;
-  if (version == kPairsVersion) {  // (G, Mg, K) -> (G, Kpad / 8, Mpad / 16) chunks of A fragments
-    prepare_tf32_fragments(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);
-    build_k_table(reinterpret_cast<int2*>(prepared + 2 * weights), g.k, g.k_pad, c.kh, c.kw, c.dh, c.dw, a.is.h, a.is.w, s);
-    return;
-  }
-  transpose_pad(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);  // (G, Mg, K) -> (G, Kpad, Mpad)
+  bool frags = false;
+  size_t weights = 0;
+  with_config(version, [&]<class T, class Math>() { frags = T::A_FRAGS; weights = weight_floats<T>(g); });
+  if (frags) prepare_tf32_fragments(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);  // (G, Kpad / 8, Mpad / 16) chunks
+  else transpose_pad(a.w, g.groups, g.mg, g.k, prepared, g.m_pad, g.k_pad, s);                   // (G, Mg, K) -> (G, Kpad, Mpad)
   build_k_table(reinterpret_cast<int2*>(prepared + weights), g.k, g.k_pad, c.kh, c.kw, c.dh, c.dw, a.is.h, a.is.w, s);
 }
 
@@ -305,7 +306,8 @@ void register_conv_engine(Registry& r) {
     i.precisions = {p};
     i.fuses_act = true;
     i.dilation = true;  // the k table holds each tap's dilated offsets
-    i.prep_layout = v == kPairsVersion ? kPairsVersion : 12;  // (G, Kpad, Mpad) weights and the k table, the same for v12-v18, v49, v50
+    // (G, Kpad, Mpad) weights and the k table, the same for v12-v18, v49, v50; v64's fragments are a layout of their own
+    with_config(v, [&]<class T, class Math>() { i.prep_layout = T::A_FRAGS ? v : 12; });
     i.supports = [v](const Layer& l, const Epilogue& e) { return detail::gemm_supports(v, l, e); };
     i.workspace_floats = [v](const Layer& l, Shape, int n, Precision) { return detail::gemm_workspace_floats(v, l, n); };
     i.prepared_floats = [v](const Layer& l, Shape, Precision) { return detail::gemm_prepared_floats(v, l); };
@@ -325,7 +327,7 @@ void register_conv_engine(Registry& r) {
                                     "shared memory; compute capability 9.0): no workspace and no reduction kernel, for batches of a "
                                     "few images", Precision::fp32);
   add(50, "gemm-tf32-64-cluster", "v18 with its split-K reduced in a thread-block cluster, as v49", Precision::tf32);
-  add(kPairsVersion, "gemm-3xtf32-64-wsplit-cluster",
+  add(64, "gemm-3xtf32-64-wsplit-cluster",
       "v49 with the weights' two TF32 parts split once, when they are prepared, in the tensor cores' fragment order (no split "
       "of the weights in the K loop; two blocks per SM)", Precision::fp32);
 }

@@ -58,18 +58,18 @@ __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_gr
 // consecutive k of one row; rows 36 words apart put the fragment reads (row g, k t) in 32 different banks).
 // CLUSTER: the most ways K is split with the splits reduced in a thread-block cluster (at most 8, the portable
 // cluster size; 0: split-K through a workspace and a reduction kernel).
-// A_PAIRS: A arrives as its 3xTF32 parts, split once when the weights were prepared, in the order of the m16n8k8 A
+// A_FRAGS: A arrives as its 3xTF32 parts, split once when the weights were prepared, in the order of the m16n8k8 A
 // fragments (gemm_prep.hpp, prepare_tf32_fragments): per 8 k and 16 rows, the 32 lanes' four hi values, then their four
 // lo values (256 floats, no padding): a lane's fragment is two 16-byte loads, each warp's in 32 different banks.
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int MIN_BLOCKS_, bool A_ROW_ = false, int CLUSTER_ = 0,
-          bool A_PAIRS_ = false>
+          bool A_FRAGS_ = false>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
   static constexpr int STAGES = STAGES_, MIN_BLOCKS = MIN_BLOCKS_, CLUSTER = CLUSTER_;
-  static constexpr bool A_ROW = A_ROW_, A_PAIRS = A_PAIRS_;
-  static_assert(!(A_ROW && A_PAIRS), "A's pairs come k-major");
+  static constexpr bool A_ROW = A_ROW_, A_FRAGS = A_FRAGS_;
+  static_assert(!(A_ROW && A_FRAGS), "A's prepared fragments come k-major");
   static constexpr int WM = BM / WARPS_M, WN = BN / WARPS_N, THREADS = 32 * WARPS_M * WARPS_N;
-  static constexpr int SA = A_ROW ? BK + 4 : A_PAIRS ? 2 * BM : BM + 8, SB = BN + 8;  // floats per shared-memory row
+  static constexpr int SA = A_ROW ? BK + 4 : A_FRAGS ? 2 * BM : BM + 8, SB = BN + 8;  // floats per shared-memory row
   static constexpr int A_STAGE = (A_ROW ? BM : BK) * SA, B_STAGE = BK * SB;
   static constexpr int SMEM_BYTES = STAGES * (A_STAGE + B_STAGE) * static_cast<int>(sizeof(float));
   static_assert(BM % 32 == 0 && BN % 32 == 0 && BK % 8 == 0, "tiles come in multiples of 32 (rows) and 8 (k)");

@@ -144,7 +144,8 @@ using TileS_Half = Tile<64, 64, 32, 2, 2, 4, 3, true>;
 // Small batches (conv v48-v50): the 64x64 tiles with split-K reduced in clusters of up to 8 blocks.
 using TileS_MmaC = Tile<64, 64, 32, 2, 2, 4, 3, false, 8>;
 using TileS_HalfC = Tile<64, 64, 32, 2, 2, 4, 3, true, 8>;
-// conv v64: v49's tile with A as its prepared 3xTF32 fragments (A's stage twice the floats: 106 KB for 4 stages, two blocks per SM).
+// conv v64: v49's tile with A as its prepared 3xTF32 fragments (hi and lo: A's stage twice the floats, 106 KB for 4 stages,
+// two blocks per SM).
 using TileS_MmaCP = Tile<64, 64, 32, 2, 2, 4, 2, false, 8, true>;
 
 }  // namespace bs::cuda::gemm

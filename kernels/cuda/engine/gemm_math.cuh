@@ -143,11 +143,11 @@ struct MmaTf32Math {
 #pragma unroll
     for (int ks = 0; ks < T::BK; ks += 8) {
       uint32_t ahi[MI][4], alo[MI][4];
-      if constexpr (T::A_PAIRS) {  // the fragments as prepared: chunk (ks / 8, row piece), hi quads then lo quads
+      if constexpr (T::A_FRAGS) {  // the fragments as prepared: chunk (ks / 8, row piece), hi quads then lo quads
         static_assert(PASSES == 3, "the prepared parts are 3xTF32's");
 #pragma unroll
         for (int i = 0; i < MI; ++i) {
-          const float* c = As + (ks / 8) * (8 * 2 * T::BM) + ((wm0 / 16) + i) * 256 + 4 * lane;
+          const float* c = As + ks * T::SA + (wm0 / 16 + i) * 256 + 4 * lane;  // 8 k rows of SA = 2 BM floats a chunk row
           const uint4 h = *reinterpret_cast<const uint4*>(c), l = *reinterpret_cast<const uint4*>(c + 128);
           ahi[i][0] = h.x; ahi[i][1] = h.y; ahi[i][2] = h.z; ahi[i][3] = h.w;
           alo[i][0] = l.x; alo[i][1] = l.y; alo[i][2] = l.z; alo[i][3] = l.w;

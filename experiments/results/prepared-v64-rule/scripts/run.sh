@@ -1,4 +1,4 @@
-# Runs the prepared v64 rule (patches/0001 on main a81e6f6 or later): auto with the rule (new) against auto without it
+# Runs the prepared v64 rule (patches/0001 on main db9c8e3 or later): auto with the rule (new) against auto without it
 # (base: BASE_PACK of main), AlexNet FP32 at 1-4 and 16 images, 3 rounds alternating; the whole test_gpu (the rule's
 # GpuHeuristic expectations included); memcheck over v64's op-table cases. About 200 s of commands.
 # Build: LINEINFO=0 scripts/pack_device.sh && mv .device/pack.tar.xz /tmp/base.tar.xz (main), then

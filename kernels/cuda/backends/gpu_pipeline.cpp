@@ -7,6 +7,7 @@
 #include <omp.h>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/timeline.hpp"
 #include "kernels/model/quantize.hpp"
 #include "kernels/cuda/ops/const_bank.hpp"
 #include "kernels/cuda/ops/ops.hpp"
@@ -82,6 +83,10 @@ GpuPipelineBackend::GpuPipelineBackend(BackendKind kind, const BackendOptions& o
 }
 
 GpuPipelineBackend::~GpuPipelineBackend() {
+#ifdef BS_TIMELINE
+  cudaDeviceSynchronize();
+  cuda::timeline::dump_all();
+#endif
   drop_graphs();
   for (auto& d : dev_)
     if (d.tex) cudaDestroyTextureObject(d.tex);

@@ -30,6 +30,69 @@
 
 #include <cstdint>
 
+#include "kernels/cuda/engine/timeline.hpp"
+
+#ifdef BS_TIMELINE
+// The probe build's record buffer of this translation unit (timeline.hpp).
+namespace {
+struct TlRec {
+  unsigned long long g0, g3;  // %globaltimer at entry and exit (ns)
+  long long c1, c2, c3;       // clock64 after the set-up, after the K loop, at exit, from entry
+  long long e[4];             // the cluster reduction's steps: tile staged, cluster barrier, sums read, stores issued
+  unsigned sm, bx, by, bz, gx, gy, gz, nk, splits, bm, bn, cl;
+};
+constexpr unsigned kTlCap = 1u << 19;
+__device__ TlRec tl_recs[kTlCap];
+__device__ unsigned tl_count;
+void tl_dump(std::FILE* f) {
+  unsigned n = 0;
+  if (cudaMemcpyFromSymbol(&n, tl_count, sizeof n) != cudaSuccess) return;
+  n = n < kTlCap ? n : kTlCap;
+  std::vector<TlRec> r(n);
+  if (n && cudaMemcpyFromSymbol(r.data(), tl_recs, n * sizeof(TlRec)) != cudaSuccess) return;
+  for (const TlRec& x : r)
+    std::fprintf(f, "%llu,%llu,%lld,%lld,%lld,%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%u,%lld,%lld,%lld,%lld\n", x.g0, x.g3, x.c1, x.c2, x.c3,
+                 x.sm, x.bx, x.by, x.bz, x.gx, x.gy, x.gz, x.nk, x.splits, x.bm, x.bn, x.cl, x.e[0], x.e[1], x.e[2], x.e[3]);
+  const unsigned zero = 0;
+  cudaMemcpyToSymbol(tl_count, &zero, sizeof zero);
+}
+const int tl_registered = bs::cuda::timeline::add(&tl_dump);
+__device__ __forceinline__ unsigned long long tl_gtime() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned tl_smid() {
+  unsigned s;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(s));
+  return s;
+}
+}  // namespace
+#define BS_TL_BEGIN                                                   \
+  const unsigned long long tl_g0 = threadIdx.x == 0 ? tl_gtime() : 0; \
+  const long long tl_c0 = clock64();                                  \
+  long long tl_e[4] = {0, 0, 0, 0};
+#define BS_TL_MARK(v) const long long v = clock64() - tl_c0;
+#define BS_TL_END(c1, c2, nk_, splits_)                                                                                      \
+  if (threadIdx.x == 0) {                                                                                                  \
+    const long long c3 = clock64() - tl_c0;                                                                                \
+    const unsigned long long g3 = tl_gtime();                                                                              \
+    const unsigned slot = atomicAdd(&tl_count, 1u);                                                                        \
+    if (slot < kTlCap)                                                                                                     \
+      tl_recs[slot] = TlRec{tl_g0, g3, c1, c2, c3, {tl_e[0], tl_e[1], tl_e[2], tl_e[3]}, tl_smid(), blockIdx.x, blockIdx.y, blockIdx.z, gridDim.x, gridDim.y,     \
+                            gridDim.z, static_cast<unsigned>(nk_), static_cast<unsigned>(splits_), T::BM, T::BN, T::CLUSTER}; \
+  }
+#define BS_TL_STEP(i) \
+  if (tl) tl[i] = clock64();
+#define BS_TL_ARG , tl_e, tl_c0
+#else
+#define BS_TL_BEGIN
+#define BS_TL_MARK(v)
+#define BS_TL_END(c1, c2, nk_, splits_)
+#define BS_TL_STEP(i)
+#define BS_TL_ARG
+#endif
+
 namespace bs::cuda::gemm {
 
 // ---- cp.async (sm_80+): 16-byte copies that skip L1 (operands reused across blocks stay in L2), and
@@ -49,6 +112,14 @@ __device__ __forceinline__ void cp_async_zfill(float* dst, const float* src, boo
   else
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES), "r"(ok ? BYTES : 0)
                  : "memory");
+}
+// A hint that brings floats [first, first + count) of p (clipped to [0, limit)) into L1 and L2, a 128-byte line a thread:
+// the epilogue's bias, asked for at a block's start so that its reads after the K loop do not wait on DRAM (at batch 1
+// the fully connected layers' weights stream through the L2 every pass and leave nothing of the convolutions' in it).
+template <int THREADS>
+__device__ __forceinline__ void prefetch_floats_l1(const float* p, int first, int count, int limit, int tid) {
+  const int end = min(first + count, limit);
+  for (int i = (first & ~31) + 32 * tid; i < end; i += 32 * THREADS) asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p + i));
 }
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
@@ -176,12 +247,15 @@ __device__ __forceinline__ void store_reduced_quad(const Problem& pr, int group,
 // memory, in rank order (the result does not depend on which block finishes first), and hands each sum to
 // store(row, column, float4) within the tile.
 template <int BM, int BN, int CS, int THREADS, int CLUSTER, class Store>
-__device__ __forceinline__ void cluster_sum_store(const float* tile, int splits, int tid, Store&& store) {
+__device__ __forceinline__ void cluster_sum_store(const float* tile, int splits, int tid, Store&& store, long long* tl = nullptr) {
+  (void)tl;  // the probe build's step stamps (timeline.hpp)
+  BS_TL_STEP(0)
   constexpr int QUADS = BM * BN / 4, ROW_QUADS = BN / 4;
   static_assert(CS % 4 == 0 && BN % 4 == 0, "every 4 columns from a multiple of 4 are one aligned float4");
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
   cluster.sync();  // every block's tile is staged and visible to the cluster
+  BS_TL_STEP(1)
   const int rank = static_cast<int>(cluster.block_rank());
   // This block's share: at most ITERS quads a thread (splits >= 2), summed first, so that the block can tell the
   // cluster it is done reading before it stores.
@@ -212,12 +286,14 @@ __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits,
   // Done reading the cluster's memory (the values are in registers): arrive without a fence, which would wait for the
   // stores below; wait at the end, so that no block leaves (freeing its shared memory) while another still reads it.
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+  BS_TL_STEP(2)
 #pragma unroll
   for (int it = 0; it < ITERS; ++it) {
     const int i = q0 + tid + it * THREADS;
     if (i >= q1) break;
     store(i / ROW_QUADS, 4 * (i % ROW_QUADS), sums[it]);
   }
+  BS_TL_STEP(3)
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 }
 #endif
@@ -226,7 +302,8 @@ __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits,
 // then cluster_sum_store sums and stores its share.
 template <class T, class Math, class Problem>
 __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename Math::Acc& acc, float* tile, int group, int m0,
-                                               int n0, int wm0, int wn0, int lane, int tid) {
+                                               int n0, int wm0, int wn0, int lane, int tid, long long* tl = nullptr, long long tl_c0 = 0) {
+  (void)tl, (void)tl_c0;
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   // CS: a multiple of 4 floats, so that every 4 columns from a multiple of 4 are one aligned float4.
   constexpr int CS = T::BN + 4;
@@ -237,7 +314,11 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
     Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { tile[r * CS + c] = v; });
   cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(tile, pr.splits, tid, [&](int r, int c, const float4& sum) {
     store_reduced_quad<pair_epilogue<Problem>()>(pr, group, m0 + r, n0 + c, sum);
-  });
+  }, tl);
+#ifdef BS_TIMELINE
+  if (tl)
+    for (int i = 0; i < 4; ++i) tl[i] -= tl_c0;
+#endif
 #else
   (void)pr, (void)acc, (void)tile, (void)group, (void)m0, (void)n0, (void)wm0, (void)wn0, (void)lane, (void)tid;
   __trap();  // launched only where cluster_launch_ok() (gemm_launch.cuh) found the image and the device able
@@ -258,6 +339,7 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
 // Its other constants stay in the kernel's parameter space (__grid_constant__), not in registers.
 template <class T, class Math, class Problem>
 __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const __grid_constant__ Problem pr) {
+  BS_TL_BEGIN
   extern __shared__ float4 engine_smem[];
   float* As = reinterpret_cast<float*>(engine_smem);
   float* Bs = As + T::STAGES * T::A_STAGE;
@@ -265,6 +347,8 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   const int wm0 = (warp % T::WARPS_M) * T::WM, wn0 = (warp / T::WARPS_M) * T::WN;
   const int group = blockIdx.z / pr.splits, split = blockIdx.z % pr.splits;
   const int m0 = (m_on_x<Problem>() ? blockIdx.x : blockIdx.y) * T::BM, n0 = (m_on_x<Problem>() ? blockIdx.y : blockIdx.x) * T::BN;
+  // A problem whose epilogue reads more than its operands (the bias) asks for it now (prefetch_floats_l1).
+  if constexpr (requires { pr.template prefetch_epilogue<T>(group, m0, n0, tid); }) pr.template prefetch_epilogue<T>(group, m0, n0, tid);
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
   auto sa = [&] {  // mutable: a loader may carry what it read ahead for its next stage (ConvHalfProblem's k-table entry)
@@ -277,6 +361,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
     }
   }();
   const auto sb = pr.template b_state<T>(group, n0, tid);
+  BS_TL_MARK(tl_c1)
 
   typename Math::Acc acc;
   Math::zero(acc);
@@ -304,12 +389,18 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
       if ((i + 1) % Math::kPromoteEvery == 0) Math::promote(acc);
   }
   cp_async_wait<0>();
+  BS_TL_MARK(tl_c2)
   if constexpr (T::CLUSTER > 0)
-    if (pr.splits > 1) return cluster_reduce<T, Math>(pr, acc, As, group, m0, n0, wm0, wn0, lane, tid);
+    if (pr.splits > 1) {
+      cluster_reduce<T, Math>(pr, acc, As, group, m0, n0, wm0, wn0, lane, tid BS_TL_ARG);
+      BS_TL_END(tl_c1, tl_c2, nk, pr.splits)
+      return;
+    }
   if constexpr (pair_epilogue<Problem>())
     Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { pr.store2(group, split, m0 + r, n0 + c, v0, v1); });
   else
     Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { pr.store(group, split, m0 + r, n0 + c, v); });
+  BS_TL_END(tl_c1, tl_c2, nk, pr.splits)
 }
 
 }  // namespace bs::cuda::gemm

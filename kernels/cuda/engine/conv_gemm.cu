@@ -129,11 +129,6 @@ struct ConvProblem {
     }
   }
 
-  // The bias of the block's filters (rows m0..), where this block's epilogue reads it (no split, or the cluster's).
-  template <class T>
-  __device__ __forceinline__ void prefetch_epilogue(int group, int m0, int, int tid) const {
-    if (bias && (splits == 1 || T::CLUSTER > 0)) gemm::prefetch_floats_l1<T::THREADS>(bias, group * mg + m0, min(T::BM, mg - m0), m_total, tid);
-  }
   // split: whose partial sums v is, or gemm::kSplitsReduced for the output.
   __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
     if (m >= mg || n >= ncols) return;

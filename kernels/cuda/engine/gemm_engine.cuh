@@ -113,14 +113,6 @@ __device__ __forceinline__ void cp_async_zfill(float* dst, const float* src, boo
     asm volatile("cp.async.ca.shared.global [%0], [%1], %2, %3;\n" ::"r"(smem_u32(dst)), "l"(src), "n"(BYTES), "r"(ok ? BYTES : 0)
                  : "memory");
 }
-// A hint that brings floats [first, first + count) of p (clipped to [0, limit)) into L1 and L2, a 128-byte line a thread:
-// the epilogue's bias, asked for at a block's start so that its reads after the K loop do not wait on DRAM (at batch 1
-// the fully connected layers' weights stream through the L2 every pass and leave nothing of the convolutions' in it).
-template <int THREADS>
-__device__ __forceinline__ void prefetch_floats_l1(const float* p, int first, int count, int limit, int tid) {
-  const int end = min(first + count, limit);
-  for (int i = (first & ~31) + 32 * tid; i < end; i += 32 * THREADS) asm volatile("prefetch.global.L1 [%0];\n" ::"l"(p + i));
-}
 __device__ __forceinline__ void cp_async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 template <int N>
 __device__ __forceinline__ void cp_async_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N) : "memory"); }
@@ -347,8 +339,6 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   const int wm0 = (warp % T::WARPS_M) * T::WM, wn0 = (warp / T::WARPS_M) * T::WN;
   const int group = blockIdx.z / pr.splits, split = blockIdx.z % pr.splits;
   const int m0 = (m_on_x<Problem>() ? blockIdx.x : blockIdx.y) * T::BM, n0 = (m_on_x<Problem>() ? blockIdx.y : blockIdx.x) * T::BN;
-  // A problem whose epilogue reads more than its operands (the bias) asks for it now (prefetch_floats_l1).
-  if constexpr (requires { pr.template prefetch_epilogue<T>(group, m0, n0, tid); }) pr.template prefetch_epilogue<T>(group, m0, n0, tid);
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
   auto sa = [&] {  // mutable: a loader may carry what it read ahead for its next stage (ConvHalfProblem's k-table entry)

@@ -70,12 +70,6 @@ struct HalfConvOut {
   float* part;    // (splits, G, ncols, Mg)
   int* ovf;
 
-  // The bias of the block's filters (columns n0..), where this block's epilogue reads it (no split, or the cluster's).
-  template <class T>
-  __device__ __forceinline__ void prefetch_epilogue(int group, int, int n0, int tid) const {
-    if (bias && (splits == 1 || T::CLUSTER > 0)) gemm::prefetch_floats_l1<T::THREADS>(bias, group * mg + n0, min(T::BN, mg - n0), m_total, tid);
-  }
-
   // Filters f and f + 1 of `group` at pixel m (f even within the group); split: whose partial sums these are, or
   // gemm::kSplitsReduced for the output.
   template <bool BF16>

@@ -351,11 +351,6 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
     }
   }();
   const auto sb = pr.template b_state<T>(group, n0, tid);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  // PROBE (gemm_launch.cuh's pdl_probe): launched with programmatic stream serialization, the kernel may have started
-  // before the one that writes its input has finished: wait for it here, after the set-up (a no-op otherwise).
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-#endif
   BS_TL_MARK(tl_c1)
 
   typename Math::Acc acc;
@@ -384,9 +379,6 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
       if ((i + 1) % Math::kPromoteEvery == 0) Math::promote(acc);
   }
   cp_async_wait<0>();
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");  // PROBE: the next kernel may start (pdl_probe)
-#endif
   BS_TL_MARK(tl_c2)
   if constexpr (T::CLUSTER > 0)
     if (pr.splits > 1) {

@@ -1,7 +1,6 @@
 // Launching the GEMM engine (gemm_engine.cuh): shared-memory limits, how many blocks fit, and how many ways
 // to split K so that a small problem still fills the GPU.
 #pragma once
-#include <cstdlib>
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -118,34 +117,14 @@ bool cluster_launch_ok() {
   return ok;
 }
 
-// PROBE: BS_PDL=1 in the environment launches the engine's kernels with programmatic stream serialization (PDL): a
-// kernel may start while the one before it ends, and waits (griddepcontrol.wait) after its set-up, before its first loads.
-inline bool pdl_probe() {
-  static const bool on = [] {
-    const char* v = std::getenv("BS_PDL");
-    return v && v[0] == '1';
-  }();
-  return on;
-}
-
 template <class T, class Math, class Problem>
 void launch_engine(const Problem& pr, int m, int n, int groups, cudaStream_t s) {
   (void)engine_occupancy<T, Math, Problem>();  // sets the shared-memory limit
   const unsigned mt = static_cast<unsigned>((m + T::BM - 1) / T::BM), nt = static_cast<unsigned>((n + T::BN - 1) / T::BN);
   const dim3 grid(m_on_x<Problem>() ? mt : nt, m_on_x<Problem>() ? nt : mt, groups * pr.splits);
-  const bool cluster = T::CLUSTER > 0 && pr.splits > 1;  // the splits of a tile: consecutive z, one cluster
-  if (cluster || pdl_probe()) {
-    cudaLaunchAttribute attr[2];
-    cudaLaunchConfig_t cfg = cluster_config(grid, T::THREADS, engine_smem_bytes<T, Problem>(), cluster ? pr.splits : 1, s, attr[0]);
-    if (pdl_probe()) {
-      attr[1].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-      attr[1].val.programmaticStreamSerializationAllowed = 1;
-      cfg.numAttrs = 2;
-    }
-    if (!cluster) {  // the PDL attribute alone
-      attr[0] = attr[1];
-      cfg.numAttrs = 1;
-    }
+  if (T::CLUSTER > 0 && pr.splits > 1) {  // the splits of a tile: consecutive z, one cluster
+    cudaLaunchAttribute attr;
+    const cudaLaunchConfig_t cfg = cluster_config(grid, T::THREADS, engine_smem_bytes<T, Problem>(), pr.splits, s, attr);
     CUDA_CHECK(cudaLaunchKernelEx(&cfg, engine_kernel<T, Math, Problem>, pr));
     return;
   }

@@ -129,6 +129,37 @@ struct ConvProblem {
     }
   }
 
+  // The reduced sums of a cluster's split-K (gemm_engine.cuh's store_reduced_quad): pixels n to n + 3 of filter m, with
+  // one division for the four (store's, per value, was most of the cluster reduction's time at batch 1); the same values.
+  __device__ __forceinline__ void store4(int group, int m, int n, const float4& v) const {
+    if (m >= mg || n >= ncols) return;
+    const int mm = group * mg + m;
+    int img = n / p, q = n - img * p;
+    float* o = out + (static_cast<long long>(img) * m_total + mm) * p + q;
+    float x[4] = {v.x, v.y, v.z, v.w};
+    if (bias) {
+      const float b = bias[mm];
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x[j] += b;
+    }
+    if (act == 0) {  // one branch for the four (the activation code is the launch's)
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x[j] = fmaxf(x[j], 0.0f);
+    } else if (act > 0) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x[j] = activate(x[j], act);
+    }
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      if (n + j >= ncols) break;
+      if (q == p) {  // the next image's first pixel
+        q = 0;
+        o = out + (static_cast<long long>(++img) * m_total + mm) * p;
+      }
+      *o++ = x[j];
+      ++q;
+    }
+  }
   // split: whose partial sums v is, or gemm::kSplitsReduced for the output.
   __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
     if (m >= mg || n >= ncols) return;

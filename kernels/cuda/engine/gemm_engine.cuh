@@ -220,7 +220,9 @@ __host__ __device__ constexpr bool pair_epilogue() {
 // the Problem's store2 (column pairs) where PAIRS, else its store.
 template <bool PAIRS, class Problem>
 __device__ __forceinline__ void store_reduced_quad(const Problem& pr, int group, int m, int n, const float4& sum) {
-  if constexpr (PAIRS) {
+  if constexpr (requires { pr.store4(group, m, n, sum); }) {  // the problem stores a quad at once
+    pr.store4(group, m, n, sum);
+  } else if constexpr (PAIRS) {
     pr.store2(group, kSplitsReduced, m, n, sum.x, sum.y);
     pr.store2(group, kSplitsReduced, m, n + 2, sum.z, sum.w);
   } else {

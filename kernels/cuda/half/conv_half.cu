@@ -62,10 +62,12 @@ struct ConvHalfProblem : HalfConvOut {
   __device__ __forceinline__ Rows setup(float* extra, int group, int m0, int tid) const {
     int4* tab = reinterpret_cast<int4*>(extra);
     for (int r = tid; r < T::BM; r += T::THREADS) {
-      const long long m = static_cast<long long>(m0) + r;
+      // m0 is an int (the engine's tile origin), so is m: 32-bit divisions (a 64-bit one is a call of ~70 instructions,
+      // which at batch 1 was most of the block's set-up: experiments/batch1-latency.md, the per-block timeline).
+      const int m = m0 + r;
       int4 e = make_int4(0, INT_MIN / 2, 0, 0);  // past the last pixel: every row reads as outside the image
       if (m < ncols) {
-        const int img = static_cast<int>(m / p), q = static_cast<int>(m - static_cast<long long>(img) * p), oy = q / ow, ox = q - oy * ow;
+        const int img = m / p, q = m - img * p, oy = q / ow, ox = q - oy * ow;
         e.y = oy * sh - ph;
         e.z = ox * sw - pw;
         e.x = ((img * h + e.y) * w + e.z) * cs2 + group * group_words;
@@ -106,6 +108,7 @@ struct ConvHalfProblem : HalfConvOut {
   __device__ __forceinline__ void store2(int group, int split, int m, int f, float v0, float v1) const {
     store2_as<BF16>(group, split, m, f, v0, v1);
   }
+  __device__ __forceinline__ void store4(int group, int m, int f, const float4& v) const { store4_as<BF16>(group, m, f, v); }
 };
 
 // Weights (M, Cg, KH, KW) FP32 -> words (G, Kw_pad, N_pad): word (z, kw, f) = filter z * Mg + f at k = 2kw, 2kw + 1.

@@ -140,6 +140,31 @@ struct Wg3xF16Problem : wg::NchwOutConv {
     if (split == gemm::kSplitsReduced && m < ncols && n < mg) v *= pow2(-scale_shift(__ldg(amax + m / p))) * __ldg(inv_w + group * mg + n);
     NchwOutConv::store(group, split, m, n, v);
   }
+  // Filters n to n + 3 at pixel m (gemm_engine.cuh's store_reduced_quad): store's values, with one division, the image's
+  // factor read once, the filters' factors and biases in flight together and one branch on the activation.
+  __device__ __forceinline__ void store4(int group, int m, int n, const float4& v) const {
+    if (m >= ncols) return;
+    const int img = m / p, q = m - img * p, nn = group * mg + n;
+    const float fa = pow2(-scale_shift(__ldg(amax + img)));
+    float x[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (n + j < mg) {
+        x[j] *= fa * __ldg(inv_w + nn + j);
+        if (bias) x[j] += bias[nn + j];
+      }
+    if (act == 0) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x[j] = fmaxf(x[j], 0.0f);
+    } else if (act > 0) {
+#pragma unroll
+      for (int j = 0; j < 4; ++j) x[j] = activate(x[j], act);
+    }
+    float* o = out + (static_cast<long long>(img) * m_total + nn) * p + q;
+#pragma unroll
+    for (int j = 0; j < 4; ++j)
+      if (n + j < mg) o[static_cast<long long>(j) * p] = x[j];
+  }
 };
 
 // The space-to-depth rewrite (the header): a strided convolution over fewer than 8 channels with one group.

@@ -240,6 +240,45 @@ __device__ __forceinline__ void store_reduced_quad(const Problem& pr, int group,
 // cluster barrier each block sums 1/splits of the tile's quads (4 neighbouring columns of a row) over every block's
 // memory, in rank order (the result does not depend on which block finishes first), and hands each sum to
 // store(row, column, float4) within the tile.
+// cluster_sum_store's reads, for its split count S (2..CLUSTER) known at compile time: each thread's quads i = q0 + tid +
+// THREADS it below q1, every block's value of every one of them loaded before any is summed (the loads all in flight: a
+// round trip to distributed shared memory is about a thousand cycles at batch 1, and a loop over the quads that summed
+// each before loading the next made one trip a quad: experiments/batch1-latency.md, the per-block timeline), then
+// summed in rank order, as before.
+template <int BM, int BN, int CS, int THREADS, int CLUSTER, int ITERS, int S>
+__device__ __forceinline__ void cluster_sums(cooperative_groups::cluster_group& cluster, const float* tile, int splits, int q0, int q1, int tid,
+                                             float4 (&sums)[ITERS]) {
+  if constexpr (S > CLUSTER) {
+    (void)cluster, (void)tile, (void)splits, (void)q0, (void)q1, (void)tid, (void)sums;
+    __trap();  // no launch has more splits than its cluster holds
+  } else {
+    if (splits != S) return cluster_sums<BM, BN, CS, THREADS, CLUSTER, ITERS, S + 1>(cluster, tile, splits, q0, q1, tid, sums);
+    constexpr int QUADS = BM * BN / 4, ROW_QUADS = BN / 4, PER = (QUADS + S - 1) / S, N = (PER + THREADS - 1) / THREADS;
+    static_assert(N <= ITERS, "a split's share fits the sums");
+    float4 v[N][S];
+#pragma unroll
+    for (int it = 0; it < N; ++it) {
+      const int i = q0 + tid + it * THREADS;
+      if (i < q1) {
+        const float4* mine = reinterpret_cast<const float4*>(tile + (i / ROW_QUADS) * CS + 4 * (i % ROW_QUADS));
+#pragma unroll
+        for (int q = 0; q < S; ++q) v[it][q] = *cluster.map_shared_rank(mine, q);
+      }
+    }
+#pragma unroll
+    for (int it = 0; it < N; ++it) {
+      sums[it] = v[it][0];
+#pragma unroll
+      for (int q = 1; q < S; ++q) {
+        sums[it].x += v[it][q].x;
+        sums[it].y += v[it][q].y;
+        sums[it].z += v[it][q].z;
+        sums[it].w += v[it][q].w;
+      }
+    }
+  }
+}
+
 template <int BM, int BN, int CS, int THREADS, int CLUSTER, class Store>
 __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits, int tid, Store&& store, long long* tl = nullptr) {
   (void)tl;  // the probe build's step stamps (timeline.hpp)
@@ -256,27 +295,7 @@ __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits,
   constexpr int ITERS = (QUADS / 2 + THREADS - 1) / THREADS;
   const int per = (QUADS + splits - 1) / splits, q0 = rank * per, q1 = min(QUADS, q0 + per);
   float4 sums[ITERS];
-#pragma unroll
-  for (int it = 0; it < ITERS; ++it) {
-    const int i = q0 + tid + it * THREADS;
-    if (i >= q1) break;
-    const float4* mine = reinterpret_cast<const float4*>(tile + (i / ROW_QUADS) * CS + 4 * (i % ROW_QUADS));
-    // Every block's 4 values first (the loads in flight together: distributed shared memory is a few hundred cycles
-    // away), then their sum in rank order.
-    float4 v[CLUSTER];
-#pragma unroll
-    for (int q = 0; q < CLUSTER; ++q)
-      if (q < splits) v[q] = *cluster.map_shared_rank(mine, q);
-    sums[it] = v[0];
-#pragma unroll
-    for (int q = 1; q < CLUSTER; ++q)
-      if (q < splits) {
-        sums[it].x += v[q].x;
-        sums[it].y += v[q].y;
-        sums[it].z += v[q].z;
-        sums[it].w += v[q].w;
-      }
-  }
+  cluster_sums<BM, BN, CS, THREADS, CLUSTER, ITERS, 2>(cluster, tile, splits, q0, q1, tid, sums);
   // Done reading the cluster's memory (the values are in registers): arrive without a fence, which would wait for the
   // stores below; wait at the end, so that no block leaves (freeing its shared memory) while another still reads it.
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");

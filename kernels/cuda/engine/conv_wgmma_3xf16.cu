@@ -132,16 +132,12 @@ struct Wg3xF16Problem : wg::NchwOutConv {
       }
     store_tile_nchw<T, true>(acc, group, split, r, c, inv_a, inv_w + group * mg);
   }
-  // The cluster versions' (v62, v63) reduced sums, split = gemm::kSplitsReduced: each first divided by its image's and its
-  // filter's scale as store_tile divides a tile's values (the same product of the two factors, exact), then bias,
-  // activation and the output by NchwOutConv's store. The splits' partial sums are added unscaled in the cluster; with
-  // powers of two that is the sum of the scaled partial sums the workspace path adds.
-  __device__ __forceinline__ void store(int group, int split, int m, int n, float v) const {
-    if (split == gemm::kSplitsReduced && m < ncols && n < mg) v *= pow2(-scale_shift(__ldg(amax + m / p))) * __ldg(inv_w + group * mg + n);
-    NchwOutConv::store(group, split, m, n, v);
-  }
-  // Filters n to n + 3 at pixel m (gemm_engine.cuh's store_reduced_quad): store's values, with one division, the image's
-  // factor read once, the filters' factors and biases in flight together and one branch on the activation.
+  // The cluster versions' (v62, v63) reduced sums (gemm_engine.cuh's store_reduced_quad), filters n to n + 3 at pixel m:
+  // each first divided by its image's and its filter's scale as store_tile divides a tile's values (the same product of
+  // the two factors, exact), then bias, activation and the output as NchwOutConv's store writes it. The splits' partial
+  // sums are added unscaled in the cluster; with powers of two that is the sum of the scaled partial sums the workspace
+  // path adds. One division for the four, the image's factor read once, the filters' factors and biases in flight
+  // together, one branch on the activation (a value at a time, this was the cluster reduction's longest step).
   __device__ __forceinline__ void store4(int group, int m, int n, const float4& v) const {
     if (m >= ncols) return;
     const int img = m / p, q = m - img * p, nn = group * mg + n;

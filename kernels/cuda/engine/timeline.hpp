@@ -1,5 +1,5 @@
-// A probe build's per-block timeline of the GEMM engine's kernel (compiled in only with -DBS_TIMELINE; the
-// experiments' probe builds, never the shipped binaries). Each block's thread 0 stamps %globaltimer at entry and
+// A probe build's per-block timeline of the GEMM engine's kernel (compiled in only with -DBS_TIMELINE, which the CMake
+// option BATCHSCOPE_TIMELINE=ON gives conv_half.cu, conv_gemm.cu and gpu_pipeline.cpp; never the shipped binaries). Each block's thread 0 stamps %globaltimer at entry and
 // exit and clock64 after the loaders' set-up, after the K loop and at exit; every translation unit that
 // instantiates the engine holds its own record buffer and registers a dump here, and the GPU backend's destructor
 // appends every buffer to the file in $BS_TIMELINE_OUT (one CSV line a block) and clears them.

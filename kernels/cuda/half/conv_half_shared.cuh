@@ -70,9 +70,6 @@ struct HalfConvOut {
   float* part;    // (splits, G, ncols, Mg)
   int* ovf;
 
-  template <bool BF16>
-  __device__ __forceinline__ void store4_as(int group, long long m, int f, const float4& v) const;
-
   // Filters f and f + 1 of `group` at pixel m (f even within the group); split: whose partial sums these are, or
   // gemm::kSplitsReduced for the output.
   template <bool BF16>
@@ -101,45 +98,40 @@ struct HalfConvOut {
     o[0] = store_value<BF16>(v0, ovf);
     if (ch + (two ? 1 : 0) == m_total - 1 && ms > m_total) o[two ? 2 : 1] = 0;  // the pad channel
   }
-};
 
-// The reduced sums of a cluster's split-K (gemm_engine.cuh's store_reduced_quad): filters f to f + 3 of `group` at pixel m.
-// Where the four channels are whole and 8-byte aligned (every AlexNet layer), one 8-byte store with one address, the same
-// values as store2_as's two pairs (bias, activation, range check, the same rounding); else those two pairs. At batch 1 the
-// pairs' stores were the cluster reduction's longest step (about 230 instructions a quad).
-template <bool BF16>
-__device__ __forceinline__ void store4_reduced(const HalfConvOut& o, int group, long long m, int f, const float4& v) {
-  const int ch = group * o.mg + f;
-  if (m < o.ncols && f + 3 < o.mg && (ch & 3) == 0 && (o.ms & 3) == 0) {
-    float x[4] = {v.x, v.y, v.z, v.w};
-    if (o.bias) {  // the four loads in flight together, before any use (16 bytes where aligned)
-      const float* b = o.bias + ch;
-      const float4 bb = (reinterpret_cast<uintptr_t>(b) & 15) == 0 ? *reinterpret_cast<const float4*>(b) : make_float4(b[0], b[1], b[2], b[3]);
-      x[0] += bb.x;
-      x[1] += bb.y;
-      x[2] += bb.z;
-      x[3] += bb.w;
+  // The reduced sums of a cluster's split-K (gemm_engine.cuh's store_reduced_quad): filters f to f + 3 of `group` at
+  // pixel m. Where the four channels are whole and 8-byte aligned (every AlexNet layer), one 8-byte store with one
+  // address, the same values as store2_as's two pairs (bias, activation, range check, the same rounding); else those two
+  // pairs. At batch 1 the pairs' stores were the cluster reduction's longest step (about 230 instructions a quad).
+  template <bool BF16>
+  __device__ __forceinline__ void store4_as(int group, long long m, int f, const float4& v) const {
+    const int ch = group * mg + f;
+    if (m < ncols && f + 3 < mg && (ch & 3) == 0 && (ms & 3) == 0) {
+      float x[4] = {v.x, v.y, v.z, v.w};
+      if (bias) {  // the four loads in flight together, before any use (16 bytes where aligned)
+        const float* b = bias + ch;
+        const float4 bb = (reinterpret_cast<uintptr_t>(b) & 15) == 0 ? *reinterpret_cast<const float4*>(b) : make_float4(b[0], b[1], b[2], b[3]);
+        x[0] += bb.x;
+        x[1] += bb.y;
+        x[2] += bb.z;
+        x[3] += bb.w;
+      }
+      if (act == 0) {  // one branch for the four (the activation code is the launch's)
+#pragma unroll
+        for (int j = 0; j < 4; ++j) x[j] = fmaxf(x[j], 0.0f);
+      } else if (act > 0) {
+#pragma unroll
+        for (int j = 0; j < 4; ++j) x[j] = activate16(x[j], act);
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j) check_range<BF16>(x[j], ovf);
+      *reinterpret_cast<uint2*>(out + m * ms + ch) = make_uint2(pack2<BF16>(x[0], x[1]), pack2<BF16>(x[2], x[3]));
+      return;
     }
-    if (o.act == 0) {  // one branch for the four (the activation code is the launch's)
-#pragma unroll
-      for (int j = 0; j < 4; ++j) x[j] = fmaxf(x[j], 0.0f);
-    } else if (o.act > 0) {
-#pragma unroll
-      for (int j = 0; j < 4; ++j) x[j] = activate16(x[j], o.act);
-    }
-#pragma unroll
-    for (int j = 0; j < 4; ++j) check_range<BF16>(x[j], o.ovf);
-    *reinterpret_cast<uint2*>(o.out + m * o.ms + ch) = make_uint2(pack2<BF16>(x[0], x[1]), pack2<BF16>(x[2], x[3]));
-    return;
+    store2_as<BF16>(group, gemm::kSplitsReduced, m, f, v.x, v.y);
+    store2_as<BF16>(group, gemm::kSplitsReduced, m, f + 2, v.z, v.w);
   }
-  o.template store2_as<BF16>(group, gemm::kSplitsReduced, m, f, v.x, v.y);
-  o.template store2_as<BF16>(group, gemm::kSplitsReduced, m, f + 2, v.z, v.w);
-}
-
-template <bool BF16>
-__device__ __forceinline__ void HalfConvOut::store4_as(int group, long long m, int f, const float4& v) const {
-  store4_reduced<BF16>(*this, group, m, f, v);
-}
+};
 
 // One thread per output value (pixel, channel): the partial sums of its (group, filter), bias, activation.
 template <bool BF16>

@@ -57,7 +57,7 @@ struct WgHalfProblem : wg::NhwcConvLoads {
   __device__ __forceinline__ void store2(int group, int split, long long m, int f, float v0, float v1) const {
     o.store2_as<BF16>(group, split, m, f, v0, v1);
   }
-  // Filters f to f + 3 at pixel m, the same sums at once (conv_half_shared.cuh's store4_reduced).
+  // Filters f to f + 3 at pixel m, the same sums at once (HalfConvOut::store4_as).
   __device__ __forceinline__ void store4(int group, long long m, int f, const float4& v) const { o.store4_as<BF16>(group, m, f, v); }
   template <class T>
   __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {

@@ -15,6 +15,8 @@
 // run in passes that read the weights again: auto takes v15 for a few images only (kInt8StreamImages).
 #include <algorithm>
 #include <climits>
+#include <cstdio>
+#include <cstdlib>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
@@ -55,6 +57,28 @@ __device__ __forceinline__ float widen(Elem<T> v) {
   else return to_float<T == In::b16>(v);
 }
 
+// The 16 input values of one chunk from its kXWords 16-byte words (FP32: 4 words of 4 values; 16-bit: 2 of 8).
+template <In T, int W>
+__device__ __forceinline__ void unpack_input16(const uint4 (&v)[W], float f[16]) {
+  if constexpr (T == In::f32) {
+#pragma unroll
+    for (int q = 0; q < 4; ++q) {
+      f[4 * q] = __uint_as_float(v[q].x); f[4 * q + 1] = __uint_as_float(v[q].y);
+      f[4 * q + 2] = __uint_as_float(v[q].z); f[4 * q + 3] = __uint_as_float(v[q].w);
+    }
+  } else {
+#pragma unroll
+    for (int q = 0; q < 2; ++q) {
+      const uint32_t w[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        f[8 * q + 2 * i] = widen<T>(static_cast<uint16_t>(w[i] & 0xffffu));
+        f[8 * q + 2 * i + 1] = widen<T>(static_cast<uint16_t>(w[i] >> 16));
+      }
+    }
+  }
+}
+
 // The 16 input values of chunk j of image img: vector loads where K is a multiple of 16 (XVEC: every chunk lies inside
 // its row, and the rows are 16-byte aligned), else one value at a time, zero past K.
 template <In T, bool XVEC>
@@ -88,14 +112,21 @@ __device__ __forceinline__ void input16(const Elem<T>* __restrict__ x, long long
 
 // w: (O, Kp / 16) chunks, then the O scales; x: (N, K); out: (N, os), FP32 or 16-bit. A block takes R rows at a time:
 // each input chunk read from L1 serves R rows (with one row per turn, FP32 inputs cost 4 bytes of L1 traffic per
-// weight byte and image, which capped v15's first form at 1.6 TB/s on fc6 at one image and 0.8 TB/s at two).
-template <In T, int NB, int R, bool XVEC>
+// weight byte and image, which capped v15's first form at 1.6 TB/s on fc6 at one image and 0.8 TB/s at two). A thread
+// walks its chunks of the rows (j = t, t + 128, ...) in batches of CH: the batch's R x CH weight loads (and, for one image
+// on aligned rows, its input loads) are issued before any of their products, so that R x CH loads of each thread are in
+// flight at once (the first form's loop kept R, then R again after their products: fc6 at 2.8 TB/s). The products are
+// taken in the same order as before, chunk by chunk: the same sums to the bit.
+template <In T, int NB, int R, bool XVEC, int CH>
 __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* __restrict__ w, const float* __restrict__ scales,
                                                                    const Elem<T>* __restrict__ x, long long k, int k16, int n,
                                                                    int outputs, int os, const float* __restrict__ bias, int act,
                                                                    Elem<T>* __restrict__ out, int* ovf) {
+  constexpr bool kPreloadX = XVEC && NB == 1;          // the one image's chunks loaded with the weights
+  constexpr int kXWords = T == In::f32 ? 4 : 2;        // 16-byte loads an input chunk of 16 values
   __shared__ float partial[kThreads / 32][R][NB];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
+  const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
   for (int o0 = blockIdx.x * R; o0 < outputs; o0 += gridDim.x * R) {
     const uint4* row[R];
 #pragma unroll
@@ -107,23 +138,38 @@ __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* _
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
-#pragma unroll 2
-      for (int j = t; j < k16; j += kThreads) {
-        uint4 raw[R];
+      for (int j0 = t; j0 < k16; j0 += kThreads * CH) {
+        uint4 raw[CH][R], xr[kPreloadX ? CH : 1][kXWords];
 #pragma unroll
-        for (int r = 0; r < R; ++r) raw[r] = __ldcs(row[r] + j);
-        float wf[R][16];
+        for (int c = 0; c < CH; ++c)
 #pragma unroll
-        for (int r = 0; r < R; ++r) unpack16(raw[r], wf[r]);
+          for (int r = 0; r < R; ++r) raw[c][r] = j0 + c * kThreads < k16 ? __ldcs(row[r] + j0 + c * kThreads) : zero;
+        if constexpr (kPreloadX) {
+          const uint4* xrow = reinterpret_cast<const uint4*>(x + n0 * k);
 #pragma unroll
-        for (int b = 0; b < NB; ++b) {
-          if (b >= nb) break;
-          float xf[16];
-          input16<T, XVEC>(x, k, n0 + b, j, xf);
+          for (int c = 0; c < CH; ++c)
 #pragma unroll
-          for (int r = 0; r < R; ++r)
+            for (int q = 0; q < kXWords; ++q)
+              xr[c][q] = j0 + c * kThreads < k16 ? __ldg(xrow + (j0 + c * kThreads) * kXWords + q) : zero;
+        }
 #pragma unroll
-            for (int i = 0; i < 16; ++i) acc[r][b] = fmaf(wf[r][i], xf[i], acc[r][b]);
+        for (int c = 0; c < CH; ++c) {
+          const int j = j0 + c * kThreads;
+          if (j >= k16) break;
+          float wf[R][16];
+#pragma unroll
+          for (int r = 0; r < R; ++r) unpack16(raw[c][r], wf[r]);
+#pragma unroll
+          for (int b = 0; b < NB; ++b) {
+            if (b >= nb) break;
+            float xf[16];
+            if constexpr (kPreloadX) unpack_input16<T>(xr[c], xf);
+            else input16<T, XVEC>(x, k, n0 + b, j, xf);
+#pragma unroll
+            for (int r = 0; r < R; ++r)
+#pragma unroll
+              for (int i = 0; i < 16; ++i) acc[r][b] = fmaf(wf[r][i], xf[i], acc[r][b]);
+          }
         }
       }
 #pragma unroll
@@ -210,21 +256,40 @@ void launch(const uint16_t* in16, const float* in32, long long k, int n, int out
   // Rows per turn: 4 where that leaves at least 4 turns per multiprocessor (AlexNet's fc6 and fc7: 7.8 on the H100), else
   // 2 where that leaves 2 (fc8: 3.8), else 1.
   const int sms = sm_count(), rows = outputs >= 16 * sms ? 4 : outputs >= 4 * sms ? 2 : 1;
-  auto go = [&](auto images, auto per_turn) {
-    constexpr int NB = decltype(images)::value, R = decltype(per_turn)::value;
+  // Chunks a batch, for one image on aligned rows: the fewest batches of at most 12 loads (R x CH) that cover a thread's
+  // chunks of its R rows (AlexNet's fc6: 4.5 chunks a row, R = 4: 2 batches of CH = 3; fc7: 2 a row, one batch of 2;
+  // fc8: R = 2, one batch of 2). Otherwise R loads a batch.
+  const int per_thread = (k16 + kThreads - 1) / kThreads, batches = (per_thread * rows + 11) / 12;
+  int ch = (per_thread + batches - 1) / batches, r_probe = rows;
+  if (const char* e = std::getenv("BS_FC15"); e && *e) std::sscanf(e, "%d,%d", &r_probe, &ch);  // PROBE: removed after the measurement
+  auto go = [&](auto images, auto per_turn, auto chunks) {
+    constexpr int NB = decltype(images)::value, R = decltype(per_turn)::value, CH = decltype(chunks)::value;
     auto run = [&](auto kernel) {
       static const int resident = resident_blocks(kernel, kThreads, 0);  // of this instantiation, the GPU at once
       kernel<<<std::min((outputs + R - 1) / R, resident), kThreads, 0, s>>>(w, scales, x, k, k16, n, outputs, os, bias, act, y, ovf);
     };
-    if (k % 16 == 0) run(fc_stream_int8_kernel<T, NB, R, true>);  // whole chunks of 16 values, each row 16-byte aligned
-    else run(fc_stream_int8_kernel<T, NB, R, false>);
+    if constexpr (NB == 1 && CH > 1) run(fc_stream_int8_kernel<T, NB, R, true, CH>);  // only with k % 16 == 0 (below)
+    else if (k % 16 == 0) run(fc_stream_int8_kernel<T, NB, R, true, 1>);  // whole chunks of 16 values, each row 16-byte aligned
+    else run(fc_stream_int8_kernel<T, NB, R, false, 1>);
+  };
+  using I1 = std::integral_constant<int, 1>;
+  auto per_chunks = [&](auto per_turn) {
+    if (ch >= 6) go(I1{}, per_turn, std::integral_constant<int, 8>{});
+    else if (ch >= 5) go(I1{}, per_turn, std::integral_constant<int, 5>{});
+    else if (ch >= 3) go(I1{}, per_turn, std::integral_constant<int, 3>{});
+    else if (ch >= 2) go(I1{}, per_turn, std::integral_constant<int, 2>{});
+    else go(I1{}, per_turn, I1{});
   };
   auto per_rows = [&](auto images) {
-    if (rows == 4) go(images, std::integral_constant<int, 4>{});
-    else if (rows == 2) go(images, std::integral_constant<int, 2>{});
-    else go(images, std::integral_constant<int, 1>{});
+    if (rows == 4) go(images, std::integral_constant<int, 4>{}, I1{});
+    else if (rows == 2) go(images, std::integral_constant<int, 2>{}, I1{});
+    else go(images, I1{}, I1{});
   };
-  if (nb <= 1) per_rows(std::integral_constant<int, 1>{});
+  if (nb <= 1 && k % 16 == 0) {
+    if (r_probe >= 4) per_chunks(std::integral_constant<int, 4>{});
+    else if (r_probe >= 2) per_chunks(std::integral_constant<int, 2>{});
+    else per_chunks(I1{});
+  } else if (nb <= 1) per_rows(I1{});
   else if (nb <= 2) per_rows(std::integral_constant<int, 2>{});
   else if (nb <= 4) per_rows(std::integral_constant<int, 4>{});
   else per_rows(std::integral_constant<int, kMaxImages>{});

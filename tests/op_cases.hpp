@@ -212,9 +212,9 @@ inline std::vector<OpCase> op_cases(bool big) {
     cases.push_back({"stream fc 2051->37 n16", {2051, 1, 1}, 16, fc(37, true)});
     cases.push_back({"stream fc 4100->37 n5", {4100, 1, 1}, 5, fc(37, false)});
     cases.push_back({"stream fc 304->2113 n3", {304, 1, 1}, 3, fc(2113, true)});  // fc v15: 4 rows a turn, a last turn of 1
-    // one image, where v14 and v15 load a batch of a thread's chunks before their products (fc6: v14 one batch of 12
-    // with 3 past the row, v15 4 rows in 2 batches of 3 with the second short; 4,096 -> 2,113: v15 4 rows a turn and a
-    // last turn of 1 on its preloaded path; 2,051: rows not 16-byte aligned, the value-by-value input path)
+    // one image, where v14 and v15 may load a batch of a thread's chunks before their products (fc6: v14's loop, v15 4
+    // rows a batch with the image's chunks preloaded; 4,096 -> 2,113: v14 one batch of 4, v15 batches of 2 chunks of 4
+    // rows and a last turn of 1; 2,051: rows not 16-byte aligned, the value-by-value input path)
     cases.push_back({"alexnet fc6 n1", {9216, 1, 1}, 1, fc(4096, true)});
     cases.push_back({"stream fc 4096->2113 n1", {4096, 1, 1}, 1, fc(2113, true)});
     cases.push_back({"stream fc 2051->37 n1", {2051, 1, 1}, 1, fc(37, false)});

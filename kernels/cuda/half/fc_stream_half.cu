@@ -12,7 +12,6 @@
 // multiple of 8 values; where K itself is not one, the input rows are not 16-byte aligned and are read value by value.
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
@@ -56,16 +55,18 @@ __device__ __forceinline__ void input8(const uint16_t* __restrict__ x, long long
   }
 }
 
-// w: (O, Kp / 8) chunks; x: (N, K); out (N, Os). A thread walks its chunks of a row (j = t, t + 128, ...) in batches of
-// CH: the batch's CH weight loads (and, for one image on aligned rows, its CH input loads) are issued before any of
-// their products, so that CH loads of each thread are in flight at once. (Written as one loop with the loads inside, the
-// compiler kept one or two in flight: AlexNet's fc6 read at 3.7 TB/s where v5's FP32 rows, 4 loads a lane, read at 4.1.)
-// The products are taken in the same order as before, chunk by chunk: the same sums to the bit.
+// w: (O, Kp / 8) chunks; x: (N, K); out (N, Os). A thread walks its chunks of a row (j = t, t + 128, ...): with CH = 1 in
+// one loop, unrolled by 4, whose loads the compiler issues one or two ahead of their products; with CH > 1 in batches
+// of CH, the batch's CH weight loads (and, for one image on aligned rows, its CH input loads) issued before any of their
+// products. Batches pay where one covers a thread's whole row (AlexNet's fc7 and fc8, 4 chunks a thread: 10.5 -> 10.0
+// and 5.25 -> 5.0 us at one image on the H200); on fc6's 9 chunks, batches of 4, 8 or 12 were slower than the loop
+// (20.3 us against 20.7, 24.3 and 24.1: experiments/batch1-latency.md). Either way the products are taken in the same
+// order, chunk by chunk: the same sums to the bit.
 template <bool BF16, int NB, bool XVEC, int CH>
 __global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* __restrict__ w, const uint16_t* __restrict__ x, long long k,
                                                                    int k8, int n, int outputs, int os, const float* __restrict__ bias,
                                                                    int act, uint16_t* __restrict__ out, int* ovf) {
-  constexpr bool kPreloadX = XVEC && NB == 1;  // the one image's chunks loaded with the weights
+  constexpr bool kPreloadX = XVEC && NB == 1 && CH > 1;  // the one image's chunks loaded with the weights
   __shared__ float partial[kThreads / 32][NB];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
   const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
@@ -76,29 +77,45 @@ __global__ void __launch_bounds__(kThreads) fc_stream_half_kernel(const uint4* _
       float acc[NB];
 #pragma unroll
       for (int b = 0; b < NB; ++b) acc[b] = 0.0f;
-      for (int j0 = t; j0 < k8; j0 += kThreads * CH) {
-        uint4 wr[CH], xr[kPreloadX ? CH : 1];
-#pragma unroll
-        for (int c = 0; c < CH; ++c) wr[c] = j0 + c * kThreads < k8 ? __ldcs(row + j0 + c * kThreads) : zero;
-        if constexpr (kPreloadX) {
-          const uint4* xrow = reinterpret_cast<const uint4*>(x + n0 * k);
-#pragma unroll
-          for (int c = 0; c < CH; ++c) xr[c] = j0 + c * kThreads < k8 ? __ldg(xrow + j0 + c * kThreads) : zero;
-        }
-#pragma unroll
-        for (int c = 0; c < CH; ++c) {
-          const int j = j0 + c * kThreads;
-          if (j >= k8) break;
+      if constexpr (CH == 1) {
+#pragma unroll 4
+        for (int j = t; j < k8; j += kThreads) {
           float wf[8];
-          unpack8<BF16>(wr[c], wf);
+          unpack8<BF16>(__ldcs(row + j), wf);
 #pragma unroll
           for (int b = 0; b < NB; ++b) {
             if (b >= nb) break;
             float xf[8];
-            if constexpr (kPreloadX) unpack8<BF16>(xr[c], xf);
-            else input8<BF16, XVEC>(x, k, n0 + b, j, xf);
+            input8<BF16, XVEC>(x, k, n0 + b, j, xf);
 #pragma unroll
             for (int i = 0; i < 8; ++i) acc[b] = fmaf(wf[i], xf[i], acc[b]);
+          }
+        }
+      } else {
+        for (int j0 = t; j0 < k8; j0 += kThreads * CH) {
+          uint4 wr[CH], xr[kPreloadX ? CH : 1];
+#pragma unroll
+          for (int c = 0; c < CH; ++c) wr[c] = j0 + c * kThreads < k8 ? __ldcs(row + j0 + c * kThreads) : zero;
+          if constexpr (kPreloadX) {
+            const uint4* xrow = reinterpret_cast<const uint4*>(x + n0 * k);
+#pragma unroll
+            for (int c = 0; c < CH; ++c) xr[c] = j0 + c * kThreads < k8 ? __ldg(xrow + j0 + c * kThreads) : zero;
+          }
+#pragma unroll
+          for (int c = 0; c < CH; ++c) {
+            const int j = j0 + c * kThreads;
+            if (j >= k8) break;
+            float wf[8];
+            unpack8<BF16>(wr[c], wf);
+#pragma unroll
+            for (int b = 0; b < NB; ++b) {
+              if (b >= nb) break;
+              float xf[8];
+              if constexpr (kPreloadX) unpack8<BF16>(xr[c], xf);
+              else input8<BF16, XVEC>(x, k, n0 + b, j, xf);
+#pragma unroll
+              for (int i = 0; i < 8; ++i) acc[b] = fmaf(wf[i], xf[i], acc[b]);
+            }
           }
         }
       }
@@ -237,22 +254,12 @@ __global__ void prepare_rows(const float* __restrict__ w, Shape is, int cs, long
   }
 }
 
-// Chunks a batch for one image: the fewest batches that cover a thread's chunks of a row (k8 / 128, rounded up), each
-// of at most 12 loads, as 4, 8 or 12 (AlexNet: fc6 9 chunks a thread, one batch of 12; fc7 and fc8 4, one batch of 4).
-int chunks_a_batch(int k8) {
-  const int per_thread = (k8 + kThreads - 1) / kThreads, batches = (per_thread + 11) / 12;
-  const int need = (per_thread + batches - 1) / batches;
-  return need <= 4 ? 4 : need <= 8 ? 8 : 12;
-}
-
 template <bool BF16>
 void launch(const HalfFcArgs& a, cudaStream_t s) {
   const long long k = k_values(a.is);
   const int k8 = static_cast<int>(k_padded(a.is) / 8), os = stored_channels(a.outputs);
   const auto* w = reinterpret_cast<const uint4*>(a.prepared);
   const int nb = std::min(a.n, kMaxImages);
-  int ch = chunks_a_batch(k8);
-  if (const char* e = std::getenv("BS_FC14_CH"); e && *e) ch = std::atoi(e);  // PROBE: removed after the measurement
   auto go = [&](auto images, auto chunks) {
     constexpr int NB = decltype(images)::value, CH = decltype(chunks)::value;
     auto run = [&](auto kernel) {
@@ -262,14 +269,13 @@ void launch(const HalfFcArgs& a, cudaStream_t s) {
     if (k % 8 == 0) run(fc_stream_half_kernel<BF16, NB, true, CH>);
     else run(fc_stream_half_kernel<BF16, NB, false, CH>);
   };
-  using C4 = std::integral_constant<int, 4>;
-  if (nb <= 1) {  // the batch's chunk count matters where one image leaves each load few products
-    if (ch >= 12) go(std::integral_constant<int, 1>{}, std::integral_constant<int, 12>{});
-    else if (ch >= 8) go(std::integral_constant<int, 1>{}, std::integral_constant<int, 8>{});
-    else go(std::integral_constant<int, 1>{}, C4{});
-  } else if (nb <= 2) go(std::integral_constant<int, 2>{}, C4{});
-  else if (nb <= 4) go(std::integral_constant<int, 4>{}, C4{});
-  else go(std::integral_constant<int, kMaxImages>{}, C4{});
+  using C1 = std::integral_constant<int, 1>;
+  // One image: a batch of 4 where that covers a thread's chunks of a row (K up to 4,096 values), else the loop.
+  if (nb <= 1 && k8 <= 4 * kThreads) go(C1{}, std::integral_constant<int, 4>{});
+  else if (nb <= 1) go(C1{}, C1{});
+  else if (nb <= 2) go(std::integral_constant<int, 2>{}, C1{});
+  else if (nb <= 4) go(std::integral_constant<int, 4>{}, C1{});
+  else go(std::integral_constant<int, kMaxImages>{}, C1{});
   CUDA_CHECK_LAUNCH();
 }
 

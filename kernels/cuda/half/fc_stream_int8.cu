@@ -15,8 +15,6 @@
 // run in passes that read the weights again: auto takes v15 for a few images only (kInt8StreamImages).
 #include <algorithm>
 #include <climits>
-#include <cstdio>
-#include <cstdlib>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/epilogue.cuh"
@@ -114,9 +112,9 @@ __device__ __forceinline__ void input16(const Elem<T>* __restrict__ x, long long
 // each input chunk read from L1 serves R rows (with one row per turn, FP32 inputs cost 4 bytes of L1 traffic per
 // weight byte and image, which capped v15's first form at 1.6 TB/s on fc6 at one image and 0.8 TB/s at two). A thread
 // walks its chunks of the rows (j = t, t + 128, ...) in batches of CH: the batch's R x CH weight loads (and, for one image
-// on aligned rows, its input loads) are issued before any of their products, so that R x CH loads of each thread are in
-// flight at once (the first form's loop kept R, then R again after their products: fc6 at 2.8 TB/s). The products are
-// taken in the same order as before, chunk by chunk: the same sums to the bit.
+// on aligned rows, its input loads) are issued before any of their products. (The first form's loop, unrolled by 2,
+// issued R loads, then R more only after their products.) The products are taken in the same order as before, chunk
+// by chunk: the same sums to the bit.
 template <In T, int NB, int R, bool XVEC, int CH>
 __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* __restrict__ w, const float* __restrict__ scales,
                                                                    const Elem<T>* __restrict__ x, long long k, int k16, int n,
@@ -256,12 +254,11 @@ void launch(const uint16_t* in16, const float* in32, long long k, int n, int out
   // Rows per turn: 4 where that leaves at least 4 turns per multiprocessor (AlexNet's fc6 and fc7: 7.8 on the H100), else
   // 2 where that leaves 2 (fc8: 3.8), else 1.
   const int sms = sm_count(), rows = outputs >= 16 * sms ? 4 : outputs >= 4 * sms ? 2 : 1;
-  // Chunks a batch, for one image on aligned rows: the fewest batches of at most 12 loads (R x CH) that cover a thread's
-  // chunks of its R rows (AlexNet's fc6: 4.5 chunks a row, R = 4: 2 batches of CH = 3; fc7: 2 a row, one batch of 2;
-  // fc8: R = 2, one batch of 2). Otherwise R loads a batch.
-  const int per_thread = (k16 + kThreads - 1) / kThreads, batches = (per_thread * rows + 11) / 12;
-  int ch = (per_thread + batches - 1) / batches, r_probe = rows;
-  if (const char* e = std::getenv("BS_FC15"); e && *e) std::sscanf(e, "%d,%d", &r_probe, &ch);  // PROBE: removed after the measurement
+  // Chunks a batch: for one image of 16-bit values on aligned rows, where a batch of 2 covers a thread's chunks of a row
+  // (K up to 4,096 values: AlexNet's fc7 and fc8, 7.15 -> 6.9 and 4.5 -> 4.4 us on the H200), 2; else 1. With FP32
+  // inputs (4 bytes of L1 a value) or longer rows, larger batches were slower (experiments/batch1-latency.md).
+  const int per_thread = (k16 + kThreads - 1) / kThreads;
+  const bool two = T != In::f32 && per_thread <= 2;
   auto go = [&](auto images, auto per_turn, auto chunks) {
     constexpr int NB = decltype(images)::value, R = decltype(per_turn)::value, CH = decltype(chunks)::value;
     auto run = [&](auto kernel) {
@@ -274,10 +271,7 @@ void launch(const uint16_t* in16, const float* in32, long long k, int n, int out
   };
   using I1 = std::integral_constant<int, 1>;
   auto per_chunks = [&](auto per_turn) {
-    if (ch >= 6) go(I1{}, per_turn, std::integral_constant<int, 8>{});
-    else if (ch >= 5) go(I1{}, per_turn, std::integral_constant<int, 5>{});
-    else if (ch >= 3) go(I1{}, per_turn, std::integral_constant<int, 3>{});
-    else if (ch >= 2) go(I1{}, per_turn, std::integral_constant<int, 2>{});
+    if (two) go(I1{}, per_turn, std::integral_constant<int, 2>{});
     else go(I1{}, per_turn, I1{});
   };
   auto per_rows = [&](auto images) {
@@ -286,8 +280,8 @@ void launch(const uint16_t* in16, const float* in32, long long k, int n, int out
     else go(images, I1{}, I1{});
   };
   if (nb <= 1 && k % 16 == 0) {
-    if (r_probe >= 4) per_chunks(std::integral_constant<int, 4>{});
-    else if (r_probe >= 2) per_chunks(std::integral_constant<int, 2>{});
+    if (rows == 4) per_chunks(std::integral_constant<int, 4>{});
+    else if (rows == 2) per_chunks(std::integral_constant<int, 2>{});
     else per_chunks(I1{});
   } else if (nb <= 1) per_rows(I1{});
   else if (nb <= 2) per_rows(std::integral_constant<int, 2>{});

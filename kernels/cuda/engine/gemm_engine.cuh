@@ -311,125 +311,6 @@ __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits,
 }
 #endif
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// ---- The engine's cluster reduction, pushed (conv v48, v49, v64; gemm_wgmma.cuh keeps cluster_sum_store's pull).
-// Each block of the cluster owns 1/S of the tile's quads (rank r: quads [r * per, min(QUADS, (r + 1) * per)), as in the
-// pull form) and receives the other blocks' partial sums of them in its own pipeline memory, in slots by source rank:
-// quad q0 + l of source s at float4 slot s * per + l. After its K loop a block
-//   1. tells every other block of the cluster that its pipeline memory is free (a remote mbarrier arrive: `ready`),
-//   2. waits until the other S - 1 blocks have told it the same,
-//   3. writes each of its partial sums into its owner's slot: its own quads with shared-memory stores, the others' with
-//      st.async, which also counts the bytes off the owner's `data` mbarrier (expecting (S - 1) x its quads x 16 bytes),
-//   4. waits for its own `data` barrier, then sums every slot of each of its quads in rank order (the sums of the pull
-//      form to the bit) and stores them.
-// No cluster-wide barrier after the K loop (its MEMBAR.ALL.GPU and L1 invalidation cost about 900 cycles at batch 1),
-// and the sums read the block's own shared memory (the pull form's reads over distributed shared memory took
-// 1,400-1,950 cycles; experiments/batch1-latency.md). Every remote access into a block lands before that block passes
-// step 2 or 4, so no block's memory is touched after it leaves. The barriers are set up at the kernel's start
-// (cluster_push_init), made visible to the cluster by an arrive there and a wait before step 1.
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar) {  // phase 0 of a one-use barrier
-  asm volatile(
-      "{\n .reg .pred p;\n"
-      "W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n"
-      " @!p bra W;\n}\n" ::"r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ uint32_t cluster_addr(uint32_t local, int rank) {  // the same offset in block `rank`'s memory
-  uint32_t a;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(a) : "r"(local), "r"(rank));
-  return a;
-}
-// bars: two mbarriers (ready, data) in the block's static shared memory.
-template <int QUADS>
-__device__ __forceinline__ void cluster_push_init(unsigned long long* bars, int splits, int rank, int tid) {
-  if (tid == 0) {
-    const int per = (QUADS + splits - 1) / splits, mine = max(0, min(QUADS, (rank + 1) * per) - rank * per);
-    mbar_init(smem_u32(bars), splits - 1);  // ready: one arrival from every other block
-    mbar_init(smem_u32(bars + 1), 1);       // data: this block's own arrival, with the bytes it expects
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bars + 1)), "r"((splits - 1) * mine * 16) : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-}
-#endif
-
-template <class T, class Math, class Problem>
-__device__ __forceinline__ void cluster_push_reduce(const Problem& pr, const typename Math::Acc& acc, float* slots, unsigned long long* bars,
-                                                    int group, int m0, int n0, int wm0, int wn0, int lane, int tid, long long* tl = nullptr,
-                                                    long long tl_c0 = 0) {
-  (void)tl, (void)tl_c0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr int QUADS = T::BM * T::BN / 4, ROW_QUADS = T::BN / 4;
-  static_assert(QUADS * 4 + 4 * T::CLUSTER <= T::SMEM_BYTES / 4, "every source's slots fit the pipeline's memory");
-  const int splits = pr.splits, rank = static_cast<int>(blockIdx.z) % splits, per = (QUADS + splits - 1) / splits;
-  BS_TL_STEP(0)
-  __syncthreads();                                          // every warp has left the last stage: the memory takes slots
-  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // the cluster's barriers are set up (cluster_push_init)
-  const uint32_t ready = smem_u32(bars), data = smem_u32(bars + 1), base = smem_u32(slots);
-  if (tid < splits && tid != rank)  // relaxed: this block's reads of its pipeline memory have all returned (the barrier above)
-    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr(ready, tid)) : "memory");
-  mbar_wait(ready);
-  BS_TL_STEP(1)
-  // The float offset of tile element (r, c) in its owner's slots, and the owner.
-  auto slot_of = [&](int r, int c, int& owner) {
-    const int q = r * ROW_QUADS + c / 4;
-    owner = q / per;
-    return (rank * per + q - owner * per) * 4 + c % 4;
-  };
-  if constexpr (pair_epilogue<Problem>()) {
-    Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) {
-      int owner;
-      const int at = slot_of(r, c, owner);
-      if (owner == rank)
-        *reinterpret_cast<float2*>(slots + at) = make_float2(v0, v1);
-      else
-        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.v2.f32 [%0], {%1, %2}, [%3];\n" ::"r"(cluster_addr(base + 4 * at, owner)),
-                     "f"(v0), "f"(v1), "r"(cluster_addr(data, owner))
-                     : "memory");
-    });
-  } else {
-    Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) {
-      int owner;
-      const int at = slot_of(r, c, owner);
-      if (owner == rank)
-        slots[at] = v;
-      else
-        asm volatile("st.async.shared::cluster.mbarrier::complete_tx::bytes.b32 [%0], %1, [%2];\n" ::"r"(cluster_addr(base + 4 * at, owner)),
-                     "r"(__float_as_uint(v)), "r"(cluster_addr(data, owner))
-                     : "memory");
-    });
-  }
-  __syncthreads();  // this block's own values are in its slots
-  mbar_wait(data);  // ... and every other block's
-  BS_TL_STEP(2)
-  const int q0 = rank * per, q1 = min(QUADS, q0 + per);
-  const float4* in = reinterpret_cast<const float4*>(slots);
-  for (int q = q0 + tid; q < q1; q += T::THREADS) {
-    const int l = q - q0;
-    float4 sum = in[l];
-    for (int src = 1; src < splits; ++src) {
-      const float4 v = in[src * per + l];
-      sum.x += v.x;
-      sum.y += v.y;
-      sum.z += v.z;
-      sum.w += v.w;
-    }
-    store_reduced_quad<pair_epilogue<Problem>()>(pr, group, m0 + q / ROW_QUADS, n0 + 4 * (q % ROW_QUADS), sum);
-  }
-  BS_TL_STEP(3)
-#ifdef BS_TIMELINE
-  if (tl)
-    for (int i = 0; i < 4; ++i) tl[i] -= tl_c0;
-#endif
-#else
-  (void)pr, (void)acc, (void)slots, (void)bars, (void)group, (void)m0, (void)n0, (void)wm0, (void)wn0, (void)lane, (void)tid;
-  __trap();  // launched only where cluster_launch_ok() (gemm_launch.cuh) found the image and the device able
-#endif
-}
-
 // The cluster's split-K reduction (T::CLUSTER): each block stages its tile of partial sums in its own shared memory,
 // then cluster_sum_store sums and stores its share.
 template <class T, class Math, class Problem>
@@ -473,7 +354,6 @@ template <class T, class Math, class Problem>
 __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const __grid_constant__ Problem pr) {
   BS_TL_BEGIN
   extern __shared__ float4 engine_smem[];
-  __shared__ alignas(8) unsigned long long cluster_bars[2];  // the pushed cluster reduction's (T::CLUSTER, splits > 1)
   float* As = reinterpret_cast<float*>(engine_smem);
   float* Bs = As + T::STAGES * T::A_STAGE;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -482,10 +362,6 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   const int m0 = (m_on_x<Problem>() ? blockIdx.x : blockIdx.y) * T::BM, n0 = (m_on_x<Problem>() ? blockIdx.y : blockIdx.x) * T::BN;
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (T::CLUSTER > 0)
-    if (pr.splits > 1) cluster_push_init<T::BM * T::BN / 4>(cluster_bars, pr.splits, split, tid);
-#endif
   auto sa = [&] {  // mutable: a loader may carry what it read ahead for its next stage (ConvHalfProblem's k-table entry)
     if constexpr (extra_smem<T, Problem>() > 0) {
       const auto st = pr.template setup<T>(Bs + T::STAGES * T::B_STAGE, group, m0, tid);
@@ -527,7 +403,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   BS_TL_MARK(tl_c2)
   if constexpr (T::CLUSTER > 0)
     if (pr.splits > 1) {
-      cluster_push_reduce<T, Math>(pr, acc, As, cluster_bars, group, m0, n0, wm0, wn0, lane, tid BS_TL_ARG);
+      cluster_reduce<T, Math>(pr, acc, As, group, m0, n0, wm0, wn0, lane, tid BS_TL_ARG);
       BS_TL_END(tl_c1, tl_c2, nk, pr.splits)
       return;
     }

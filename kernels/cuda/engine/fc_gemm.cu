@@ -35,9 +35,8 @@ using gemm::pad_to;
 // ---- v5: weight streaming. Each warp takes R weight rows and one of kStreamSplit slices of K; a block is
 // 8 warps (8 / kStreamSplit row groups). Per step a lane loads UNROLL x R 16-byte pieces of weights (streaming,
 // evict-first: each weight is read once) and, for each of up to NB images, one 16-byte piece of input (through
-// L1), used for all R rows. R = 1, UNROLL = 4 for up to 4 images (4 independent weight loads in flight per lane;
-// 8 at one image where that is a warp's whole quarter of the row); R = 4 for 8 and 16 images, so that an input load
-// feeds 4 rows: with one row per warp, 8 images took two
+// L1), used for all R rows. R = 1, UNROLL = 4 for up to 4 images (4 independent weight loads in flight per lane);
+// R = 4 for 8 and 16 images, so that an input load feeds 4 rows: with one row per warp, 8 images took two
 // passes over the weights and the 8 input loads per weight load made L1 the limit (AlexNet fc6 at batch 16:
 // 0.274 ms on the H100, about 1.1 TB/s per pass).
 constexpr int kStreamSplit = 4;
@@ -231,10 +230,7 @@ void fc_engine_prepare(const float* w, int inputs, int outputs, float* prepared,
 }
 
 void fc_stream_forward(const FcArgs& a, cudaStream_t s) {
-  // One image where a warp's quarter of a row is at most 8 loads a lane (K up to 4,096: AlexNet's fc7 and fc8): all 8 in
-  // flight at once, one step (fc v14's 16-bit rows gained so on the H200: experiments/batch1-latency.md); else 4 a step.
-  if (a.n <= 1 && a.inputs <= 4 * 128 * 8) launch_stream<1, 8, 1>(a, s);
-  else if (a.n <= 1) launch_stream<1, 4, 1>(a, s);
+  if (a.n <= 1) launch_stream<1, 4, 1>(a, s);
   else if (a.n <= 2) launch_stream<1, 4, 2>(a, s);
   else if (a.n <= 4) launch_stream<1, 4, 4>(a, s);
   else if (a.n <= 8) launch_stream<4, 1, 8>(a, s);

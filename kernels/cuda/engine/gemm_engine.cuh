@@ -311,131 +311,6 @@ __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits,
 }
 #endif
 
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-// ---- The engine's cluster reduction over bulk copies (conv v48, v49, v64; gemm_wgmma.cuh keeps cluster_sum_store).
-// As in the pull form, every block stages its BM x BN tile of partial sums in its own pipeline memory (rows CS = BN + 4
-// floats apart) and owns 1/S of the tile's quads (rank r: [r * per, min(QUADS, (r + 1) * per))), which it sums over the
-// cluster in rank order (the same sums to the bit) and stores. What moves between blocks is one bulk copy (the TMA
-// engine's cp.async.bulk, shared::cta to shared::cluster) per pair of blocks: the owner's span of the staged tile, into
-// the owner's slot for that source, after the tile, counted off the owner's `data` mbarrier. Before it copies, a block
-// waits on its `ready` mbarrier, which every other block arrives on (remotely) once it has left its K loop, so that no
-// copy lands in a pipeline still in use. Against the pull form: no cluster barrier with its fence between the K loop and
-// the sums (about 900 cycles at batch 1), and the sums read the block's own memory (the pull form's 16-byte reads over
-// distributed shared memory took 1,400-1,950 cycles; experiments/batch1-latency.md). The barriers are set up at the
-// kernel's start (cluster_bulk_init) and made visible by a cluster arrive there and a wait before the first remote
-// access; a cluster barrier at the end (arrived on once a block's own copies have landed) keeps every block until the
-// copies that read its tile are done.
-template <class T>
-struct BulkReduce {
-  static constexpr int CS = T::BN + 4, RQ = T::BN / 4, QUADS = T::BM * T::BN / 4, TILE = T::BM * CS;
-  __device__ static int at(int q) { return (q / RQ) * CS + 4 * (q % RQ); }  // quad q's first float in the staged tile
-  __host__ __device__ static constexpr int per(int splits) { return (QUADS + splits - 1) / splits; }
-  __host__ __device__ static constexpr int slot(int splits) { return ((per(splits) + RQ - 1) / RQ + 1) * CS; }  // floats a source
-  __device__ static int span(int rank, int splits) {  // floats from rank's first quad to the end of its last
-    const int q0 = rank * per(splits), q1 = min(QUADS, q0 + per(splits));
-    return q1 > q0 ? at(q1 - 1) + 4 - at(q0) : 0;
-  }
-  __host__ __device__ static constexpr bool fits() {
-    for (int s = 2; s <= T::CLUSTER; ++s)
-      if (TILE + s * slot(s) > T::SMEM_BYTES / 4) return false;
-    return true;
-  }
-};
-__device__ __forceinline__ void mbar_init(uint32_t bar, int count) {
-  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
-}
-__device__ __forceinline__ void mbar_wait(uint32_t bar) {  // phase 0 of a one-use barrier
-  asm volatile(
-      "{\n .reg .pred p;\n"
-      "W: mbarrier.try_wait.parity.shared::cta.b64 p, [%0], 0;\n"
-      " @!p bra W;\n}\n" ::"r"(bar)
-      : "memory");
-}
-__device__ __forceinline__ uint32_t cluster_addr(uint32_t local, int rank) {  // the same offset in block `rank`'s memory
-  uint32_t a;
-  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(a) : "r"(local), "r"(rank));
-  return a;
-}
-// bars: two mbarriers (ready, data) in the block's static shared memory.
-template <class T>
-__device__ __forceinline__ void cluster_bulk_init(unsigned long long* bars, int splits, int rank, int tid) {
-  if (tid == 0) {
-    mbar_init(smem_u32(bars), splits - 1);  // ready: one arrival from every other block
-    mbar_init(smem_u32(bars + 1), 1);       // data: this block's own arrival, with the bytes its copies bring
-    asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bars + 1)),
-                 "r"((splits - 1) * BulkReduce<T>::span(rank, splits) * 4)
-                 : "memory");
-    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-  }
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-}
-#endif
-
-template <class T, class Math, class Problem>
-__device__ __forceinline__ void cluster_bulk_reduce(const Problem& pr, const typename Math::Acc& acc, float* tile, unsigned long long* bars,
-                                                    int group, int m0, int n0, int wm0, int wn0, int lane, int tid, long long* tl = nullptr,
-                                                    long long tl_c0 = 0) {
-  (void)tl, (void)tl_c0;
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  using B = BulkReduce<T>;
-  static_assert(B::fits(), "the staged tile and every source's slot fit the pipeline's memory");
-  constexpr int CS = B::CS;
-  const int splits = pr.splits, rank = static_cast<int>(blockIdx.z) % splits;
-  BS_TL_STEP(0)
-  __syncthreads();                                                // every warp has left the last stage
-  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // the cluster's barriers are set up (cluster_bulk_init)
-  const uint32_t ready = smem_u32(bars), data = smem_u32(bars + 1), base = smem_u32(tile);
-  float* slots = tile + B::TILE;
-  const int slot = B::slot(splits);
-  if (tid < splits && tid != rank)  // relaxed: this block's reads of its pipeline memory have all returned (the barrier above)
-    asm volatile("mbarrier.arrive.relaxed.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_addr(ready, tid)) : "memory");
-  if constexpr (pair_epilogue<Problem>())
-    Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { *reinterpret_cast<float2*>(tile + r * CS + c) = make_float2(v0, v1); });
-  else
-    Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { tile[r * CS + c] = v; });
-  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the staged tile visible to the bulk copies
-  __syncthreads();
-  BS_TL_STEP(1)
-  if (tid < splits && tid != rank) {  // the copy to block tid: its span of this block's tile, into its slot for this rank
-    mbar_wait(ready);
-    const int q0 = tid * B::per(splits);
-    asm volatile("cp.async.bulk.shared::cluster.shared::cta.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                     cluster_addr(smem_u32(slots + rank * slot), tid)),
-                 "r"(base + 4 * B::at(q0)), "r"(4 * B::span(tid, splits)), "r"(cluster_addr(data, tid))
-                 : "memory");
-  }
-  mbar_wait(data);
-  asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");  // this block's copies have landed
-  BS_TL_STEP(2)
-  const int q0 = rank * B::per(splits), q1 = min(B::QUADS, q0 + B::per(splits)), a0 = B::at(q0);
-  for (int q = q0 + tid; q < q1; q += T::THREADS) {
-    const int a = B::at(q);
-    float4 sum = make_float4(0.0f, 0.0f, 0.0f, 0.0f);
-    for (int src = 0; src < splits; ++src) {
-      const float4 v = *reinterpret_cast<const float4*>(src == rank ? tile + a : slots + src * slot + (a - a0));
-      if (src == 0) {
-        sum = v;
-      } else {
-        sum.x += v.x;
-        sum.y += v.y;
-        sum.z += v.z;
-        sum.w += v.w;
-      }
-    }
-    store_reduced_quad<pair_epilogue<Problem>()>(pr, group, m0 + q / B::RQ, n0 + 4 * (q % B::RQ), sum);
-  }
-  BS_TL_STEP(3)
-  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");  // every copy that read this block's tile is done
-#ifdef BS_TIMELINE
-  if (tl)
-    for (int i = 0; i < 4; ++i) tl[i] -= tl_c0;
-#endif
-#else
-  (void)pr, (void)acc, (void)tile, (void)bars, (void)group, (void)m0, (void)n0, (void)wm0, (void)wn0, (void)lane, (void)tid;
-  __trap();  // launched only where cluster_launch_ok() (gemm_launch.cuh) found the image and the device able
-#endif
-}
-
 // The cluster's split-K reduction (T::CLUSTER): each block stages its tile of partial sums in its own shared memory,
 // then cluster_sum_store sums and stores its share.
 template <class T, class Math, class Problem>
@@ -479,7 +354,6 @@ template <class T, class Math, class Problem>
 __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const __grid_constant__ Problem pr) {
   BS_TL_BEGIN
   extern __shared__ float4 engine_smem[];
-  __shared__ alignas(8) unsigned long long cluster_bars[2];  // the cluster reduction's (T::CLUSTER, splits > 1)
   float* As = reinterpret_cast<float*>(engine_smem);
   float* Bs = As + T::STAGES * T::A_STAGE;
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32;
@@ -488,10 +362,6 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   const int m0 = (m_on_x<Problem>() ? blockIdx.x : blockIdx.y) * T::BM, n0 = (m_on_x<Problem>() ? blockIdx.y : blockIdx.x) * T::BN;
   const int per = (pr.k_tiles + pr.splits - 1) / pr.splits;
   const int kt0 = split * per, nk = max(0, min(pr.k_tiles, kt0 + per) - kt0);
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  if constexpr (T::CLUSTER > 0)
-    if (pr.splits > 1) cluster_bulk_init<T>(cluster_bars, pr.splits, split, tid);
-#endif
   auto sa = [&] {  // mutable: a loader may carry what it read ahead for its next stage (ConvHalfProblem's k-table entry)
     if constexpr (extra_smem<T, Problem>() > 0) {
       const auto st = pr.template setup<T>(Bs + T::STAGES * T::B_STAGE, group, m0, tid);
@@ -533,7 +403,7 @@ __global__ void __launch_bounds__(T::THREADS, T::MIN_BLOCKS) engine_kernel(const
   BS_TL_MARK(tl_c2)
   if constexpr (T::CLUSTER > 0)
     if (pr.splits > 1) {
-      cluster_bulk_reduce<T, Math>(pr, acc, As, cluster_bars, group, m0, n0, wm0, wn0, lane, tid BS_TL_ARG);
+      cluster_reduce<T, Math>(pr, acc, As, group, m0, n0, wm0, wn0, lane, tid BS_TL_ARG);
       BS_TL_END(tl_c1, tl_c2, nk, pr.splits)
       return;
     }

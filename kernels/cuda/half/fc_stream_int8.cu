@@ -111,16 +111,16 @@ __device__ __forceinline__ void input16(const Elem<T>* __restrict__ x, long long
 // w: (O, Kp / 16) chunks, then the O scales; x: (N, K); out: (N, os), FP32 or 16-bit. A block takes R rows at a time:
 // each input chunk read from L1 serves R rows (with one row per turn, FP32 inputs cost 4 bytes of L1 traffic per
 // weight byte and image, which capped v15's first form at 1.6 TB/s on fc6 at one image and 0.8 TB/s at two). A thread
-// walks its chunks of the rows (j = t, t + 128, ...) in batches of CH: the batch's R x CH weight loads (and, for one image
-// on aligned rows, its input loads) are issued before any of their products. (The first form's loop, unrolled by 2,
-// issued R loads, then R more only after their products.) The products are taken in the same order as before, chunk
-// by chunk: the same sums to the bit.
+// walks its chunks of the rows (j = t, t + 128, ...): with CH = 0 in one loop, unrolled by 2, which issues R loads, then R
+// more only after their products; with CH > 0 in batches of CH, the batch's R x CH weight loads (and, for one image on
+// aligned rows, its input loads) issued before any of their products. Either way the products are taken in the same
+// order, chunk by chunk: the same sums to the bit.
 template <In T, int NB, int R, bool XVEC, int CH>
 __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* __restrict__ w, const float* __restrict__ scales,
                                                                    const Elem<T>* __restrict__ x, long long k, int k16, int n,
                                                                    int outputs, int os, const float* __restrict__ bias, int act,
                                                                    Elem<T>* __restrict__ out, int* ovf) {
-  constexpr bool kPreloadX = XVEC && NB == 1;          // the one image's chunks loaded with the weights
+  constexpr bool kPreloadX = XVEC && NB == 1 && CH > 0;  // the one image's chunks loaded with the weights
   constexpr int kXWords = T == In::f32 ? 4 : 2;        // 16-byte loads an input chunk of 16 values
   __shared__ float partial[kThreads / 32][R][NB];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
@@ -136,37 +136,59 @@ __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* _
       for (int r = 0; r < R; ++r)
 #pragma unroll
         for (int b = 0; b < NB; ++b) acc[r][b] = 0.0f;
-      for (int j0 = t; j0 < k16; j0 += kThreads * CH) {
-        uint4 raw[CH][R], xr[kPreloadX ? CH : 1][kXWords];
+      if constexpr (CH == 0) {
+#pragma unroll 2
+        for (int j = t; j < k16; j += kThreads) {
+          uint4 raw[R];
 #pragma unroll
-        for (int c = 0; c < CH; ++c)
-#pragma unroll
-          for (int r = 0; r < R; ++r) raw[c][r] = j0 + c * kThreads < k16 ? __ldcs(row[r] + j0 + c * kThreads) : zero;
-        if constexpr (kPreloadX) {
-          const uint4* xrow = reinterpret_cast<const uint4*>(x + n0 * k);
-#pragma unroll
-          for (int c = 0; c < CH; ++c)
-#pragma unroll
-            for (int q = 0; q < kXWords; ++q)
-              xr[c][q] = j0 + c * kThreads < k16 ? __ldg(xrow + (j0 + c * kThreads) * kXWords + q) : zero;
-        }
-#pragma unroll
-        for (int c = 0; c < CH; ++c) {
-          const int j = j0 + c * kThreads;
-          if (j >= k16) break;
+          for (int r = 0; r < R; ++r) raw[r] = __ldcs(row[r] + j);
           float wf[R][16];
 #pragma unroll
-          for (int r = 0; r < R; ++r) unpack16(raw[c][r], wf[r]);
+          for (int r = 0; r < R; ++r) unpack16(raw[r], wf[r]);
 #pragma unroll
           for (int b = 0; b < NB; ++b) {
             if (b >= nb) break;
             float xf[16];
-            if constexpr (kPreloadX) unpack_input16<T>(xr[c], xf);
-            else input16<T, XVEC>(x, k, n0 + b, j, xf);
+            input16<T, XVEC>(x, k, n0 + b, j, xf);
 #pragma unroll
             for (int r = 0; r < R; ++r)
 #pragma unroll
               for (int i = 0; i < 16; ++i) acc[r][b] = fmaf(wf[r][i], xf[i], acc[r][b]);
+          }
+        }
+      } else {
+        for (int j0 = t; j0 < k16; j0 += kThreads * CH) {
+          uint4 raw[CH][R], xr[kPreloadX ? CH : 1][kXWords];
+  #pragma unroll
+          for (int c = 0; c < CH; ++c)
+  #pragma unroll
+            for (int r = 0; r < R; ++r) raw[c][r] = j0 + c * kThreads < k16 ? __ldcs(row[r] + j0 + c * kThreads) : zero;
+          if constexpr (kPreloadX) {
+            const uint4* xrow = reinterpret_cast<const uint4*>(x + n0 * k);
+  #pragma unroll
+            for (int c = 0; c < CH; ++c)
+  #pragma unroll
+              for (int q = 0; q < kXWords; ++q)
+                xr[c][q] = j0 + c * kThreads < k16 ? __ldg(xrow + (j0 + c * kThreads) * kXWords + q) : zero;
+          }
+  #pragma unroll
+          for (int c = 0; c < CH; ++c) {
+            const int j = j0 + c * kThreads;
+            if (j >= k16) break;
+            float wf[R][16];
+  #pragma unroll
+            for (int r = 0; r < R; ++r) unpack16(raw[c][r], wf[r]);
+  #pragma unroll
+            for (int b = 0; b < NB; ++b) {
+              if (b >= nb) break;
+              float xf[16];
+              if constexpr (kPreloadX) unpack_input16<T>(xr[c], xf);
+              else input16<T, XVEC>(x, k, n0 + b, j, xf);
+  #pragma unroll
+              for (int r = 0; r < R; ++r)
+  #pragma unroll
+                for (int i = 0; i < 16; ++i) acc[r][b] = fmaf(wf[r][i], xf[i], acc[r][b]);
+            }
           }
         }
       }
@@ -254,36 +276,32 @@ void launch(const uint16_t* in16, const float* in32, long long k, int n, int out
   // Rows per turn: 4 where that leaves at least 4 turns per multiprocessor (AlexNet's fc6 and fc7: 7.8 on the H100), else
   // 2 where that leaves 2 (fc8: 3.8), else 1.
   const int sms = sm_count(), rows = outputs >= 16 * sms ? 4 : outputs >= 4 * sms ? 2 : 1;
-  // Chunks a batch: for one image of 16-bit values on aligned rows, where a batch of 2 covers a thread's chunks of a row
-  // (K up to 4,096 values: AlexNet's fc7 and fc8, 7.15 -> 6.9 and 4.5 -> 4.4 us on the H200), 2; else 1. With FP32
-  // inputs (4 bytes of L1 a value) or longer rows, larger batches were slower (experiments/batch1-latency.md).
+  // One image of 16-bit values, 4 rows a turn, aligned rows (AlexNet's fc6 and fc7): the batched loads, 2 chunks a batch
+  // where that covers a thread's chunks of the rows (K up to 4,096 values: fc7), else 1 (4 loads). On the H200 fc6
+  // 13.5 -> 13.1 us, fc7 7.2 -> 6.9. Everywhere else the loop of before (CH = 0): with FP32 inputs and with 2 rows a turn
+  // (fc8) the batched forms were 0.1-0.2 us slower (experiments/batch1-latency.md).
   const int per_thread = (k16 + kThreads - 1) / kThreads;
-  const bool two = T != In::f32 && per_thread <= 2;
-  auto go = [&](auto images, auto per_turn, auto chunks) {
-    constexpr int NB = decltype(images)::value, R = decltype(per_turn)::value, CH = decltype(chunks)::value;
+  auto go = [&](auto images, auto per_turn) {
+    constexpr int NB = decltype(images)::value, R = decltype(per_turn)::value;
     auto run = [&](auto kernel) {
       static const int resident = resident_blocks(kernel, kThreads, 0);  // of this instantiation, the GPU at once
       kernel<<<std::min((outputs + R - 1) / R, resident), kThreads, 0, s>>>(w, scales, x, k, k16, n, outputs, os, bias, act, y, ovf);
     };
-    if constexpr (NB == 1 && CH > 1) run(fc_stream_int8_kernel<T, NB, R, true, CH>);  // only with k % 16 == 0 (below)
-    else if (k % 16 == 0) run(fc_stream_int8_kernel<T, NB, R, true, 1>);  // whole chunks of 16 values, each row 16-byte aligned
-    else run(fc_stream_int8_kernel<T, NB, R, false, 1>);
-  };
-  using I1 = std::integral_constant<int, 1>;
-  auto per_chunks = [&](auto per_turn) {
-    if (two) go(I1{}, per_turn, std::integral_constant<int, 2>{});
-    else go(I1{}, per_turn, I1{});
+    if constexpr (NB == 1 && R == 4 && T != In::f32)
+      if (k % 16 == 0) {
+        if (per_thread <= 2) run(fc_stream_int8_kernel<T, 1, 4, true, 2>);
+        else run(fc_stream_int8_kernel<T, 1, 4, true, 1>);
+        return;
+      }
+    if (k % 16 == 0) run(fc_stream_int8_kernel<T, NB, R, true, 0>);  // whole chunks of 16 values, each row 16-byte aligned
+    else run(fc_stream_int8_kernel<T, NB, R, false, 0>);
   };
   auto per_rows = [&](auto images) {
-    if (rows == 4) go(images, std::integral_constant<int, 4>{}, I1{});
-    else if (rows == 2) go(images, std::integral_constant<int, 2>{}, I1{});
-    else go(images, I1{}, I1{});
+    if (rows == 4) go(images, std::integral_constant<int, 4>{});
+    else if (rows == 2) go(images, std::integral_constant<int, 2>{});
+    else go(images, std::integral_constant<int, 1>{});
   };
-  if (nb <= 1 && k % 16 == 0) {
-    if (rows == 4) per_chunks(std::integral_constant<int, 4>{});
-    else if (rows == 2) per_chunks(std::integral_constant<int, 2>{});
-    else per_chunks(I1{});
-  } else if (nb <= 1) per_rows(I1{});
+  if (nb <= 1) per_rows(std::integral_constant<int, 1>{});
   else if (nb <= 2) per_rows(std::integral_constant<int, 2>{});
   else if (nb <= 4) per_rows(std::integral_constant<int, 4>{});
   else per_rows(std::integral_constant<int, kMaxImages>{});

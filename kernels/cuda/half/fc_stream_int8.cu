@@ -278,8 +278,8 @@ void launch(const uint16_t* in16, const float* in32, long long k, int n, int out
   const int sms = sm_count(), rows = outputs >= 16 * sms ? 4 : outputs >= 4 * sms ? 2 : 1;
   // One image of 16-bit values, 4 rows a turn, aligned rows (AlexNet's fc6 and fc7): the batched loads, 2 chunks a batch
   // where that covers a thread's chunks of the rows (K up to 4,096 values: fc7), else 1 (4 loads). On the H200 fc6
-  // 13.5 -> 13.1 us, fc7 7.2 -> 6.9. Everywhere else the loop of before (CH = 0): with FP32 inputs and with 2 rows a turn
-  // (fc8) the batched forms were 0.1-0.2 us slower (experiments/batch1-latency.md).
+  // 13.6 -> 13.1 us, fc7 7.2 -> 6.9 (in two calls of three). Everywhere else the loop of before (CH = 0): with FP32
+  // inputs and with 2 rows a turn (fc8) the batched forms were 0.1-0.2 us slower (experiments/batch1-latency.md).
   const int per_thread = (k16 + kThreads - 1) / kThreads;
   auto go = [&](auto images, auto per_turn) {
     constexpr int NB = decltype(images)::value, R = decltype(per_turn)::value;

@@ -55,25 +55,14 @@ __device__ __forceinline__ float widen(Elem<T> v) {
   else return to_float<T == In::b16>(v);
 }
 
-// The 16 input values of one chunk from its kXWords 16-byte words (FP32: 4 words of 4 values; 16-bit: 2 of 8).
-template <In T, int W>
-__device__ __forceinline__ void unpack_input16(const uint4 (&v)[W], float f[16]) {
-  if constexpr (T == In::f32) {
+// 8 16-bit input values (one 16-byte word) widened to floats.
+template <In T>
+__device__ __forceinline__ void widen8(uint4 a, float f[8]) {
+  const uint32_t w[4] = {a.x, a.y, a.z, a.w};
 #pragma unroll
-    for (int q = 0; q < 4; ++q) {
-      f[4 * q] = __uint_as_float(v[q].x); f[4 * q + 1] = __uint_as_float(v[q].y);
-      f[4 * q + 2] = __uint_as_float(v[q].z); f[4 * q + 3] = __uint_as_float(v[q].w);
-    }
-  } else {
-#pragma unroll
-    for (int q = 0; q < 2; ++q) {
-      const uint32_t w[4] = {v[q].x, v[q].y, v[q].z, v[q].w};
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        f[8 * q + 2 * i] = widen<T>(static_cast<uint16_t>(w[i] & 0xffffu));
-        f[8 * q + 2 * i + 1] = widen<T>(static_cast<uint16_t>(w[i] >> 16));
-      }
-    }
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = widen<T>(static_cast<uint16_t>(w[i] & 0xffffu));
+    f[2 * i + 1] = widen<T>(static_cast<uint16_t>(w[i] >> 16));
   }
 }
 
@@ -92,15 +81,7 @@ __device__ __forceinline__ void input16(const Elem<T>* __restrict__ x, long long
       }
     } else {
 #pragma unroll
-      for (int q = 0; q < 2; ++q) {
-        const uint4 a = __ldg(v + q);
-        const uint32_t w[4] = {a.x, a.y, a.z, a.w};
-#pragma unroll
-        for (int i = 0; i < 4; ++i) {
-          f[8 * q + 2 * i] = widen<T>(static_cast<uint16_t>(w[i] & 0xffffu));
-          f[8 * q + 2 * i + 1] = widen<T>(static_cast<uint16_t>(w[i] >> 16));
-        }
-      }
+      for (int q = 0; q < 2; ++q) widen8<T>(__ldg(v + q), f + 8 * q);
     }
   } else {
 #pragma unroll
@@ -120,8 +101,8 @@ __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* _
                                                                    const Elem<T>* __restrict__ x, long long k, int k16, int n,
                                                                    int outputs, int os, const float* __restrict__ bias, int act,
                                                                    Elem<T>* __restrict__ out, int* ovf) {
-  constexpr bool kPreloadX = XVEC && NB == 1 && CH > 0;  // the one image's chunks loaded with the weights
-  constexpr int kXWords = T == In::f32 ? 4 : 2;        // 16-byte loads an input chunk of 16 values
+  static_assert(CH == 0 || T != In::f32, "the batched loads are for 16-bit inputs");
+  constexpr bool kPreloadX = XVEC && NB == 1 && CH > 0;  // the one image's chunks (two 16-byte words each) loaded with the weights
   __shared__ float partial[kThreads / 32][R][NB];
   const int t = threadIdx.x, lane = t % 32, warp = t / 32;
   const uint4 zero = make_uint4(0u, 0u, 0u, 0u);
@@ -158,35 +139,38 @@ __global__ void __launch_bounds__(kThreads) fc_stream_int8_kernel(const uint4* _
         }
       } else {
         for (int j0 = t; j0 < k16; j0 += kThreads * CH) {
-          uint4 raw[CH][R], xr[kPreloadX ? CH : 1][kXWords];
-  #pragma unroll
+          uint4 raw[CH][R], xr[kPreloadX ? CH : 1][2];
+#pragma unroll
           for (int c = 0; c < CH; ++c)
-  #pragma unroll
+#pragma unroll
             for (int r = 0; r < R; ++r) raw[c][r] = j0 + c * kThreads < k16 ? __ldcs(row[r] + j0 + c * kThreads) : zero;
           if constexpr (kPreloadX) {
             const uint4* xrow = reinterpret_cast<const uint4*>(x + n0 * k);
-  #pragma unroll
+#pragma unroll
             for (int c = 0; c < CH; ++c)
-  #pragma unroll
-              for (int q = 0; q < kXWords; ++q)
-                xr[c][q] = j0 + c * kThreads < k16 ? __ldg(xrow + (j0 + c * kThreads) * kXWords + q) : zero;
+#pragma unroll
+              for (int q = 0; q < 2; ++q) xr[c][q] = j0 + c * kThreads < k16 ? __ldg(xrow + (j0 + c * kThreads) * 2 + q) : zero;
           }
-  #pragma unroll
+#pragma unroll
           for (int c = 0; c < CH; ++c) {
             const int j = j0 + c * kThreads;
             if (j >= k16) break;
             float wf[R][16];
-  #pragma unroll
+#pragma unroll
             for (int r = 0; r < R; ++r) unpack16(raw[c][r], wf[r]);
-  #pragma unroll
+#pragma unroll
             for (int b = 0; b < NB; ++b) {
               if (b >= nb) break;
               float xf[16];
-              if constexpr (kPreloadX) unpack_input16<T>(xr[c], xf);
-              else input16<T, XVEC>(x, k, n0 + b, j, xf);
-  #pragma unroll
+              if constexpr (kPreloadX) {
+                widen8<T>(xr[c][0], xf);
+                widen8<T>(xr[c][1], xf + 8);
+              } else {
+                input16<T, XVEC>(x, k, n0 + b, j, xf);
+              }
+#pragma unroll
               for (int r = 0; r < R; ++r)
-  #pragma unroll
+#pragma unroll
                 for (int i = 0; i < 16; ++i) acc[r][b] = fmaf(wf[r][i], xf[i], acc[r][b]);
             }
           }

@@ -131,14 +131,17 @@ struct ConvProblem {
 
   // The reduced sums of a cluster's split-K (gemm_engine.cuh's store_reduced_quad): pixels n to n + 3 of filter m, with
   // one division for the four (store's, per value, was most of the cluster reduction's time at batch 1); the same values.
-  __device__ __forceinline__ void store4(int group, int m, int n, const float4& v) const {
+  // quad_pre: the filter's bias, loaded before the cluster's barrier (gemm_engine.cuh's quad_pre).
+  __device__ __forceinline__ float quad_pre(int group, int m, int n) const {
+    return bias && m < mg && n < ncols ? bias[group * mg + m] : 0.0f;
+  }
+  __device__ __forceinline__ void store4(int group, int m, int n, const float4& v, float b) const {
     if (m >= mg || n >= ncols) return;
     const int mm = group * mg + m;
     int img = n / p, q = n - img * p;
     float* o = out + (static_cast<long long>(img) * m_total + mm) * p + q;
     float x[4] = {v.x, v.y, v.z, v.w};
     if (bias) {
-      const float b = bias[mm];
 #pragma unroll
       for (int j = 0; j < 4; ++j) x[j] += b;
     }

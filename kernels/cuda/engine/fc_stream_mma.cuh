@@ -91,10 +91,15 @@ __device__ __forceinline__ void sum_cluster(const Partial& partial, float* block
   }
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every block's sums are in its shared memory, visible to the cluster
   const int rank = static_cast<int>(cluster.block_rank());
   const int per = (PAIRS + splits - 1) / splits, i = rank * per + static_cast<int>(threadIdx.x);
   const bool mine = static_cast<int>(threadIdx.x) < per && i < PAIRS;
+  const int col = i / IMAGES, img = i % IMAGES, o = o0 + col;
+  // cluster.sync() in its two halves, the bias loaded between them: the wait's acquire invalidates L1, and loaded after
+  // it the bias was one more round trip to the L2 (gemm_engine.cuh's quad_pre does the same for the convolutions).
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  const float b = mine && bias && img < nb && o < outputs ? bias[o] : 0.0f;
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // every block's sums are visible to the cluster
   float v = 0.0f;
   if (mine) {
     float part[kMaxSplits];  // every block's value in flight at once (distributed shared memory is a few hundred cycles away)
@@ -109,10 +114,7 @@ __device__ __forceinline__ void sum_cluster(const Partial& partial, float* block
   // Done reading the cluster's memory: arrive without a fence (nothing written below is for the others), wait before
   // leaving or reusing block_sum.
   asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
-  if (mine) {
-    const int col = i / IMAGES, img = i % IMAGES, o = o0 + col;
-    if (img < nb && o < outputs) store(img, o, bias ? v + bias[o] : v);
-  }
+  if (mine && img < nb && o < outputs) store(img, o, bias ? v + b : v);
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
 #else
   (void)partial, (void)block_sum, (void)splits, (void)o0, (void)nb, (void)outputs, (void)bias, (void)store;

@@ -216,11 +216,26 @@ __host__ __device__ constexpr bool pair_epilogue() {
   else return false;
 }
 
+// What a quad's store reads besides the sums (its bias, a filter's factors), where the Problem says: quad_pre(group, m, n)
+// returns it, and store4(group, m, n, sum, pre) uses it. The cluster reduction loads it for all of a thread's quads
+// while the cluster's blocks wait for each other (cluster_sum_store), not after its barrier: the barrier's acquire
+// invalidates L1, and each quad's loads, issued after the last quad's stores (which may alias them), were one round
+// trip to the L2 a quad, most of the reduction's stores step at batch 1 (experiments/batch1-latency.md).
+struct NoQuadPre {};
+template <class Problem>
+__device__ __forceinline__ auto quad_pre(const Problem& pr, int group, int m, int n) {
+  if constexpr (requires { pr.quad_pre(group, m, n); }) return pr.quad_pre(group, m, n);
+  else return NoQuadPre{};
+}
+
 // Columns n to n + 3 of row m of a split-K tile's reduced sums, stored as the output (split = kSplitsReduced) through
-// the Problem's store2 (column pairs) where PAIRS, else its store.
-template <bool PAIRS, class Problem>
-__device__ __forceinline__ void store_reduced_quad(const Problem& pr, int group, int m, int n, const float4& sum) {
-  if constexpr (requires { pr.store4(group, m, n, sum); }) {  // the problem stores a quad at once
+// the Problem's store4 (with what quad_pre loaded, where it has one), else its store2 (column pairs) where PAIRS, else
+// its store.
+template <bool PAIRS, class Problem, class Pre>
+__device__ __forceinline__ void store_reduced_quad(const Problem& pr, int group, int m, int n, const float4& sum, const Pre& pre) {
+  if constexpr (requires { pr.store4(group, m, n, sum, pre); }) {  // the problem stores a quad at once
+    pr.store4(group, m, n, sum, pre);
+  } else if constexpr (requires { pr.store4(group, m, n, sum); }) {
     pr.store4(group, m, n, sum);
   } else if constexpr (PAIRS) {
     pr.store2(group, kSplitsReduced, m, n, sum.x, sum.y);
@@ -239,7 +254,9 @@ __device__ __forceinline__ void store_reduced_quad(const Problem& pr, int group,
 // BM x BN tile of partial sums in its own shared memory at `tile`, rows CS floats apart (CS a multiple of 4); after a
 // cluster barrier each block sums 1/splits of the tile's quads (4 neighbouring columns of a row) over every block's
 // memory, in rank order (the result does not depend on which block finishes first), and hands each sum to
-// store(row, column, float4) within the tile.
+// store(row, column, float4, pre) within the tile, pre being what pre(row, column) returned for that quad: called for
+// every quad of the thread's share between the barrier's arrive and its wait, so that its loads are in flight while
+// the blocks wait for each other.
 // cluster_sum_store's reads, for its split count S (2..CLUSTER) known at compile time: each thread's quads i = q0 + tid +
 // THREADS it below q1, every block's value of every one of them loaded before any is summed (the loads all in flight: a
 // round trip to distributed shared memory is about a thousand cycles at batch 1, and a loop over the quads that summed
@@ -279,21 +296,32 @@ __device__ __forceinline__ void cluster_sums(cooperative_groups::cluster_group& 
   }
 }
 
-template <int BM, int BN, int CS, int THREADS, int CLUSTER, class Store>
-__device__ __forceinline__ void cluster_sum_store(const float* tile, int splits, int tid, Store&& store, long long* tl = nullptr) {
+template <int BM, int BN, int CS, int THREADS, int CLUSTER, class Pre, class Store>
+__device__ __forceinline__ void cluster_sum_store(const float* tile, int splits, int tid, Pre&& pre, Store&& store, long long* tl = nullptr) {
   (void)tl;  // the probe build's step stamps (timeline.hpp)
   BS_TL_STEP(0)
   constexpr int QUADS = BM * BN / 4, ROW_QUADS = BN / 4;
   static_assert(CS % 4 == 0 && BN % 4 == 0, "every 4 columns from a multiple of 4 are one aligned float4");
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
-  cluster.sync();  // every block's tile is staged and visible to the cluster
-  BS_TL_STEP(1)
   const int rank = static_cast<int>(cluster.block_rank());
   // This block's share: at most ITERS quads a thread (splits >= 2), summed first, so that the block can tell the
   // cluster it is done reading before it stores.
   constexpr int ITERS = (QUADS / 2 + THREADS - 1) / THREADS;
   const int per = (QUADS + splits - 1) / splits, q0 = rank * per, q1 = min(QUADS, q0 + per);
+  // cluster.sync() in its two halves: the arrive releases this block's staged tile to the cluster; what the stores
+  // will read besides the sums is loaded before the wait (whose acquire invalidates L1), so that it arrives while the
+  // blocks wait for each other.
+  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
+  using P = decltype(pre(0, 0));
+  P pres[ITERS];
+#pragma unroll
+  for (int it = 0; it < ITERS; ++it) {
+    const int i = q0 + tid + it * THREADS;
+    if (i < q1) pres[it] = pre(i / ROW_QUADS, 4 * (i % ROW_QUADS));
+  }
+  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // every block's tile is staged and visible
+  BS_TL_STEP(1)
   float4 sums[ITERS];
   cluster_sums<BM, BN, CS, THREADS, CLUSTER, ITERS, 2>(cluster, tile, splits, q0, q1, tid, sums);
   // Done reading the cluster's memory (the values are in registers): arrive without a fence, which would wait for the
@@ -304,7 +332,7 @@ __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits,
   for (int it = 0; it < ITERS; ++it) {
     const int i = q0 + tid + it * THREADS;
     if (i >= q1) break;
-    store(i / ROW_QUADS, 4 * (i % ROW_QUADS), sums[it]);
+    store(i / ROW_QUADS, 4 * (i % ROW_QUADS), sums[it], pres[it]);
   }
   BS_TL_STEP(3)
   asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
@@ -325,9 +353,9 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const typename
     Math::for_each_pair(acc, wm0, wn0, lane, [&](int r, int c, float v0, float v1) { *reinterpret_cast<float2*>(tile + r * CS + c) = make_float2(v0, v1); });
   else
     Math::for_each(acc, wm0, wn0, lane, [&](int r, int c, float v) { tile[r * CS + c] = v; });
-  cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(tile, pr.splits, tid, [&](int r, int c, const float4& sum) {
-    store_reduced_quad<pair_epilogue<Problem>()>(pr, group, m0 + r, n0 + c, sum);
-  }, tl);
+  cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(
+      tile, pr.splits, tid, [&](int r, int c) { return quad_pre(pr, group, m0 + r, n0 + c); },
+      [&](int r, int c, const float4& sum, const auto& pre) { store_reduced_quad<pair_epilogue<Problem>()>(pr, group, m0 + r, n0 + c, sum, pre); }, tl);
 #ifdef BS_TIMELINE
   if (tl)
     for (int i = 0; i < 4; ++i) tl[i] -= tl_c0;

@@ -126,9 +126,9 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const float (&
       for (int j = 0; j < T::BN / 8; ++j)
         *reinterpret_cast<float2*>(tile + (r + 64 * mi + 8 * h) * CS + c + 8 * j) = make_float2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
   constexpr bool pairs = requires { pr.store2(0, 0, 0, 0, 0.0f, 0.0f); };
-  gemm::cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(tile, pr.splits, tid, [&](int rr, int cc, const float4& sum) {
-    gemm::store_reduced_quad<pairs>(pr, group, m0 + rr, n0 + cc, sum);
-  });
+  gemm::cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(
+      tile, pr.splits, tid, [&](int rr, int cc) { return gemm::quad_pre(pr, group, m0 + rr, n0 + cc); },
+      [&](int rr, int cc, const float4& sum, const auto& pre) { gemm::store_reduced_quad<pairs>(pr, group, m0 + rr, n0 + cc, sum, pre); });
 }
 #endif
 

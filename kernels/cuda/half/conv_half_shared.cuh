@@ -103,14 +103,23 @@ struct HalfConvOut {
   // pixel m. Where the four channels are whole and 8-byte aligned (every AlexNet layer), one 8-byte store with one
   // address, the same values as store2_as's two pairs (bias, activation, range check, the same rounding); else those two
   // pairs. At batch 1 the pairs' stores were the cluster reduction's longest step (about 230 instructions a quad).
-  template <bool BF16>
-  __device__ __forceinline__ void store4_as(int group, long long m, int f, const float4& v) const {
+  // quad_pre: the four biases of the fast path, loaded before the cluster's barrier (gemm_engine.cuh's quad_pre); a quad
+  // that takes the pairs gets zeros, unused (store2_as reads its own).
+  __device__ __forceinline__ bool quad_whole(int group, long long m, int f) const {
     const int ch = group * mg + f;
-    if (m < ncols && f + 3 < mg && (ch & 3) == 0 && (ms & 3) == 0) {
+    return m < ncols && f + 3 < mg && (ch & 3) == 0 && (ms & 3) == 0;
+  }
+  __device__ __forceinline__ float4 quad_pre(int group, long long m, int f) const {
+    if (!bias || !quad_whole(group, m, f)) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+    const float* b = bias + group * mg + f;  // the four loads in flight together (16 bytes where aligned)
+    return (reinterpret_cast<uintptr_t>(b) & 15) == 0 ? *reinterpret_cast<const float4*>(b) : make_float4(b[0], b[1], b[2], b[3]);
+  }
+  template <bool BF16>
+  __device__ __forceinline__ void store4_as(int group, long long m, int f, const float4& v, const float4& bb) const {
+    const int ch = group * mg + f;
+    if (quad_whole(group, m, f)) {
       float x[4] = {v.x, v.y, v.z, v.w};
-      if (bias) {  // the four loads in flight together, before any use (16 bytes where aligned)
-        const float* b = bias + ch;
-        const float4 bb = (reinterpret_cast<uintptr_t>(b) & 15) == 0 ? *reinterpret_cast<const float4*>(b) : make_float4(b[0], b[1], b[2], b[3]);
+      if (bias) {
         x[0] += bb.x;
         x[1] += bb.y;
         x[2] += bb.z;

@@ -138,35 +138,16 @@ struct Wg3xF16Problem : wg::NchwOutConv {
   // sums are added unscaled in the cluster; with powers of two that is the sum of the scaled partial sums the workspace
   // path adds. One division for the four, the image's factor read once, the filters' factors and biases in flight
   // together, one branch on the activation (a value at a time, this was the cluster reduction's longest step).
-  // quad_pre: the image's scale bits, the four filters' factors and biases, loaded before the cluster's barrier
-  // (gemm_engine.cuh's quad_pre).
-  struct QuadPre {
-    unsigned amax;
-    float inv_w[4], bias[4];
-  };
-  __device__ __forceinline__ QuadPre quad_pre(int group, int m, int n) const {
-    QuadPre q{};
-    if (m >= ncols) return q;
-    const int nn = group * mg + n;
-    q.amax = __ldg(amax + m / p);
-#pragma unroll
-    for (int j = 0; j < 4; ++j)
-      if (n + j < mg) {
-        q.inv_w[j] = __ldg(inv_w + nn + j);
-        if (bias) q.bias[j] = bias[nn + j];
-      }
-    return q;
-  }
-  __device__ __forceinline__ void store4(int group, int m, int n, const float4& v, const QuadPre& pre) const {
+  __device__ __forceinline__ void store4(int group, int m, int n, const float4& v) const {
     if (m >= ncols) return;
     const int img = m / p, q = m - img * p, nn = group * mg + n;
-    const float fa = pow2(-scale_shift(pre.amax));
+    const float fa = pow2(-scale_shift(__ldg(amax + img)));
     float x[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
     for (int j = 0; j < 4; ++j)
       if (n + j < mg) {
-        x[j] *= fa * pre.inv_w[j];
-        if (bias) x[j] += pre.bias[j];
+        x[j] *= fa * __ldg(inv_w + nn + j);
+        if (bias) x[j] += bias[nn + j];
       }
     if (act == 0) {
 #pragma unroll

@@ -29,6 +29,7 @@
 #include <cooperative_groups.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "kernels/cuda/engine/timeline.hpp"
 
@@ -304,23 +305,27 @@ __device__ __forceinline__ void cluster_sum_store(const float* tile, int splits,
   static_assert(CS % 4 == 0 && BN % 4 == 0, "every 4 columns from a multiple of 4 are one aligned float4");
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
+  using P = decltype(pre(0, 0));
+  constexpr bool kPre = !std::is_same_v<P, NoQuadPre>;  // a pre that loads nothing keeps cluster.sync()
+  if constexpr (!kPre) cluster.sync();  // every block's tile is staged and visible to the cluster
   const int rank = static_cast<int>(cluster.block_rank());
   // This block's share: at most ITERS quads a thread (splits >= 2), summed first, so that the block can tell the
   // cluster it is done reading before it stores.
   constexpr int ITERS = (QUADS / 2 + THREADS - 1) / THREADS;
   const int per = (QUADS + splits - 1) / splits, q0 = rank * per, q1 = min(QUADS, q0 + per);
-  // cluster.sync() in its two halves: the arrive releases this block's staged tile to the cluster; what the stores
-  // will read besides the sums is loaded before the wait (whose acquire invalidates L1), so that it arrives while the
-  // blocks wait for each other.
-  asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
-  using P = decltype(pre(0, 0));
   P pres[ITERS];
+  if constexpr (kPre) {
+    // cluster.sync() in its two halves: the arrive releases this block's staged tile to the cluster; what the stores
+    // will read besides the sums is loaded before the wait (whose acquire invalidates L1), so that it arrives while
+    // the blocks wait for each other.
+    asm volatile("barrier.cluster.arrive.release.aligned;\n" ::: "memory");
 #pragma unroll
-  for (int it = 0; it < ITERS; ++it) {
-    const int i = q0 + tid + it * THREADS;
-    if (i < q1) pres[it] = pre(i / ROW_QUADS, 4 * (i % ROW_QUADS));
+    for (int it = 0; it < ITERS; ++it) {
+      const int i = q0 + tid + it * THREADS;
+      if (i < q1) pres[it] = pre(i / ROW_QUADS, 4 * (i % ROW_QUADS));
+    }
+    asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // every block's tile is staged and visible
   }
-  asm volatile("barrier.cluster.wait.acquire.aligned;\n" ::: "memory");  // every block's tile is staged and visible
   BS_TL_STEP(1)
   float4 sums[ITERS];
   cluster_sums<BM, BN, CS, THREADS, CLUSTER, ITERS, 2>(cluster, tile, splits, q0, q1, tid, sums);

@@ -126,9 +126,12 @@ __device__ __forceinline__ void cluster_reduce(const Problem& pr, const float (&
       for (int j = 0; j < T::BN / 8; ++j)
         *reinterpret_cast<float2*>(tile + (r + 64 * mi + 8 * h) * CS + c + 8 * j) = make_float2(acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
   constexpr bool pairs = requires { pr.store2(0, 0, 0, 0, 0.0f, 0.0f); };
+  // Nothing loaded before the barrier's wait (gemm_engine.cuh's quad_pre): with a quad's bias held across it, the
+  // 128 x 128 tiles' kernel (v61) went from 128 to 134 registers, one block a multiprocessor where two fitted, and the
+  // 16-bit convolutions at 4 and 16 images were 2-17 % slower (experiments/results/h200-quad-pre/, call 1).
   gemm::cluster_sum_store<T::BM, T::BN, CS, T::THREADS, T::CLUSTER>(
-      tile, pr.splits, tid, [&](int rr, int cc) { return gemm::quad_pre(pr, group, m0 + rr, n0 + cc); },
-      [&](int rr, int cc, const float4& sum, const auto& pre) { gemm::store_reduced_quad<pairs>(pr, group, m0 + rr, n0 + cc, sum, pre); });
+      tile, pr.splits, tid, [](int, int) { return gemm::NoQuadPre{}; },
+      [&](int rr, int cc, const float4& sum, gemm::NoQuadPre pre) { gemm::store_reduced_quad<pairs>(pr, group, m0 + rr, n0 + cc, sum, pre); });
 }
 #endif
 

@@ -108,7 +108,9 @@ struct ConvHalfProblem : HalfConvOut {
   __device__ __forceinline__ void store2(int group, int split, int m, int f, float v0, float v1) const {
     store2_as<BF16>(group, split, m, f, v0, v1);
   }
-  __device__ __forceinline__ void store4(int group, int m, int f, const float4& v, const float4& b) const { store4_as<BF16>(group, m, f, v, b); }
+  __device__ __forceinline__ void store4(int group, int m, int f, const float4& v, const float4& b) const {
+    store4_as<BF16>(group, m, f, v, [&] { return b; });
+  }
 };
 
 // Weights (M, Cg, KH, KW) FP32 -> words (G, Kw_pad, N_pad): word (z, kw, f) = filter z * Mg + f at k = 2kw, 2kw + 1.

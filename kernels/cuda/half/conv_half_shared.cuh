@@ -103,23 +103,27 @@ struct HalfConvOut {
   // pixel m. Where the four channels are whole and 8-byte aligned (every AlexNet layer), one 8-byte store with one
   // address, the same values as store2_as's two pairs (bias, activation, range check, the same rounding); else those two
   // pairs. At batch 1 the pairs' stores were the cluster reduction's longest step (about 230 instructions a quad).
-  // quad_pre: the four biases of the fast path, loaded before the cluster's barrier (gemm_engine.cuh's quad_pre); a quad
-  // that takes the pairs gets zeros, unused (store2_as reads its own).
+  // bias4(): the four biases (called only on the fast path and with a bias): loaded where they are added (the wgmma
+  // cluster versions, below), or what quad_pre loaded before the cluster's barrier (v48, gemm_engine.cuh's quad_pre; a
+  // quad that takes the pairs gets zeros from it, unused: store2_as reads its own).
   __device__ __forceinline__ bool quad_whole(int group, long long m, int f) const {
     const int ch = group * mg + f;
     return m < ncols && f + 3 < mg && (ch & 3) == 0 && (ms & 3) == 0;
   }
-  __device__ __forceinline__ float4 quad_pre(int group, long long m, int f) const {
-    if (!bias || !quad_whole(group, m, f)) return make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  __device__ __forceinline__ float4 load_bias4(int group, int f) const {
     const float* b = bias + group * mg + f;  // the four loads in flight together (16 bytes where aligned)
     return (reinterpret_cast<uintptr_t>(b) & 15) == 0 ? *reinterpret_cast<const float4*>(b) : make_float4(b[0], b[1], b[2], b[3]);
   }
-  template <bool BF16>
-  __device__ __forceinline__ void store4_as(int group, long long m, int f, const float4& v, const float4& bb) const {
+  __device__ __forceinline__ float4 quad_pre(int group, long long m, int f) const {
+    return bias && quad_whole(group, m, f) ? load_bias4(group, f) : make_float4(0.0f, 0.0f, 0.0f, 0.0f);
+  }
+  template <bool BF16, class Bias4>
+  __device__ __forceinline__ void store4_as(int group, long long m, int f, const float4& v, Bias4&& bias4) const {
     const int ch = group * mg + f;
     if (quad_whole(group, m, f)) {
       float x[4] = {v.x, v.y, v.z, v.w};
       if (bias) {
+        const float4 bb = bias4();
         x[0] += bb.x;
         x[1] += bb.y;
         x[2] += bb.z;

@@ -57,10 +57,11 @@ struct WgHalfProblem : wg::NhwcConvLoads {
   __device__ __forceinline__ void store2(int group, int split, long long m, int f, float v0, float v1) const {
     o.store2_as<BF16>(group, split, m, f, v0, v1);
   }
-  // Filters f to f + 3 at pixel m, the same sums at once (HalfConvOut::store4_as), their biases loaded before the
-  // cluster's barrier (quad_pre).
-  __device__ __forceinline__ float4 quad_pre(int group, long long m, int f) const { return o.quad_pre(group, m, f); }
-  __device__ __forceinline__ void store4(int group, long long m, int f, const float4& v, const float4& b) const { o.store4_as<BF16>(group, m, f, v, b); }
+  // Filters f to f + 3 at pixel m, the same sums at once (HalfConvOut::store4_as), their biases loaded here, after the
+  // cluster's barrier (gemm_wgmma.cuh's cluster_reduce says why).
+  __device__ __forceinline__ void store4(int group, long long m, int f, const float4& v) const {
+    o.store4_as<BF16>(group, m, f, v, [&] { return o.load_bias4(group, f); });
+  }
   template <class T>
   __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
     constexpr int J = T::BN / 8;

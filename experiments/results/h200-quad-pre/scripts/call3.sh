@@ -1,12 +1,12 @@
 # Call 3. Binaries: call 2's (base = main 1b2c2a6, new = fe6065b), and the same two commits built with
-# -DBATCHSCOPE_TIMELINE=ON (.device/tl.tar.xz: tl-base/, tl-new/). (a) end to end at 1 image, fp16 and FP32,
+# -DBATCHSCOPE_TIMELINE=ON (in the same pack, test_gpu left out: tl-base/, tl-new/). (a) end to end at 1 image, fp16 and FP32,
 # --cuda-graph --copies kernel, 5 rounds alternating (call 2's 2 rounds spread by 2-3 %); (b) the per-block timeline of
 # both at 1 and 2 images, fp16 and FP32: does the cluster reduction's stores step shrink as PREDICTION-call1.md said?
 set -uo pipefail
 . experiments/device_env.sh
 record_device; alexnet_model
 cat .device/base/COMMIT >> $OUT/device.txt 2>/dev/null
-tar -C .device -xJf .device/tl.tar.xz && cat .device/tl-base/COMMIT .device/tl-new/COMMIT >> $OUT/device.txt
+cat .device/tl-base/COMMIT .device/tl-new/COMMIT >> $OUT/device.txt
 SECONDS=0
 mkdir -p e2e tl
 E2E="--model data/models/alexnet --backend cuda --reps 50 --warmup 5 --host-memory pinned --check-images 1 --check-backend cpu --batches 1 --cuda-graph --copies kernel"

@@ -145,6 +145,40 @@ TEST(GpuEngine, LrnThenPoolingInOneKernelMatchesCpuRef) {
   }
 }
 
+// The pooling kernels alone (FP32 NCHW, 16-bit NHWC) at 1 and 3 images: windows up to 3x3 load their values as one
+// batch (pool_gather.cuh), larger ones one at a time; clipped windows (padding, ceil mode) and average with and
+// without the padding counted; an odd channel count (the 16-bit path's pad channel) and one of 16 (its 16-byte runs).
+TEST(GpuEngine, PoolingAloneMatchesCpuRefForEveryWindowSize) {
+  SKIP_WITHOUT_GPU();
+  std::vector<Layer> pools = {pool_layer("pool", PoolKind::max, 3, 2), pool_layer("pool", PoolKind::max, 2, 2),
+                              pool_layer("pool", PoolKind::max, 3, 1, 1), pool_layer("pool", PoolKind::avg, 3, 2, 1, true),
+                              pool_layer("pool", PoolKind::avg, 2, 1), pool_layer("pool", PoolKind::max, 4, 2, 1),
+                              pool_layer("pool", PoolKind::avg, 5, 2, 2), pool_layer("pool", PoolKind::max, 5, 3, 0, true)};
+  Layer excl = pool_layer("pool", PoolKind::avg, 3, 2, 1, true);
+  std::get<PoolParams>(excl.op).count_include_pad = false;
+  pools.push_back(excl);
+  for (const Layer& pool : pools)
+    for (const Shape in_shape : {Shape{16, 13, 13}, Shape{7, 12, 11}}) {
+      uint32_t seed;
+      std::mt19937 rng = test::fresh_rng(&seed);
+      const Model m = build("pool", in_shape, {pool}, rng);
+      const auto& pp = std::get<PoolParams>(pool.op);
+      for (const int n : {1, 3}) {
+        const std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+        const std::vector<float> want = cpu_ref_output(m, in, n);
+        for (Precision p : {Precision::fp32, Precision::fp16, Precision::bf16}) {
+          auto gpu = make_backend("cuda", test::guarded_options("", "", name_of(p)));
+          gpu->load(m);
+          EXPECT_EQ(gpu->describe(0), "pool kernel") << name_of(p);
+          const double tol = p == Precision::fp32 ? 1e-6 : p == Precision::fp16 ? 2e-3 : 1.6e-2;  // the inputs' rounding
+          EXPECT_LE(test::rel_l2(run(*gpu, m, in, n), want), tol)
+              << name_of(p) << (pp.kind == PoolKind::max ? " max " : " avg ") << pp.kh << "x" << pp.kw << " stride " << pp.sh << " pad "
+              << pp.ph << " channels " << in_shape.c << " batch " << n << " seed " << seed;
+        }
+      }
+    }
+}
+
 // With per-layer transfers the prepared weights are made in each layer's workspace, for every run.
 TEST(GpuEngine, PerLayerTransfersPrepareWeightsInTheWorkspace) {
   SKIP_WITHOUT_GPU();

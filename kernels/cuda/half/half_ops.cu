@@ -11,6 +11,7 @@
 #include "kernels/cuda/half/activate16.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/ops/block_reduce.cuh"
+#include "kernels/cuda/ops/pool_gather.cuh"
 #include "kernels/cuda/half/half_types.cuh"
 
 namespace bs::cuda::half {
@@ -117,11 +118,10 @@ __global__ void pool_values_kernel(const uint16_t* __restrict__ in, long long to
     const PoolWindow w = p.window(is.h, is.w, oy, ox);
     const bool is_max = p.kind == PoolKind::max;
     float a = is_max ? -FLT_MAX : 0.0f;
-    for (int y = w.y0; y < w.y1; ++y)
-      for (int x = w.x0; x < w.x1; ++x) {
-        const float f = to_float<BF16>(in[((img * is.h + y) * is.w + x) * is.c + c]);
-        a = is_max ? fmaxf(a, f) : a + f;
-      }
+    for_window<uint16_t>(p, w, [&](int y, int x) { return in[((img * is.h + y) * is.w + x) * is.c + c]; }, [&](uint16_t h) {
+      const float f = to_float<BF16>(h);
+      a = is_max ? fmaxf(a, f) : a + f;
+    });
     out[i] = from_float<BF16>(is_max ? a : a / w.count);
   }
 }
@@ -147,17 +147,15 @@ __global__ void __launch_bounds__(256) pool_kernel(const uint32_t* __restrict__ 
 #pragma unroll
     for (int j = 0; j < 2 * VEC; ++j) a[j] = MAX ? -FLT_MAX : 0.0f;
     const Vec* base = reinterpret_cast<const Vec*>(in) + img * static_cast<Index>(is.h) * is.w * runs + run;
-    for (int y = w.y0; y < w.y1; ++y)
-      for (int x = w.x0; x < w.x1; ++x) {
-        const Vec v = base[(static_cast<Index>(y) * is.w + x) * runs];
-        const uint32_t* words = reinterpret_cast<const uint32_t*>(&v);
+    for_window<Vec>(p, w, [&](int y, int x) { return base[(static_cast<Index>(y) * is.w + x) * runs]; }, [&](const Vec& v) {
+      const uint32_t* words = reinterpret_cast<const uint32_t*>(&v);
 #pragma unroll
-        for (int j = 0; j < VEC; ++j) {
-          const float f0 = to_float<BF16>(static_cast<uint16_t>(words[j] & 0xffffu)), f1 = to_float<BF16>(static_cast<uint16_t>(words[j] >> 16));
-          a[2 * j] = MAX ? fmaxf(a[2 * j], f0) : a[2 * j] + f0;
-          a[2 * j + 1] = MAX ? fmaxf(a[2 * j + 1], f1) : a[2 * j + 1] + f1;
-        }
+      for (int j = 0; j < VEC; ++j) {
+        const float f0 = to_float<BF16>(static_cast<uint16_t>(words[j] & 0xffffu)), f1 = to_float<BF16>(static_cast<uint16_t>(words[j] >> 16));
+        a[2 * j] = MAX ? fmaxf(a[2 * j], f0) : a[2 * j] + f0;
+        a[2 * j + 1] = MAX ? fmaxf(a[2 * j + 1], f1) : a[2 * j + 1] + f1;
       }
+    });
     Vec o;
     uint32_t* ow = reinterpret_cast<uint32_t*>(&o);
 #pragma unroll

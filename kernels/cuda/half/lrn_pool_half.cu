@@ -93,17 +93,9 @@ __device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_l
       return w;
     };
     // f(words) for every position of the window, rows then columns: the window's loads in flight together for tasks of
-    // up to 4 words (batch 1's: 48 -> 63 registers); 8-word tasks keep one load at a time (with the window gathered they
+    // up to 4 words (batch 1's: 48 -> 62 registers); 8-word tasks keep one load at a time (with the window gathered they
     // took 57 -> 116 registers and norm1 at 256 images 1.35x the time; one row gathered at a time, 70 registers).
-    const auto each = [&](auto&& f) {
-      const auto g = [&](const Words& w) { f(w.u); };
-      if constexpr (VEC <= 4) {
-        for_window<Words>(pp, win, load, g);
-      } else {
-        for (int y = win.y0; y < win.y1; ++y)
-          for (int x = win.x0; x < win.x1; ++x) g(load(y, x));
-      }
-    };
+    const auto each = [&](auto&& f) { for_window<Words, (VEC <= 4)>(pp, win, load, [&](const Words& w) { f(w.u); }); };
     uint32_t res[VEC];
     if constexpr (MAX) {  // windows are never empty: the first value starts the maximum
       load_words<VEC>(ring + (slot_lo * s.w + win.x0) * cw + VEC * vd, res, true);

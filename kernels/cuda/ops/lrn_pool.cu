@@ -36,14 +36,7 @@ __device__ __forceinline__ float pool_window(const float* plane, int ih, int iw,
   const PoolWindow w = p.window(ih, iw, oy, ox);
   const bool is_max = p.kind == PoolKind::max;
   float acc = is_max ? -FLT_MAX : 0.0f;
-  const auto load = [&](int y, int x) { return plane[y * iw + x]; };
-  const auto add = [&](float v) { acc = is_max ? fmaxf(acc, v) : acc + v; };
-  if constexpr (GATHER) {
-    for_window<float>(p, w, load, add);
-  } else {
-    for (int y = w.y0; y < w.y1; ++y)
-      for (int x = w.x0; x < w.x1; ++x) add(load(y, x));
-  }
+  for_window<float, GATHER>(p, w, [&](int y, int x) { return plane[y * iw + x]; }, [&](float v) { acc = is_max ? fmaxf(acc, v) : acc + v; });
   return is_max ? acc : acc / w.count;
 }
 

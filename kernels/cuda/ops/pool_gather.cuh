@@ -30,18 +30,26 @@ __device__ __forceinline__ void gather_apply(const PoolWindow& w, const Load& lo
       if (w.y0 + dy < w.y1 && w.x0 + dx < w.x1) f(v[dy * MK + dx]);
 }
 
-// f(value) for every position of the window, rows then columns: gathered first where the window is small enough (a
-// 2x2 grid for windows up to 2x2: the 3x3 grid's predicates made FP32 VGG-16's 2x2 pools 15 % slower at 64 images),
-// else one load at a time.
-template <class T, class Load, class F>
+// f(load(y, x)) for every position of window w, rows then columns, one load at a time.
+template <class Load, class F>
+__device__ __forceinline__ void for_window_loop(const PoolWindow& w, const Load& load, const F& f) {
+  for (int y = w.y0; y < w.y1; ++y)
+    for (int x = w.x0; x < w.x1; ++x) f(load(y, x));
+}
+
+// f(value) for every position of the window, rows then columns. GATHER: loaded first where the window is small enough
+// (a 2x2 grid for windows up to 2x2: the 3x3 grid's predicates made FP32 VGG-16's 2x2 pools 15 % slower at 64 images);
+// otherwise, and for callers that pass GATHER = false, one load at a time.
+template <class T, bool GATHER = true, class Load, class F>
 __device__ __forceinline__ void for_window(const PoolParams& p, const PoolWindow& w, const Load& load, const F& f) {
-  if (p.kh <= 2 && p.kw <= 2) {
+  if constexpr (!GATHER) {
+    for_window_loop(w, load, f);
+  } else if (p.kh <= 2 && p.kw <= 2) {
     gather_apply<2, T>(w, load, f);
   } else if (gathers(p)) {
     gather_apply<kGatherMax, T>(w, load, f);
   } else {
-    for (int y = w.y0; y < w.y1; ++y)
-      for (int x = w.x0; x < w.x1; ++x) f(load(y, x));
+    for_window_loop(w, load, f);
   }
 }
 

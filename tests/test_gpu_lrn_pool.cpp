@@ -2,8 +2,9 @@
 // every value within 2e-5 (|value| + 1) of cpu-ref's over its paths (the 3 x 3 max pooling, the general loop, the flush-to-zero
 // special functions and the exact ones, row tiles, 1, 2 and 4 pixels a thread, LRN alone).
 // LRN with the pooling after it in one kernel on the 16-bit NHWC path (lrn_pool_half.cu): the same 16-bit words as
-// the unfused pair (lrn_half then pool_half) to the bit, over the launch shapes it picks (whole pixels in strips of
-// rows at large batch; one-row strips and narrow channel chunks at batch 1), window sizes 1-17, odd channel counts
+// the unfused pair (lrn_half then pool_half) to the bit, in both forms at every case (the ring: whole pixels in strips of
+// rows at large batch, one-row strips and narrow channel chunks where forced at batch 1; the direct form: a thread a word
+// and its own window), over their launch shapes, window sizes 1-17, odd channel counts
 // (the pad channel), max and average pooling with padding and ceil mode; and the backend's plan taking it, within
 // the precision's tolerance of cpu-ref. Without a GPU each test skips.
 #include <gtest/gtest.h>
@@ -49,7 +50,8 @@ Model lrn_pool_model(Shape in, Layer norm, Layer pl) {
 
 // The 16-bit words of the model's output, fused or as the unfused pair, from the same 16-bit input. The fp16 overflow
 // flag goes to *overflow where given; else it must stay down.
-std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, int n, bool bf16, bool fused, int* overflow = nullptr) {
+std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, int n, bool bf16, bool fused, int* overflow = nullptr,
+                                h::LrnPoolHalfForm form = h::LrnPoolHalfForm::any) {
   const Shape s = m.layers[0].in, os = m.layers[1].out;
   const int cs = h::stored_channels(s.c);
   const size_t in_words = static_cast<size_t>(n) * s.h * s.w * cs, out_words = static_cast<size_t>(n) * os.h * os.w * cs;
@@ -63,7 +65,7 @@ std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, in
   const LrnParams& lp = std::get<LrnParams>(m.layers[0].op);
   const PoolParams& pp = std::get<PoolParams>(m.layers[1].op);
   if (fused) {
-    h::lrn_pool_half(x16.get(), n, s, lp, pp, os, y.get(), bf16, ovf.get(), nullptr);
+    h::lrn_pool_half(x16.get(), n, s, lp, pp, os, y.get(), bf16, ovf.get(), nullptr, form);
   } else {
     h::lrn_half(x16.get(), n, s, lp, mid.get(), bf16, ovf.get(), nullptr);
     h::pool_half(mid.get(), n, s, pp, os, y.get(), bf16, nullptr);
@@ -76,6 +78,8 @@ std::vector<uint16_t> run_words(const Model& m, const std::vector<float>& in, in
   else EXPECT_EQ(flag, 0) << "fp16 overflow raised on values of about 1";
   return out;
 }
+
+const char* form_name(h::LrnPoolHalfForm f) { return f == h::LrnPoolHalfForm::ring ? " ring" : " direct"; }
 
 Layer lrn_kbeta(int size, float k, float beta) {
   Layer l = lrn(size, k);
@@ -206,20 +210,24 @@ TEST(GpuLrnPoolHalf, FusedKernelGivesTheUnfusedPairsWordsToTheBit) {
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * c.n, rng);
     for (float& v : in) v *= 4.0f;
     for (bool bf16 : {false, true}) {
-      const std::vector<uint16_t> fused = run_words(m, in, c.n, bf16, true), unfused = run_words(m, in, c.n, bf16, false);
-      ASSERT_EQ(fused.size(), unfused.size());
-      size_t differ = 0, first = fused.size();
-      for (size_t i = 0; i < fused.size(); ++i)
-        if (fused[i] != unfused[i] && differ++ == 0) first = i;
-      EXPECT_EQ(differ, 0u) << "LRN " << std::get<LrnParams>(c.norm.op).size << " on " << c.in.c << "x" << c.in.h << "x" << c.in.w
-                            << " batch " << c.n << (bf16 ? " bf16" : " fp16") << ": first at word " << first << " seed " << seed;
+      const std::vector<uint16_t> unfused = run_words(m, in, c.n, bf16, false);
+      for (h::LrnPoolHalfForm form : {h::LrnPoolHalfForm::ring, h::LrnPoolHalfForm::direct}) {
+        const std::vector<uint16_t> fused = run_words(m, in, c.n, bf16, true, nullptr, form);
+        ASSERT_EQ(fused.size(), unfused.size());
+        size_t differ = 0, first = fused.size();
+        for (size_t i = 0; i < fused.size(); ++i)
+          if (fused[i] != unfused[i] && differ++ == 0) first = i;
+        EXPECT_EQ(differ, 0u) << "LRN " << std::get<LrnParams>(c.norm.op).size << " on " << c.in.c << "x" << c.in.h << "x" << c.in.w
+                              << " batch " << c.n << (bf16 ? " bf16" : " fp16") << form_name(form)
+                              << ": first at word " << first << " seed " << seed;
+      }
     }
   }
 }
 
 // fp16's range: with k = 1e-4 and a negligible alpha the factor is k^-0.75 = 1000, so inputs of 70-100 give LRN values of
-// 7e4-1e5, past fp16's 65504. The fused kernel checks each thread's largest value once: it must raise the flag where the
-// unfused LRN kernel raises it (one value out of range is enough), and not at 60 (6e4, in range).
+// 7e4-1e5, past fp16's 65504. The fused kernel (each form) checks each thread's largest value once: it must raise the flag
+// where the unfused LRN kernel raises it (one value out of range is enough), and not at 60 (6e4, in range).
 TEST(GpuLrnPoolHalf, FusedKernelRaisesFp16OverflowWhereTheUnfusedPairDoes) {
   SKIP_WITHOUT_GPU();
   for (Shape in : {Shape{96, 13, 13}, Shape{30, 9, 9}}) {  // 8-channel and 1-word tasks
@@ -229,11 +237,14 @@ TEST(GpuLrnPoolHalf, FusedKernelRaisesFp16OverflowWhereTheUnfusedPairDoes) {
     for (float big : {60.0f, 100.0f}) {
       std::vector<float> x(static_cast<size_t>(m.input.size()) * 2, 1.0f);
       x[x.size() / 2 + 7] = big;  // one value, in the second image
-      int fused = -1, unfused = -1;
-      run_words(m, x, 2, false, true, &fused);
+      int unfused = -1;
       run_words(m, x, 2, false, false, &unfused);
       EXPECT_EQ(unfused, big > 65.504f ? 1 : 0) << "the unfused LRN kernel's flag, input " << big;
-      EXPECT_EQ(fused, unfused) << to_string(in) << ", input " << big;
+      for (h::LrnPoolHalfForm form : {h::LrnPoolHalfForm::ring, h::LrnPoolHalfForm::direct}) {
+        int fused = -1;
+        run_words(m, x, 2, false, true, &fused, form);
+        EXPECT_EQ(fused, unfused) << to_string(in) << ", input " << big << form_name(form);
+      }
     }
   }
 }
@@ -242,30 +253,58 @@ TEST(GpuLrnPoolHalf, FusedKernelRaisesFp16OverflowWhereTheUnfusedPairDoes) {
 TEST(GpuLrnPoolHalf, LaunchShapeCoversTheGpuAtEveryBatch) {
   SKIP_WITHOUT_GPU();
   const PoolParams pp = std::get<PoolParams>(pool(PoolKind::max, 3, 2).op);
-  // norm1 at batch 1: 27 rows of one chunk are 27 blocks (< 264); one-row strips, then chunks of 24, 12, 8, 4 words (whole
-  // 4-word tasks)
-  h::LrnPoolHalfGrid g = h::lrn_pool_half_grid(1, {96, 55, 55}, pp, {96, 27, 27}, 132);
+  const Shape n1{96, 55, 55}, p1{96, 27, 27}, n2{256, 27, 27}, p2{256, 13, 13};
+  // the direct form up to 768 words a multiprocessor (101,376): norm1 at batch 1 is 27 x 27 x 48 = 34,992 words, 274 blocks
+  // of 128 threads; at 2 images 69,984 words, at 3 104,976 (the ring)
+  h::LrnPoolHalfGrid g = h::lrn_pool_half_grid(1, n1, pp, p1, 132);
+  EXPECT_TRUE(g.direct);
+  EXPECT_EQ(g.vec, 1);
+  EXPECT_EQ(g.grid[0], 274);
+  EXPECT_TRUE(h::lrn_pool_half_grid(2, n1, pp, p1, 132).direct);
+  EXPECT_FALSE(h::lrn_pool_half_grid(3, n1, pp, p1, 132).direct);
+  // norm2: 13 x 13 x 128 = 21,632 words an image, 169 blocks at 1; direct up to 4 images (86,528), the ring at 5 (108,160)
+  g = h::lrn_pool_half_grid(1, n2, pp, p2, 132);
+  EXPECT_TRUE(g.direct);
+  EXPECT_EQ(g.grid[0], 169);
+  EXPECT_TRUE(h::lrn_pool_half_grid(4, n2, pp, p2, 132).direct);
+  EXPECT_FALSE(h::lrn_pool_half_grid(5, n2, pp, p2, 132).direct);
+  // ... on a GPU of 66 multiprocessors the limit halves: norm2 at 2 images direct, at 3 the ring
+  EXPECT_TRUE(h::lrn_pool_half_grid(2, n2, pp, p2, 66).direct);
+  EXPECT_FALSE(h::lrn_pool_half_grid(3, n2, pp, p2, 66).direct);
+  // the ring forced at batch 1: one-row strips, then chunks of 24, 12, 8, 4 words (whole 4-word tasks), 12 x 27 blocks
+  g = h::lrn_pool_half_grid(1, n1, pp, p1, 132, h::LrnPoolHalfForm::ring);
+  EXPECT_FALSE(g.direct);
   EXPECT_EQ(g.strip, 1);
   EXPECT_EQ(g.cw, 4);
+  EXPECT_EQ(g.vec, 4);
   EXPECT_EQ(g.grid[0], 12);
   EXPECT_EQ(g.grid[1], 27);
-  // batch 40: 7 strips of 4 rows x 40 images = 280 blocks of whole pixels (48 words; a ring of 3 x 55 x 48 words = 31.7 KB)
-  g = h::lrn_pool_half_grid(40, {96, 55, 55}, pp, {96, 27, 27}, 132);
+  // batch 40: 7 strips of 4 rows x 40 images = 280 blocks of whole pixels (48 words; a ring of 3 x 55 x 48 words = 31.7 KB),
+  // 16-channel tasks
+  g = h::lrn_pool_half_grid(40, n1, pp, p1, 132);
+  EXPECT_FALSE(g.direct);
   EXPECT_EQ(g.strip, 4);
   EXPECT_EQ(g.cw, 48);
+  EXPECT_EQ(g.vec, 8);
   EXPECT_EQ(g.grid[1] * g.grid[2], 280);
   // norm2 at batch 1024: 128 words a pixel (a ring of 3 x 27 x 128 words = 41.5 KB, within 48 KB)
-  g = h::lrn_pool_half_grid(1024, {256, 27, 27}, pp, {256, 13, 13}, 132);
+  g = h::lrn_pool_half_grid(1024, n2, pp, p2, 132);
   EXPECT_EQ(g.cw, 128);
   EXPECT_EQ(g.grid[0], 1);
   EXPECT_EQ(g.grid[1], 4);
   // a plane too wide for whole pixels: 3 rows x 200 pixels x 48 words = 115 KB, halved to 24 words (57.6 KB), 12 (28.8 KB)
   g = h::lrn_pool_half_grid(1024, {96, 200, 200}, pp, {96, 99, 99}, 132);
+  EXPECT_FALSE(g.direct);
   EXPECT_EQ(g.cw, 12);
   // 2 x 9 channels: words of 1-channel pairs (no 4-word tasks); 3 rows x 3000 pixels x 5 words = 180 KB, halved to 3 words
-  // (108 KB), 2 (72 KB), 1 (36 KB)
-  g = h::lrn_pool_half_grid(4, {9, 5, 3000}, pp, {9, 2, 1499}, 132);
+  // (108 KB), 2 (72 KB), 1 (36 KB); at 4 images its 59,960 words take the direct form unless the ring is asked for
+  g = h::lrn_pool_half_grid(4, {9, 5, 3000}, pp, {9, 2, 1499}, 132, h::LrnPoolHalfForm::ring);
+  EXPECT_FALSE(g.direct);
   EXPECT_EQ(g.cw, 1);
+  EXPECT_EQ(g.vec, 1);
+  EXPECT_TRUE(h::lrn_pool_half_grid(4, {9, 5, 3000}, pp, {9, 2, 1499}, 132).direct);
+  // the direct form's words are counted in 32 bits: asked for at 5000 x 99 x 99 x 48 = 2.35e9 words it is the ring
+  EXPECT_FALSE(h::lrn_pool_half_grid(5000, {96, 200, 200}, pp, {96, 99, 99}, 132, h::LrnPoolHalfForm::direct).direct);
 }
 
 // The cuda backend plans the fused kernel for LRN then pooling in fp16 and bf16, within the precision's tolerance of

@@ -131,14 +131,21 @@ void softmax_half(const uint16_t* in, int n, Shape s, uint16_t* out, bool bf16, 
 
 // LRN and the pooling after it in one kernel (lrn_pool_half.cu; the same values as lrn_half then pool_half, to the bit).
 Support lrn_pool_half_supports(const LrnParams& lp, Shape lrn_shape, const PoolParams& pp);
+// Two forms: the ring (a block computes its strip's LRN rows into shared memory, then pools them) where the batch fills
+// the GPU, and the direct form (a thread computes the LRN at each position of its own window, one word, no barrier) where it
+// does not. `any` lets lrn_pool_half_grid choose; the tests force each.
+enum class LrnPoolHalfForm { any, ring, direct };
 struct LrnPoolHalfGrid {
-  int cw = 0, strip = 0;  // channel pairs per chunk, output rows per strip
-  int grid[3] = {};       // chunks, strips, images
+  bool direct = false;
+  int vec = 0;            // words a task: ring 8, 4 or 1; direct 1
+  int cw = 0, strip = 0;  // ring: channel pairs per chunk, output rows per strip
+  int grid[3] = {};       // ring: chunks, strips, images; direct: blocks of 128 threads, 1, 1
 };
-// The launch's shape for `sms` multiprocessors: whole pixels and strips of 4 rows where that fills the GPU twice over,
-// else strips of one row and chunks down to 4 words.
-LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape lrn_shape, const PoolParams& pp, Shape os, int sms);
+// The launch's shape for `sms` multiprocessors: the direct form where its 1-word tasks are at most 768 a multiprocessor
+// (and fewer than 2^31); else the ring, with whole pixels and strips of 4 rows where that fills the GPU twice over, else
+// strips of one row and chunks down to 4 words.
+LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape lrn_shape, const PoolParams& pp, Shape os, int sms, LrnPoolHalfForm form = LrnPoolHalfForm::any);
 void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, const PoolParams& pp, Shape os, uint16_t* out, bool bf16,
-                   int* ovf, cudaStream_t st);
+                   int* ovf, cudaStream_t st, LrnPoolHalfForm form = LrnPoolHalfForm::any);
 
 }  // namespace bs::cuda::half

@@ -21,6 +21,8 @@
 // the grid still covers the GPU (batch 1, norm1: 12 chunks x 27 rows).
 #include <algorithm>
 #include <cfloat>
+#include <cstddef>
+#include <type_traits>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
@@ -61,6 +63,65 @@ __device__ __forceinline__ void store_words(uint32_t* p, const uint32_t (&u)[VEC
   }
 }
 
+// A task's words at one pixel: its VEC words (p, word: the first) and the HW on each side (through L1: the neighbouring
+// tasks' words), 0 outside the pixel's cs2 words; raw[j] is word - HW + j.
+template <int HW, int VEC>
+struct TaskWords {
+  uint32_t raw[VEC + 2 * HW];
+};
+template <int HW, int VEC>
+__device__ __forceinline__ TaskWords<HW, VEC> load_task(const uint32_t* p, int word, int cs2) {
+  TaskWords<HW, VEC> t;
+  uint32_t u[VEC];
+  load_words<VEC>(p, u, false);
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) t.raw[HW + i] = u[i];
+#pragma unroll
+  for (int k = 1; k <= HW; ++k) {
+    t.raw[HW - k] = word - k >= 0 ? __ldg(p - k) : 0u;
+    t.raw[HW + VEC - 1 + k] = word + VEC - 1 + k < cs2 ? __ldg(p + VEC - 1 + k) : 0u;
+  }
+  return t;
+}
+
+// The LRN of a task's VEC words (c: the real channels), in the order and with the functions of lrn_kernel (half_ops.cu),
+// so that the result is the unfused pair's to the bit; rmax: the largest |value| so far.
+template <bool BF16, int HALF, int VEC>
+__device__ __forceinline__ void lrn_task(const TaskWords<(HALF + 1) / 2, VEC>& t, int word, int c, const LrnParams& lp, float scale,
+                                         float& rmax, uint32_t (&res)[VEC]) {
+  constexpr int HW = (HALF + 1) / 2, NV = 2 * (VEC + 2 * HW);
+  // v: channels 2 (word - HW) ... 2 (word + VEC + HW) - 1, zero outside the C real channels (adding 0 x 0 to a window sum
+  // leaves it as lrn_kernel's, which skips them)
+  float v[NV];
+#pragma unroll
+  for (int j = 0; j < VEC + 2 * HW; ++j) unpack2<BF16>(t.raw[j], v[2 * j], v[2 * j + 1]);
+  const bool edge = 2 * (word + VEC + HW) > c;  // the task's window reaches the pad channel or past the pixel
+  if (edge) {
+#pragma unroll
+    for (int i = 0; i < NV; ++i)
+      if (2 * (word - HW) + i >= c) v[i] = 0.0f;
+  }
+  float r[2 * VEC];
+#pragma unroll
+  for (int i = 0; i < 2 * VEC; ++i) {
+    const int at = 2 * HW + i;  // this channel's place in v
+    float sum = 0.0f;
+#pragma unroll
+    for (int j = at - HALF; j <= at + HALF; ++j) sum = fmaf(v[j], v[j], sum);
+    r[i] = v[at] * lrn_factor(lp, scale, sum);
+  }
+  if (edge) {  // channels past C: zero, as lrn_kernel stores them (not 0 x the factor, which is NaN where it is infinite)
+#pragma unroll
+    for (int i = 0; i < 2 * VEC; ++i)
+      if (2 * word + i >= c) r[i] = 0.0f;
+  }
+#pragma unroll
+  for (int i = 0; i < VEC; ++i) {
+    rmax = fmaxf(rmax, fmaxf(fabsf(r[2 * i]), fabsf(r[2 * i + 1])));
+    res[i] = pack2<BF16>(r[2 * i], r[2 * i + 1]);
+  }
+}
+
 // The larger of two words' halves, each (exact: no rounding, as fmaxf on the widened values then rounding back).
 template <bool BF16>
 __device__ __forceinline__ uint32_t max2(uint32_t a, uint32_t b) {
@@ -70,6 +131,42 @@ __device__ __forceinline__ uint32_t max2(uint32_t a, uint32_t b) {
   } else {
     const __half2 r = __hmax2(*reinterpret_cast<const __half2*>(&a), *reinterpret_cast<const __half2*>(&b));
     return *reinterpret_cast<const uint32_t*>(&r);
+  }
+}
+
+// The pooled words of window win, MAX or average, from words(load(y, x), u) at each of its positions, combined as
+// pool_kernel combines them (half_ops.cu): the maximum started from the first value (first(res) where the caller can
+// read it directly, else the first position's words), or float sums in the window's order divided by win.count.
+// GATHER: the window's loads issued together (for_window).
+template <bool BF16, bool MAX, int VEC, class T, bool GATHER, class Load, class Words, class First = std::nullptr_t>
+__device__ __forceinline__ void pool_words(const PoolParams& pp, const PoolWindow& win, const Load& load, const Words& words,
+                                           uint32_t (&res)[VEC], const First& first = nullptr) {
+  if constexpr (MAX) {  // windows are never empty
+    constexpr bool kFlag = std::is_same_v<First, std::nullptr_t>;
+    bool at_first = kFlag;
+    if constexpr (!kFlag) first(res);
+    for_window<T, GATHER>(pp, win, load, [&](const T& t) {
+      uint32_t u[VEC];
+      words(t, u);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) res[i] = max2<BF16>(at_first ? u[i] : res[i], u[i]);
+      at_first = false;
+    });
+  } else {
+    float a[2 * VEC] = {};
+    for_window<T, GATHER>(pp, win, load, [&](const T& t) {
+      uint32_t u[VEC];
+      words(t, u);
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) {
+        float f0, f1;
+        unpack2<BF16>(u[i], f0, f1);
+        a[2 * i] += f0;
+        a[2 * i + 1] += f1;
+      }
+    });
+#pragma unroll
+    for (int i = 0; i < VEC; ++i) res[i] = pack2<BF16>(a[2 * i] / win.count, a[2 * i + 1] / win.count);
   }
 }
 
@@ -92,31 +189,17 @@ __device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_l
       load_words<VEC>(ring + (slot * s.w + x) * cw + VEC * vd, w.u, true);
       return w;
     };
-    // f(words) for every position of the window, rows then columns: the window's loads in flight together for tasks of
-    // up to 4 words (batch 1's: 48 -> 62 registers); 8-word tasks keep one load at a time (with the window gathered they
-    // took 57 -> 116 registers and norm1 at 256 images 1.35x the time; one row gathered at a time, 70 registers).
-    const auto each = [&](auto&& f) { for_window<Words, (VEC <= 4)>(pp, win, load, [&](const Words& w) { f(w.u); }); };
+    const auto words = [](const Words& w, uint32_t(&u)[VEC]) {
+#pragma unroll
+      for (int i = 0; i < VEC; ++i) u[i] = w.u[i];
+    };
+    // the window's loads in flight together for tasks of up to 4 words (batch 1's: 48 -> 62 registers); 8-word tasks keep
+    // one load at a time (with the window gathered they took 57 -> 116 registers and norm1 at 256 images 1.35x the time;
+    // one row gathered at a time, 70 registers)
     uint32_t res[VEC];
-    if constexpr (MAX) {  // windows are never empty: the first value starts the maximum
-      load_words<VEC>(ring + (slot_lo * s.w + win.x0) * cw + VEC * vd, res, true);
-      each([&](const uint32_t(&u)[VEC]) {
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) res[i] = max2<BF16>(res[i], u[i]);
-      });
-    } else {
-      float a[2 * VEC] = {};
-      each([&](const uint32_t(&u)[VEC]) {
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-          float f0, f1;
-          unpack2<BF16>(u[i], f0, f1);
-          a[2 * i] += f0;
-          a[2 * i + 1] += f1;
-        }
-      });
-#pragma unroll
-      for (int i = 0; i < VEC; ++i) res[i] = pack2<BF16>(a[2 * i] / win.count, a[2 * i + 1] / win.count);
-    }
+    pool_words<BF16, MAX, VEC, Words, (VEC <= 4)>(pp, win, load, words, res, [&](uint32_t(&r)[VEC]) {
+      load_words<VEC>(ring + (slot_lo * s.w + win.x0) * cw + VEC * vd, r, true);
+    });
     store_words<VEC>(orow + static_cast<long long>(ox) * cs2 + VEC * vd, res);
     vd += dv;
     ox += dx;
@@ -132,7 +215,7 @@ template <bool BF16, int HALF, int VEC>
 __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t* __restrict__ in, int n, Shape s, int cs2, LrnParams lp,
                                                                  PoolParams pp, Shape os, int cw, int strip, uint32_t* __restrict__ out,
                                                                  int* ovf) {
-  constexpr int HW = (HALF + 1) / 2, NV = 2 * (VEC + 2 * HW);
+  constexpr int HW = (HALF + 1) / 2;
   extern __shared__ uint32_t ring[];  // [kh][W][cw]: LRN row y in slot y % kh
   const int w0 = blockIdx.x * cw, nv = (min(cs2, w0 + cw) - w0) / VEC;
   const int oy0 = blockIdx.y * strip, oy1 = min(os.h, oy0 + strip);
@@ -153,45 +236,9 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
       int slot = y % R;
       for (; y < yhi;) {
         const int word = w0 + VEC * vd;
-        const uint32_t* p = img + (static_cast<long long>(y) * s.w + x) * cs2 + word;
-        // v: channels 2 (word - HW) ... 2 (word + VEC + HW) - 1, zero outside the C real channels (adding 0 x 0 to a
-        // window sum leaves it as lrn_kernel's, which skips them)
-        float v[NV];
-        uint32_t u[VEC];
-        load_words<VEC>(p, u, false);
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) unpack2<BF16>(u[i], v[2 * (HW + i)], v[2 * (HW + i) + 1]);
-#pragma unroll
-        for (int k = 1; k <= HW; ++k) {
-          unpack2<BF16>(word - k >= 0 ? __ldg(p - k) : 0u, v[2 * (HW - k)], v[2 * (HW - k) + 1]);
-          unpack2<BF16>(word + VEC - 1 + k < cs2 ? __ldg(p + VEC - 1 + k) : 0u, v[2 * (HW + VEC - 1 + k)], v[2 * (HW + VEC - 1 + k) + 1]);
-        }
-        const bool edge = 2 * (word + VEC + HW) > s.c;  // the task's window reaches the pad channel or past the pixel
-        if (edge) {
-#pragma unroll
-          for (int i = 0; i < NV; ++i)
-            if (2 * (word - HW) + i >= s.c) v[i] = 0.0f;
-        }
-        float r[2 * VEC];
-#pragma unroll
-        for (int i = 0; i < 2 * VEC; ++i) {
-          const int at = 2 * HW + i;  // this channel's place in v
-          float sum = 0.0f;
-#pragma unroll
-          for (int j = at - HALF; j <= at + HALF; ++j) sum = fmaf(v[j], v[j], sum);
-          r[i] = v[at] * lrn_factor(lp, scale, sum);
-        }
-        if (edge) {  // channels past C: zero, as lrn_kernel stores them (not 0 x the factor, which is NaN where it is infinite)
-#pragma unroll
-          for (int i = 0; i < 2 * VEC; ++i)
-            if (2 * word + i >= s.c) r[i] = 0.0f;
-        }
         uint32_t res[VEC];
-#pragma unroll
-        for (int i = 0; i < VEC; ++i) {
-          rmax = fmaxf(rmax, fmaxf(fabsf(r[2 * i]), fabsf(r[2 * i + 1])));
-          res[i] = pack2<BF16>(r[2 * i], r[2 * i + 1]);
-        }
+        lrn_task<BF16, HALF, VEC>(load_task<HW, VEC>(img + (static_cast<long long>(y) * s.w + x) * cs2 + word, word, cs2), word, s.c, lp,
+                                  scale, rmax, res);
         store_words<VEC>(ring + (slot * s.w + x) * cw + VEC * vd, res);
         vd += dv;
         x += dx;
@@ -209,6 +256,40 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
       else pool_row<BF16, false, VEC>(ring, R, ylo % R, s, pp, os, oy, nv, cw, cs2, orow);
       __syncthreads();  // before the next row's LRN rows overwrite the ring
     }
+  }
+  check_range<BF16>(rmax, ovf);
+}
+
+// The direct form, for batches too small to fill the GPU (lrn_pool_half_grid): a thread per output pixel and word
+// computes the LRN at each position of its pooling window from the input and pools it, with no ring and no barrier. At
+// 1-2 images the ring's blocks held 1-3 LRN rows of a chunk of 4 words each and met at two barriers (ncu at 1 image:
+// barrier stalls 37 % of the cycles between issues). An LRN value is computed once for each window that holds it (2.25
+// times on average for 3 x 3 windows of stride 2), from the same words with the same functions: the ring's values to the
+// bit. The window's loads are issued together where a word with its halo is at most 6 words (27 words for halo 1).
+// Measured on the H200 (fp16, AlexNet; experiments/results/h200-lrn-direct/): norm1 at 1 / 2 images 3.8 -> 3.6 / 4.8 ->
+// 4.4 us, norm2 at 1 / 2 / 4 images 3.5 -> 3.1 / 4.5 -> 3.6 / 5.0 -> 4.8. Not kept: 4-word tasks (slower at every batch)
+// and 1-channel tasks (twice the threads, no faster: each value's index work is a word's).
+constexpr int kDirectThreads = 128;
+template <bool BF16, int HALF>
+__global__ void __launch_bounds__(kDirectThreads) lrn_pool_direct_kernel(const uint32_t* __restrict__ in, unsigned total, Shape s, int cs2,
+                                                                         LrnParams lp, PoolParams pp, Shape os, uint32_t* __restrict__ out,
+                                                                         int* ovf) {
+  constexpr int HW = (HALF + 1) / 2;
+  using T = TaskWords<HW, 1>;
+  constexpr bool kGather = 1 + 2 * HW <= 6;
+  const float scale = lp.alpha / lp.size;
+  float rmax = 0.0f;
+  for (unsigned i = blockIdx.x * kDirectThreads + threadIdx.x; i < total; i += gridDim.x * kDirectThreads) {
+    const unsigned pix = i / cs2, ox = pix % os.w, row = pix / os.w, oy = row % os.h, b = row / os.h;  // pix: (b, oy, ox)
+    const int word = static_cast<int>(i - pix * cs2);
+    const uint32_t* img = in + static_cast<long long>(b) * s.h * s.w * cs2 + word;
+    const PoolWindow win = pp.window(s.h, s.w, static_cast<int>(oy), static_cast<int>(ox));
+    const auto load = [&](int y, int x) { return load_task<HW, 1>(img + (y * s.w + x) * cs2, word, cs2); };
+    const auto words = [&](const T& t, uint32_t(&u)[1]) { lrn_task<BF16, HALF, 1>(t, word, s.c, lp, scale, rmax, u); };
+    uint32_t res[1];
+    if (pp.kind == PoolKind::max) pool_words<BF16, true, 1, T, kGather>(pp, win, load, words, res);
+    else pool_words<BF16, false, 1, T, kGather>(pp, win, load, words, res);
+    out[static_cast<long long>(pix) * cs2 + word] = res[0];
   }
   check_range<BF16>(rmax, ovf);
 }
@@ -234,6 +315,15 @@ void launch(int half, int vec, dim3 grid, size_t smem, cudaStream_t st, const ui
   else lrn_pool_half_kernel<BF16, HALF, 1><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
 }
 
+template <bool BF16, int HALF = 0>
+void launch_direct(int half, unsigned blocks, cudaStream_t st, const uint32_t* in, unsigned total, Shape s, int cs2, const LrnParams& lp,
+                   const PoolParams& pp, Shape os, uint32_t* out, int* ovf) {
+  if constexpr (HALF < kMaxHalf) {
+    if (half != HALF) return launch_direct<BF16, HALF + 1>(half, blocks, st, in, total, s, cs2, lp, pp, os, out, ovf);
+  }
+  lrn_pool_direct_kernel<BF16, HALF><<<blocks, kDirectThreads, 0, st>>>(in, total, s, cs2, lp, pp, os, out, ovf);
+}
+
 }  // namespace
 
 Support lrn_pool_half_supports(const LrnParams& lp, Shape s, const PoolParams& pp) {
@@ -246,7 +336,7 @@ Support lrn_pool_half_supports(const LrnParams& lp, Shape s, const PoolParams& p
   return {};
 }
 
-LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape os, int sms) {
+LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape os, int sms, LrnPoolHalfForm form) {
   const int cs2 = stored_channels(s.c) / 2;
   LrnPoolHalfGrid g;
   // halving keeps whole 4-word (8-channel) tasks where the channel stride has them
@@ -261,8 +351,23 @@ LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape o
   const long long images = std::min(n, 65535);
   auto blocks = [&] { return images * ((cs2 + g.cw - 1) / g.cw) * ((os.h + g.strip - 1) / g.strip); };
   const long long want = 2LL * sms;
+  // the direct form where its 1-word tasks are at most 768 a multiprocessor (6 blocks of 128 threads; measured on the H200,
+  // AlexNet fp16: faster at norm1's 265 and 530 a multiprocessor, 1 and 2 images, and norm2's 164-655, 1-4 images; slower
+  // at norm1's 1,060, 4 images, where the ring's chunks of 4 words won), counted in 32 bits
+  const long long words = static_cast<long long>(n) * os.h * os.w * cs2;
+  const bool small = words <= 768LL * sms;
+  g.direct = words < (1LL << 31) && (form == LrnPoolHalfForm::direct || (form == LrnPoolHalfForm::any && small));
+  if (g.direct) {
+    g.vec = 1;
+    g.cw = cs2;
+    g.strip = 0;
+    g.grid[0] = static_cast<int>((words + kDirectThreads - 1) / kDirectThreads);
+    g.grid[1] = g.grid[2] = 1;
+    return g;
+  }
   if (blocks() < want) g.strip = 1;  // small batches: more blocks before narrower chunks
   while (blocks() < want && g.cw > 4) g.cw = std::max(4, halve(g.cw));
+  g.vec = task_words(cs2, g.cw);
   g.grid[0] = (cs2 + g.cw - 1) / g.cw;
   g.grid[1] = (os.h + g.strip - 1) / g.strip;
   g.grid[2] = static_cast<int>(images);
@@ -270,16 +375,21 @@ LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape o
 }
 
 void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, const PoolParams& pp, Shape os, uint16_t* out, bool bf16,
-                   int* ovf, cudaStream_t st) {
+                   int* ovf, cudaStream_t st, LrnPoolHalfForm form) {
   const int cs2 = stored_channels(s.c) / 2;
-  const LrnPoolHalfGrid g = lrn_pool_half_grid(n, s, pp, os, sm_count());
-  const dim3 grid(static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]), static_cast<unsigned>(g.grid[2]));
-  const size_t smem = ring_bytes(pp, s, g.cw);
+  const LrnPoolHalfGrid g = lrn_pool_half_grid(n, s, pp, os, sm_count(), form);
   const auto* src = reinterpret_cast<const uint32_t*>(in);
   auto* dst = reinterpret_cast<uint32_t*>(out);
-  const int vec = task_words(cs2, g.cw);
-  if (bf16) launch<true>(lp.size / 2, vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
-  else launch<false>(lp.size / 2, vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
+  if (g.direct) {
+    const auto total = static_cast<unsigned>(static_cast<long long>(n) * os.h * os.w * cs2), blocks = static_cast<unsigned>(g.grid[0]);
+    if (bf16) launch_direct<true>(lp.size / 2, blocks, st, src, total, s, cs2, lp, pp, os, dst, nullptr);
+    else launch_direct<false>(lp.size / 2, blocks, st, src, total, s, cs2, lp, pp, os, dst, ovf);
+  } else {
+    const dim3 grid(static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]), static_cast<unsigned>(g.grid[2]));
+    const size_t smem = ring_bytes(pp, s, g.cw);
+    if (bf16) launch<true>(lp.size / 2, g.vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
+    else launch<false>(lp.size / 2, g.vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
+  }
   CUDA_CHECK_LAUNCH();
 }
 

@@ -142,7 +142,7 @@ struct LrnPoolHalfGrid {
   int grid[3] = {};       // ring: chunks, strips, images; direct: blocks of 128 threads, 1, 1
 };
 // The launch's shape for `sms` multiprocessors: the direct form where its 1-word tasks are at most 768 a multiprocessor
-// (and fewer than 2^31); else the ring, with whole pixels and strips of 4 rows where that fills the GPU twice over, else
+// (and its input and output words fewer than 2^31); else the ring, with whole pixels and strips of 4 rows where that fills the GPU twice over, else
 // strips of one row and chunks down to 4 words.
 LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape lrn_shape, const PoolParams& pp, Shape os, int sms, LrnPoolHalfForm form = LrnPoolHalfForm::any);
 void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, const PoolParams& pp, Shape os, uint16_t* out, bool bf16,

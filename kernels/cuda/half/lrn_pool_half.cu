@@ -17,8 +17,9 @@
 // fp16's range is checked once a thread on the largest value it computed (per channel, the tests and the flag's
 // predicated store were 40 % of the loop's instructions).
 // Grid: x channel chunks, y strips, z images. At large batch a chunk is every channel of the pixel (a strip's rows
-// are one contiguous range of the tensor); at small batch strips shrink to one row and chunks to a few words, so that
-// the grid still covers the GPU (batch 1, norm1: 12 chunks x 27 rows).
+// are one contiguous range of the tensor); at smaller batches strips shrink to one row and chunks to a few words, so that
+// the grid still covers the GPU. At the smallest (AlexNet: 1-2 images for norm1, 1-4 for norm2) the direct form runs
+// instead, a thread per output word and no ring (lrn_pool_direct_kernel below).
 #include <algorithm>
 #include <cfloat>
 #include <cstddef>
@@ -353,10 +354,10 @@ LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape o
   const long long want = 2LL * sms;
   // the direct form where its 1-word tasks are at most 768 a multiprocessor (6 blocks of 128 threads; measured on the H200,
   // AlexNet fp16: faster at norm1's 265 and 530 a multiprocessor, 1 and 2 images, and norm2's 164-655, 1-4 images; slower
-  // at norm1's 1,060, 4 images, where the ring's chunks of 4 words won), counted in 32 bits
-  const long long words = static_cast<long long>(n) * os.h * os.w * cs2;
+  // at norm1's 1,060, 4 images, where the ring's chunks of 4 words won); its output and input words counted in 32 bits
+  const long long words = static_cast<long long>(n) * os.h * os.w * cs2, in_words = static_cast<long long>(n) * s.h * s.w * cs2;
   const bool small = words <= 768LL * sms;
-  g.direct = words < (1LL << 31) && (form == LrnPoolHalfForm::direct || (form == LrnPoolHalfForm::any && small));
+  g.direct = std::max(words, in_words) < (1LL << 31) && (form == LrnPoolHalfForm::direct || (form == LrnPoolHalfForm::any && small));
   if (g.direct) {
     g.vec = 1;
     g.cw = cs2;

@@ -22,7 +22,7 @@ for r in 1 2 3; do order="base new"; [ $((r % 2)) = 0 ] && order="new base"; for
 { echo "## BS_PDL=0 (base) against BS_PDL=1 (new), kernels"; python3 experiments/ab_compare.py ab | grep -v missing
   for l in conv1 conv2 fc6 fc8; do echo; echo "### $l"; python3 experiments/ab_compare.py ab $l | awk '/base ms, '$l' /{p=1} p' | grep -v missing; done
   echo; echo "## end to end, --cuda-graph --copies kernel (total_ms column per round)"
-  for f in e2e/*.csv; do echo "$f: $(python3 - "$f" <<'PY'
+  for f in $(ls e2e/*.csv | grep -v layers); do echo "$f: $(python3 - "$f" <<'PY'
 import csv,sys
 rows=[r for r in csv.DictReader(open(sys.argv[1])) if r.get('run')=='warm']
 print('; '.join(f"b{r['batch']} total {r.get('total_ms') or r.get('wall_ms')} check {r['check']}" for r in rows))

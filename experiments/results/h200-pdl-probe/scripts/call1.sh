@@ -4,6 +4,8 @@
 # waits with griddepcontrol.wait before its first global access and then releases the next launch).
 # (a) AlexNet kernels (the breakdown's kernel time: overlapping kernels counted once) at 1-16 images, fp16 / bf16, INT8
 # (fp16) at 1, 3 rounds alternating; (b) end to end at 1 and 16 images with --cuda-graph --copies kernel, 3 rounds.
+# After the call: the end-to-end listing reads the sweep CSVs only (not .layers.csv) and their total_ms_median column; as
+# run, it read neither, and call1/summary.md's end-to-end table was made from raw.tar.xz by hand.
 set -uo pipefail
 . experiments/device_env.sh
 record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
@@ -25,10 +27,9 @@ for r in 1 2 3; do order="base new"; [ $((r % 2)) = 0 ] && order="new base"; for
   for f in $(ls e2e/*.csv | grep -v layers); do echo "$f: $(python3 - "$f" <<'PY'
 import csv,sys
 rows=[r for r in csv.DictReader(open(sys.argv[1])) if r.get('run')=='warm']
-print('; '.join(f"b{r['batch']} total {r.get('total_ms') or r.get('wall_ms')} check {r['check']}" for r in rows))
+print('; '.join(f"b{r['batch']} total {r['total_ms_median']} check {r['check']}" for r in rows))
 PY
 )"; done
 } >> $OUT/summary.md 2>&1
-head -3 e2e/base-fp16-r1.csv >> $OUT/summary.md
 tar czf $OUT/raw.tgz ab e2e 2>/dev/null
 cat $OUT/summary.md | head -80

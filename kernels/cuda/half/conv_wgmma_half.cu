@@ -29,6 +29,7 @@
 // The floor and what each measured: experiments/precision-half.md, "16-bit convolutions on wgmma".
 #include <algorithm>
 #include <climits>
+#include <type_traits>
 
 #include "kernels/cuda/check.hpp"
 #include "kernels/cuda/engine/gemm_launch.cuh"
@@ -75,30 +76,40 @@ struct WgHalfProblem : wg::NhwcConvLoads {
           for (int j = 0; j < J; ++j) o.store2_as<BF16>(group, split, r + 64 * mi + 8 * h, c + 8 * j, acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
       return;
     }
+    // A missing bias adds -0, which changes no value (-0 + -0 is -0): the same bits as no add, and no branch a value.
     float b[2 * J];
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + 8 * j) : 0.0f;
-      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + 8 * j + 1) : 0.0f;
+      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + 8 * j) : -0.0f;
+      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + 8 * j + 1) : -0.0f;
     }
     // fp16's range check folded into one flag, stored once: checked pair by pair, each pair went out with two
     // predicated stores of the flag (ncu, AlexNet's conv1 on v44 at 16 images: 914 of a warp's 2,705 instructions were
-    // this epilogue's). The same values and the same flag.
-    bool over = false;
+    // this epilogue's). The same values and the same flag. The activation is a compile-time code, chosen once for the
+    // whole accumulator: taken value by value from o.act, it was a branch on the code around each value (v44's SASS:
+    // about 45 instructions a stored pair, the tile's 24 pairs a thread more instructions than its 7 stages' K loop).
+    const auto body = [&](auto code) {
+      constexpr int A = decltype(code)::value;
+      bool over = false;
 #pragma unroll
-    for (int mi = 0; mi < T::MI; ++mi)
+      for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        uint32_t* dst = reinterpret_cast<uint32_t*>(o.out + static_cast<long long>(r + 64 * mi + 8 * h) * o.ms + ch0);
+        for (int h = 0; h < 2; ++h) {
+          uint32_t* dst = reinterpret_cast<uint32_t*>(o.out + static_cast<long long>(r + 64 * mi + 8 * h) * o.ms + ch0);
 #pragma unroll
-        for (int j = 0; j < J; ++j) {
-          float v0 = acc[mi][4 * j + 2 * h], v1 = acc[mi][4 * j + 2 * h + 1];
-          v0 = activate16_or_keep(o.bias ? v0 + b[2 * j] : v0, o.act);
-          v1 = activate16_or_keep(o.bias ? v1 + b[2 * j + 1] : v1, o.act);
-          if constexpr (!BF16) over |= fabsf(v0) > kFp16Max || fabsf(v1) > kFp16Max;
-          dst[4 * j] = pack2<BF16>(v0, v1);
+          for (int j = 0; j < J; ++j) {
+            const float v0 = activate16_c<A>(acc[mi][4 * j + 2 * h] + b[2 * j]), v1 = activate16_c<A>(acc[mi][4 * j + 2 * h + 1] + b[2 * j + 1]);
+            if constexpr (!BF16) over |= fabsf(v0) > kFp16Max || fabsf(v1) > kFp16Max;
+            dst[4 * j] = pack2<BF16>(v0, v1);
+          }
         }
-      }
+      return over;
+    };
+    bool over;
+    if (o.act < 0) over = body(std::integral_constant<int, kNoAct>{});
+    else if (o.act == 0) over = body(std::integral_constant<int, 0>{});
+    else if (o.act == 1) over = body(std::integral_constant<int, 1>{});
+    else over = body(std::integral_constant<int, 2>{});
     if (over && o.ovf) *reinterpret_cast<volatile int*>(o.ovf) = 1;
   }
 };

@@ -1,4 +1,4 @@
-// The 16-bit wgmma convolutions (conv_wgmma_half.cu): the whole-tile epilogue of v39-v47, v60 and v61 against the CPU,
+// The 16-bit wgmma convolutions (conv_wgmma_half.cu): the whole-tile epilogue of v39-v47, v60, v61 and v65 against the CPU,
 // and auto's choice among them at small batches (the cluster versions v60 / v61); auto's FP32 choice at small batches
 // among the 3xFP16 wgmma versions (conv_wgmma_3xf16.cu, the cluster versions v62 / v63) and v49. Without a GPU each
 // test skips.
@@ -38,7 +38,7 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
     auto ref = make_backend("cpu");
     ref->load(m);
     const std::vector<float> want = run(*ref, m, in, 2);
-    for (int v : {39, 41, 44, 45, 60, 61}) {
+    for (int v : {39, 41, 44, 45, 60, 61, 65}) {
       const std::string what = "v" + std::to_string(v) + " act " + std::to_string(act) + " seed " + std::to_string(seed);
       auto gpu = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
       if (Support sup = gpu->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;

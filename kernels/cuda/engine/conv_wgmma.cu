@@ -78,7 +78,7 @@ struct WgConvProblem : WgConvCommon {
     for (int hh = 0; hh < 2; ++hh) {
       const int n = m0 + (tid / 32) * 8 + (tid % 32) / 4 + 64 * hh;
       if (n < ncols) {
-        const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
+        const int img = static_cast<int>(p_div.div(n)), q = n - img * p, oy = static_cast<int>(ow_div.div(q)), ox = q - oy * ow;
         st.iy0[hh] = oy * sh - ph;
         st.ix0[hh] = ox * sw - pw;
         st.pix[hh] = img * chw + group * group_chw + static_cast<long long>(st.iy0[hh]) * w + st.ix0[hh];
@@ -238,6 +238,7 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   Problem pr;
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.parts) * g.groups * g.mg * g.k_pad);
   pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
+  pr.set_divisors();
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
   pr.wt = a.prepared;
   pr.k_pad = g.k_pad;

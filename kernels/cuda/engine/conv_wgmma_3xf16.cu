@@ -128,7 +128,7 @@ struct Wg3xF16Problem : wg::NchwOutConv {
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
         const int m = r + 64 * mi + 8 * h;
-        inv_a[mi][h] = m < ncols ? pow2(-scale_shift(__ldg(amax + m / p))) : 0.0f;
+        inv_a[mi][h] = m < ncols ? pow2(-scale_shift(__ldg(amax + p_div.div(m)))) : 0.0f;
       }
     store_tile_nchw<T, true>(acc, group, split, r, c, inv_a, inv_w + group * mg);
   }
@@ -140,7 +140,7 @@ struct Wg3xF16Problem : wg::NchwOutConv {
   // together, one branch on the activation (a value at a time, this was the cluster reduction's longest step).
   __device__ __forceinline__ void store4(int group, int m, int n, const float4& v) const {
     if (m >= ncols) return;
-    const int img = m / p, q = m - img * p, nn = group * mg + n;
+    const int img = static_cast<int>(p_div.div(m)), q = m - img * p, nn = group * mg + n;
     const float fa = pow2(-scale_shift(__ldg(amax + img)));
     float x[4] = {v.x, v.y, v.z, v.w};
 #pragma unroll
@@ -264,6 +264,7 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   pr.in = a.workspace;  // words
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + table_at(g));
   pr.h = g.copy.h2; pr.w = g.copy.w2; pr.ow = a.os.w; pr.p = g.p;
+  pr.set_divisors();
   pr.sh = g.sh; pr.sw = g.sw; pr.ph = g.ph; pr.pw = g.pw;
   pr.wt = a.prepared;
   pr.k_pad = g.kw_pad;

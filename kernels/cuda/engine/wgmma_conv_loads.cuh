@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/fast_div.hpp"
 #include "kernels/cuda/engine/gemm_prep.hpp"
 #include "kernels/cuda/engine/gemm_wgmma.cuh"
 #include "kernels/cuda/ops/conv.hpp"
@@ -69,6 +70,12 @@ struct NhwcConvLoads {
   long long hwc;        // H * W * cs
   long long lo_in = 0;  // 3xTF32: where the lo part of the input copy starts, from the hi part
   long long lo_w = 0;   // 3xTF32: where the lo weights start, from the hi ones
+  FastDiv p_div, ow_div;  // by p and by ow (fast_div.hpp): set_divisors() once p and ow are set
+
+  void set_divisors() {
+    p_div = FastDiv(static_cast<uint32_t>(p));
+    ow_div = FastDiv(static_cast<uint32_t>(ow));
+  }
 
   // kt0: the first k tile this block loads (its split's).
   template <class T>
@@ -78,7 +85,7 @@ struct NhwcConvLoads {
     for (int i = 0; i < nhwc_rows<T>(); ++i) {
       const int n = m0 + tid / 8 + (T::THREADS / 8) * i;
       if (n < ncols) {
-        const int img = n / p, q = n - img * p, oy = q / ow, ox = q - oy * ow;
+        const int img = static_cast<int>(p_div.div(n)), q = n - img * p, oy = static_cast<int>(ow_div.div(q)), ox = q - oy * ow;
         st.iy0[i] = oy * sh - ph;
         st.ix0[i] = ox * sw - pw;
         st.row[i] = in + (img * hwc + (static_cast<long long>(st.iy0[i]) * w + st.ix0[i]) * cs + group * cg);
@@ -170,7 +177,7 @@ struct NchwOutConv : NhwcConvLoads {
       part[((static_cast<long long>(split) * groups + group) * mg + n) * ncols + m] = v;
       return;
     }
-    const int img = m / p, q = m - img * p, nn = group * mg + n;
+    const int img = static_cast<int>(p_div.div(m)), q = m - img * p, nn = group * mg + n;
     if (bias) v += bias[nn];
     out[(static_cast<long long>(img) * m_total + nn) * p + q] = activate_or_keep(v, act);
   }
@@ -216,7 +223,7 @@ struct NchwOutConv : NhwcConvLoads {
     for (int mi = 0; mi < T::MI; ++mi)
 #pragma unroll
       for (int h = 0; h < 2; ++h) {
-        const int m = r + 64 * mi + 8 * h, img = m / p, q = m - img * p;
+        const int m = r + 64 * mi + 8 * h, img = static_cast<int>(p_div.div(m)), q = m - img * p;
         row[mi][h] = partial ? part + (static_cast<long long>(split) * groups + group) * mg * ncols + m
                              : out + (static_cast<long long>(img) * m_total + group * mg) * p + q;
       }

@@ -26,6 +26,8 @@
 //                         blocks (gemm_wgmma.cuh): no workspace, no reduction kernel, and two blocks per
 //                         multiprocessor, for grids under one wave (AlexNet's conv3-conv5 at 8-16 images)
 //   v61 wgmma-half-128c   v45 (128 x 128, 3 stages) with the same cluster split-K
+//   v65 wgmma-half-96x2-4s v44 with 4 stages (113 KB): still two blocks per multiprocessor (2 x (113 + 1) KB, the
+//                         multiprocessor's 228 KB exactly), and two stages of loads in flight where v44 has one
 // The floor and what each measured: experiments/precision-half.md, "16-bit convolutions on wgmma".
 #include <algorithm>
 #include <climits>
@@ -133,6 +135,7 @@ void with_tile(int version, F&& f) {
     case 47: return f.template operator()<wg::WgTile<64, 4, 256, 4, 1, t>, BF16>();
     case 60: return f.template operator()<wg::WgTile<96, 3, 128, 2, 1, t, 8>, BF16>();
     case 61: return f.template operator()<wg::WgTile<128, 3, 128, 2, 1, t, 8>, BF16>();
+    case 65: return f.template operator()<wg::WgTile<96, 4, 128, 2, 1, t>, BF16>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a 16-bit wgmma version");
   }
 }
@@ -177,6 +180,7 @@ void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
   pr.in = reinterpret_cast<const float*>(a.in);  // words
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.mg * g.kw_pad);
   pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
+  pr.set_divisors();
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
   pr.wt = a.prepared;
   pr.k_pad = g.kw_pad;
@@ -302,6 +306,7 @@ void register_conv_wgmma_half(Registry& r) {
   add(60, "wgmma-half-96c", "v44 (128 pixels x 96 filters, 3 stages) with its split-K reduced in a thread-block cluster of up "
                             "to 8 blocks: no workspace, no reduction kernel (for grids under one wave)");
   add(61, "wgmma-half-128c", "v45 (128 x 128, 3 stages) with its split-K reduced in a thread-block cluster of up to 8 blocks");
+  add(65, "wgmma-half-96x2-4s", "v44 with 4 stages (113 KB): two blocks per multiprocessor, two stages of loads in flight (for short K)");
 }
 
 }  // namespace bs::cuda

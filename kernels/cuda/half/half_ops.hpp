@@ -65,9 +65,10 @@ void conv_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 
 // v39-v47 (conv_wgmma_half.cu, sm_90a): the same layouts, weights prepared K-major.
 constexpr int kWgmmaHalfFirst = 39, kWgmmaHalfLast = 47;
-// v39-v47, and v60 / v61 (v44's and v45's tiles with the cluster split-K): the versions wgmma_half_forward runs.
+// v39-v47, v60 / v61 (v44's and v45's tiles with the cluster split-K) and v65 (v44 with 4 stages): the versions
+// wgmma_half_forward runs.
 inline bool is_wgmma_half(int version) {
-  return (version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast) || version == 60 || version == 61;
+  return (version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast) || version == 60 || version == 61 || version == 65;
 }
 Support wgmma_half_supports(int version, const Layer& layer, bool pool = false);
 size_t wgmma_half_prepared_floats(const Layer& layer);

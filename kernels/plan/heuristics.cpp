@@ -82,9 +82,11 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
 // layer's best was one of them, 0.6-0.85x v20/v21's time:
 //   batch 1 (v20's 128 x 64 tiles under a quarter of the multiprocessors): none clearly faster than v21, some 1.3x
 //     slower, so v21 stays;
-//   K up to 512 (conv1 rewritten by v38: 7 stages of 64): v44, 128 x 96 in two blocks per multiprocessor, or for a
-//     multiple of 64 filters that is not one of 96 (VGG-16's conv1_1 rewritten by v38: K = 72) v46, 128 x 64, whose
-//     columns are all filters where a third of v44's would be empty;
+//   K up to 512 (conv1 rewritten by v38: 7 stages of 64): v65, v44's 128 x 96 in two blocks per multiprocessor with 4
+//     stages where v44 has 3 (on the H200, AlexNet's conv1 in fp16 / bf16 1-4 % faster at 16-1,024 images, bf16 at 16
+//     7 %: experiments/results/h200-wgmma-half-epilogue/), or for a multiple of 64 filters that is not one of 96
+//     (VGG-16's conv1_1 rewritten by v38: K = 72) v46, 128 x 64, whose columns are all filters where a third of v44's
+//     would be empty;
 //   128-row tiles under one block per multiprocessor (conv3-conv5 at batch 16): v41 (128 x 96);
 //   else by the filters per group: a multiple of 128 (conv2, conv3, conv5) v45 (128 x 128, two blocks per
 //     multiprocessor), of 96 (conv4) v42 (256 x 96 on four warpgroups), of 64 (VGG-16's conv1_2) v46 (128 x 64, two
@@ -107,7 +109,7 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   const int cluster = !runs(LayerKind::conv, 60, l) ? 0 : mg % 96 == 0 && t96 <= sms ? 60 : mg % 128 == 0 ? 61 : 60;
   if (rows * ((mg + 63) / 64) * p.groups < sms / 4) return cluster;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
-  if (k <= 8 * 64) return mg % 96 != 0 && mg % 64 == 0 ? 46 : 44;
+  if (k <= 8 * 64) return mg % 96 != 0 && mg % 64 == 0 ? 46 : 65;
   if (t128 < sms) return cluster && !(mg % 96 == 0 && 2 * t96 > sms && t96 <= sms) ? cluster : 41;
   return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
@@ -263,8 +265,8 @@ std::string heuristic_text(LayerKind op) {
            "(compute capability 9.0), v48 (v21 with its split-K reduced in a thread-block cluster) where v21 would run, before "
            "the wgmma versions up to 2 images; on Hopper, for a multiple of 8 channels per group as stored: where v20's tiles give under a quarter as many blocks as the GPU has "
            "multiprocessors, from 3 images, a cluster version (v60: wgmma, 128 x 96, split-K reduced in a thread-block cluster, for a multiple of 96 filters whose "
-           "96-wide tiles fit one wave, else v61, 128 x 128, for a multiple of 128, else v60); from a quarter on: v44 (wgmma, "
-           "128 x 96, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512; where 128 x 128 tiles would give fewer blocks "
+           "96-wide tiles fit one wave, else v61, 128 x 128, for a multiple of 128, else v60); from a quarter on: v65 (wgmma, "
+           "128 x 96, 4 stages, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512; where 128 x 128 tiles would give fewer blocks "
            "than the GPU has multiprocessors, v41 (128 x 96) if its tiles fill half the multiprocessors to all of them and the filters are a multiple of 96, else the cluster version; else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "else v21 when v20's tiles would give fewer blocks "

@@ -22,6 +22,8 @@
 #include <numeric>
 
 #include "kernels/cuda/check.hpp"
+#include "kernels/cuda/engine/epilogue.cuh"
+#include "kernels/cuda/engine/fast_div.hpp"
 #include "kernels/cuda/half/half_ops.hpp"
 #include "kernels/cuda/half/half_types.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
@@ -38,6 +40,7 @@ struct S2d {  // a kernel argument: plain values only
   int s, cs, c, kh, kw, ph, pw;  // stride, the input's stored and real channels, the kernel, top and left padding
   int ct;                        // channels per pixel in T: the fewest from C up that make S S Ct a multiple of 8
   int c2, kh2, kw2, h2, w2, m;   // T's channels S S Ct, the new kernel, T's rows and columns, the filters
+  FastDiv h2_div, words_div;     // by h2 and by T's words a pixel (c2 / 2), for the repack's indices
 };
 
 S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
@@ -57,6 +60,8 @@ S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
   g.h2 = out.h + g.kh2 - 1;
   g.w2 = out.w + g.kw2 - 1;
   g.m = c.filters;
+  g.h2_div = FastDiv(static_cast<uint32_t>(g.h2));
+  g.words_div = FastDiv(static_cast<uint32_t>(g.c2 / 2));
   return g;
 }
 S2d s2d_of(const Layer& l) { return s2d_of(std::get<ConvParams>(l.op), l.in, l.out); }
@@ -84,9 +89,13 @@ enum Src { kF32, kH16, kNhwc };
 
 constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pixel: S S Ct / 2 (Ct <= 8)
 
-// One block per (image, block row Y), threads over (block column X, word of T): consecutive threads write consecutive
-// words and read the few pixels of one S x S block (through L1). Where each of a word's two channels j = (r S + q) Ct + c
-// comes from, (r, q, c), is tabulated once per block, so that a thread's work is one division and its loads.
+// A block per (image, block row Y) in turn (rows, rows + grid, ...: one wave of blocks, so that a block tabulates once
+// for many rows), threads over (block column X, word of T): consecutive threads write
+// consecutive words and read the few pixels of one S x S block (through L1). Where each of a word's two channels
+// j = (r S + q) Ct + c comes from, (r, q, c), is tabulated once per block, so that a thread's work is one division (a
+// FastDiv: the compiler's division by a runtime int was a quarter of the instructions) and its loads. With a block per
+// row, at 256 images 14,592 blocks each built the table and met a barrier for one row: ncu read the kernel at 87 us for
+// 238 MB, issue-bound with barrier stalls 4.7 per issue (experiments/results/h200-wgmma-half-epilogue/).
 // A thread takes kS2dUnroll words a round, a block's width apart, and issues all their loads before its first store:
 // AlexNet's conv1 row is 57 x 24 words, so 256 threads take it in one round with 12 loads each in flight (one word at a
 // time, the row took six DRAM latencies in turn; experiments/batch1-latency.md, "v38's repack: every load of a thread's
@@ -94,7 +103,8 @@ constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pix
 constexpr int kS2dUnroll = 6;
 
 template <bool BF16, int SRC>
-__global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, Shape is, S2d g, uint32_t* __restrict__ t, int* ovf) {
+__global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, Shape is, S2d g, unsigned rows, uint32_t* __restrict__ t,
+                                                 int* ovf) {
   __shared__ int2 from[kMaxWords][2];  // {r << 16 | q, c} of each half of each word
   const int words = g.c2 / 2;
   for (int j = threadIdx.x; j < 2 * words; j += blockDim.x) {
@@ -102,44 +112,46 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
     from[j / 2][j % 2] = make_int2((pix / g.s) << 16 | (pix % g.s), j - pix * g.ct);
   }
   __syncthreads();
-  const int yb = blockIdx.x % g.h2;
-  const long long img = blockIdx.x / g.h2;
   const long long plane = static_cast<long long>(is.h) * is.w;
-  uint32_t* row = t + (img * g.h2 + yb) * g.w2 * words;
   const int total = g.w2 * words;
-  for (int i0 = threadIdx.x; i0 < total; i0 += kS2dUnroll * blockDim.x) {
-    float v[kS2dUnroll][2];
-    uint16_t raw[kS2dUnroll][2];
+  for (unsigned br = blockIdx.x; br < rows; br += gridDim.x) {
+    const long long img = g.h2_div.div(br);
+    const int yb = static_cast<int>(br - img * g.h2);
+    uint32_t* row = t + static_cast<long long>(br) * g.w2 * words;
+    for (int i0 = threadIdx.x; i0 < total; i0 += kS2dUnroll * blockDim.x) {
+      float v[kS2dUnroll][2];
+      uint16_t raw[kS2dUnroll][2];
 #pragma unroll
-    for (int u = 0; u < kS2dUnroll; ++u) {
-      const int i = i0 + u * blockDim.x;
-      const int xb = i / words, wd = i - xb * words;
+      for (int u = 0; u < kS2dUnroll; ++u) {
+        const int i = i0 + u * blockDim.x;
+        const int xb = static_cast<int>(g.words_div.div(static_cast<uint32_t>(i))), wd = i - xb * words;
 #pragma unroll
-      for (int h = 0; h < 2; ++h) {
-        v[u][h] = 0.0f;
-        raw[u][h] = 0;
-        if (i < total) {
-          const int2 f = from[wd][h];
-          const int y = yb * g.s + (f.x >> 16) - g.ph, x = xb * g.s + (f.x & 0xffff) - g.pw, c = f.y;
-          const bool ok = c < g.c && static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
-          if (ok) {
-            if constexpr (SRC == kNhwc) raw[u][h] = static_cast<const uint16_t*>(in)[((img * is.h + y) * is.w + x) * g.cs + c];
-            else if constexpr (SRC == kH16) raw[u][h] = static_cast<const uint16_t*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
-            else v[u][h] = static_cast<const float*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
+        for (int h = 0; h < 2; ++h) {
+          v[u][h] = 0.0f;
+          raw[u][h] = 0;
+          if (i < total) {
+            const int2 f = from[wd][h];
+            const int y = yb * g.s + (f.x >> 16) - g.ph, x = xb * g.s + (f.x & 0xffff) - g.pw, c = f.y;
+            const bool ok = c < g.c && static_cast<unsigned>(y) < static_cast<unsigned>(is.h) && static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
+            if (ok) {
+              if constexpr (SRC == kNhwc) raw[u][h] = static_cast<const uint16_t*>(in)[((img * is.h + y) * is.w + x) * g.cs + c];
+              else if constexpr (SRC == kH16) raw[u][h] = static_cast<const uint16_t*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
+              else v[u][h] = static_cast<const float*>(in)[(img * g.c + c) * plane + static_cast<long long>(y) * is.w + x];
+            }
           }
         }
       }
-    }
 #pragma unroll
-    for (int u = 0; u < kS2dUnroll; ++u) {
-      const int i = i0 + u * blockDim.x;
-      if (i >= total) break;
-      if constexpr (SRC == kF32) {
-        check_range<BF16>(v[u][0], ovf);
-        check_range<BF16>(v[u][1], ovf);
-        row[i] = pack2<BF16>(v[u][0], v[u][1]);
-      } else {
-        row[i] = static_cast<uint32_t>(raw[u][0]) | static_cast<uint32_t>(raw[u][1]) << 16;
+      for (int u = 0; u < kS2dUnroll; ++u) {
+        const int i = i0 + u * blockDim.x;
+        if (i >= total) break;
+        if constexpr (SRC == kF32) {
+          check_range<BF16>(v[u][0], ovf);
+          check_range<BF16>(v[u][1], ovf);
+          row[i] = pack2<BF16>(v[u][0], v[u][1]);
+        } else {
+          row[i] = static_cast<uint32_t>(raw[u][0]) | static_cast<uint32_t>(raw[u][1]) << 16;
+        }
       }
     }
   }
@@ -205,14 +217,20 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
   const S2d g = s2d_of(*a.p, a.is, a.os);
   const Layer inner = inner_layer(g, a.os);
   auto* t = reinterpret_cast<uint32_t*>(a.workspace);
-  const long long blocks = static_cast<long long>(a.n) * g.h2;  // (image, block row)
-  if (blocks > INT_MAX) fail("conv v38", "batch " + std::to_string(a.n) + " gives more than 2^31 block rows; use a smaller batch");
+  const long long rows = static_cast<long long>(a.n) * g.h2;  // (image, block row)
+  if (rows > INT_MAX) fail("conv v38", "batch " + std::to_string(a.n) + " gives more than 2^31 block rows; use a smaller batch");
+  const auto r = static_cast<unsigned>(rows);
   const void* src = a.in_f32 ? static_cast<const void*>(a.in_f32) : a.in_nchw16 ? static_cast<const void*>(a.in_nchw16) : a.in;
   const int kind = a.in_f32 ? kF32 : a.in_nchw16 ? kH16 : kNhwc;
+  // one wave: as many blocks as the GPU holds at once (resident_blocks, of this instantiation), each taking rows in turn
+  const auto go = [&](auto kernel) {
+    static const int resident = resident_blocks(kernel, 256, 0);
+    kernel<<<static_cast<unsigned>(std::min<long long>(rows, resident)), 256, 0, s>>>(src, a.is, g, r, t, a.ovf);
+  };
   auto launch = [&]<bool BF16>() {
-    if (kind == kF32) s2d_kernel<BF16, kF32><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
-    else if (kind == kH16) s2d_kernel<BF16, kH16><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
-    else s2d_kernel<BF16, kNhwc><<<static_cast<unsigned>(blocks), 256, 0, s>>>(src, a.is, g, t, a.ovf);
+    if (kind == kF32) go(s2d_kernel<BF16, kF32>);
+    else if (kind == kH16) go(s2d_kernel<BF16, kH16>);
+    else go(s2d_kernel<BF16, kNhwc>);
   };
   if (a.bf16) launch.template operator()<true>();
   else launch.template operator()<false>();

@@ -90,6 +90,9 @@ struct WgHalfProblem : wg::NhwcConvLoads {
     // this epilogue's). The same values and the same flag. The activation is a compile-time code, chosen once for the
     // whole accumulator: taken value by value from o.act, it was a branch on the code around each value (v44's SASS:
     // about 45 instructions a stored pair, the tile's 24 pairs a thread more instructions than its 7 stages' K loop).
+    // Measured alone twice (929b8da, 44aa0a0): AlexNet at 16-128 images 1-2 % faster, bf16 at 1,024 about 1 % slower,
+    // not explained; with FastDiv, v65 and v38's one-wave repack faster than before at every batch measured
+    // (experiments/results/h200-wgmma-half-epilogue/).
     const auto body = [&](auto code) {
       constexpr int A = decltype(code)::value;
       bool over = false;

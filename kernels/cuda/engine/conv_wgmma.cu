@@ -237,8 +237,8 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   const ConvParams& c = *a.p;
   Problem pr;
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.parts) * g.groups * g.mg * g.k_pad);
-  pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
-  pr.set_divisors();
+  pr.h = a.is.h; pr.w = a.is.w;
+  pr.set_pixels(g.p, a.os.w);
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
   pr.wt = a.prepared;
   pr.k_pad = g.k_pad;

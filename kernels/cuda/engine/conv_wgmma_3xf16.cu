@@ -263,8 +263,8 @@ void run(const ConvArgs& a, const Geometry& g, int act, cudaStream_t s) {
   Wg3xF16Problem pr;
   pr.in = a.workspace;  // words
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + table_at(g));
-  pr.h = g.copy.h2; pr.w = g.copy.w2; pr.ow = a.os.w; pr.p = g.p;
-  pr.set_divisors();
+  pr.h = g.copy.h2; pr.w = g.copy.w2;
+  pr.set_pixels(g.p, a.os.w);
   pr.sh = g.sh; pr.sw = g.sw; pr.ph = g.ph; pr.pw = g.pw;
   pr.wt = a.prepared;
   pr.k_pad = g.kw_pad;

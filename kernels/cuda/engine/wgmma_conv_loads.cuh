@@ -70,11 +70,14 @@ struct NhwcConvLoads {
   long long hwc;        // H * W * cs
   long long lo_in = 0;  // 3xTF32: where the lo part of the input copy starts, from the hi part
   long long lo_w = 0;   // 3xTF32: where the lo weights start, from the hi ones
-  FastDiv p_div, ow_div;  // by p and by ow (fast_div.hpp): set_divisors() once p and ow are set
+  FastDiv p_div, ow_div;  // by p and by ow (fast_div.hpp), set with them by set_pixels
 
-  void set_divisors() {
-    p_div = FastDiv(static_cast<uint32_t>(p));
-    ow_div = FastDiv(static_cast<uint32_t>(ow));
+  // The output's pixels an image and its width, with their dividers (the loaders' and epilogues' divisions).
+  void set_pixels(int pixels, int width) {
+    p = pixels;
+    ow = width;
+    p_div = FastDiv(static_cast<uint32_t>(pixels));
+    ow_div = FastDiv(static_cast<uint32_t>(width));
   }
 
   // kt0: the first k tile this block loads (its split's).

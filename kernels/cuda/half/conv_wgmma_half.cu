@@ -182,8 +182,8 @@ void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
   WgHalfProblem<BF16> pr;
   pr.in = reinterpret_cast<const float*>(a.in);  // words
   pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.mg * g.kw_pad);
-  pr.h = a.is.h; pr.w = a.is.w; pr.ow = a.os.w; pr.p = g.p;
-  pr.set_divisors();
+  pr.h = a.is.h; pr.w = a.is.w;
+  pr.set_pixels(g.p, a.os.w);
   pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
   pr.wt = a.prepared;
   pr.k_pad = g.kw_pad;

@@ -1,4 +1,5 @@
-// The 16-bit wgmma convolutions (conv_wgmma_half.cu): the whole-tile epilogue of v39-v47, v60, v61 and v65 against the CPU,
+// The 16-bit wgmma convolutions (conv_wgmma_half.cu, conv_wgmma_tma.cu): the whole-tile epilogue of v39-v47, v60, v61, v65
+// and the TMA versions v66-v71 against the CPU; the TMA versions' sums against their cp.async twins' to the bit;
 // and auto's choice among them at small batches (the cluster versions v60 / v61); auto's FP32 choice at small batches
 // among the 3xFP16 wgmma versions (conv_wgmma_3xf16.cu, the cluster versions v62 / v63) and v49. Without a GPU each
 // test skips.
@@ -38,7 +39,7 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
     auto ref = make_backend("cpu");
     ref->load(m);
     const std::vector<float> want = run(*ref, m, in, 2);
-    for (int v : {39, 41, 44, 45, 60, 61, 65}) {
+    for (int v : {39, 41, 44, 45, 60, 61, 65, 66, 67, 68, 69, 70, 71}) {
       const std::string what = "v" + std::to_string(v) + " act " + std::to_string(act) + " seed " + std::to_string(seed);
       auto gpu = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
       if (Support sup = gpu->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;
@@ -53,6 +54,56 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
       gpu_big->load(big);
       if (act >= 1) EXPECT_NO_THROW(run(*gpu_big, big, tens, 2)) << what;
       else test::expect_error_at([&] { run(*gpu_big, big, tens, 2); }, "layer 'conv'", "exceeds 65504, FP16's largest value");
+    }
+  }
+}
+
+// The TMA versions (conv_wgmma_tma.cu) take the same 16 values of each row at each k step as their cp.async twins, in
+// the same order, with the same epilogue: the same output to the bit wherever both split K alike. The layers: 32 images
+// (256 or more row tiles, so that neither splits), padded, strided, dilated with uneven padding, grouped with 16
+// channels a group, a 1x1 kernel, and 48 channels (a k step's tap changing inside a stage, as conv1 after v38 and
+// conv2 have). Then each version against the CPU on the same input, within fp16's tolerance.
+TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  struct Case {
+    const char* what;
+    Shape in;
+    int m, k, s, p, g, dh, dw, pb, pr;
+  };
+  const Case cases[] = {{"k3 p1", {64, 16, 16}, 128, 3, 1, 1, 1, 1, 1, -1, -1},
+                        {"k5 p2 c48 g2", {96, 13, 13}, 256, 5, 1, 2, 2, 1, 1, -1, -1},
+                        {"k3 s2 p1", {32, 31, 29}, 96, 3, 2, 1, 1, 1, 1, -1, -1},
+                        {"k3 dilated 2x3, padding 1 / 3 / 1 / 4", {16, 17, 19}, 24, 3, 1, 1, 1, 2, 3, 3, 4},
+                        {"k1", {48, 12, 12}, 192, 1, 1, 0, 1, 1, 1, -1, -1},
+                        {"k3 p1 c48 m96", {48, 15, 15}, 96, 3, 1, 1, 1, 1, 1, -1, -1}};
+  const int n = 32;
+  for (const Case& c : cases) {
+    Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
+    auto& cp = std::get<ConvParams>(conv.op);
+    cp.dh = c.dh;
+    cp.dw = c.dw;
+    if (c.pb >= 0) {
+      cp.pb = c.pb;
+      cp.pr = c.pr;
+    }
+    Model m = build("tma", c.in, {conv}, rng);
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    auto ref = make_backend("cpu");
+    ref->load(m);
+    const std::vector<float> want = run(*ref, m, in, n);
+    for (int v : {66, 67, 68, 69, 70, 71}) {
+      const int twin = v == 66 ? 45 : v == 67 ? 65 : v == 68 ? 42 : v == 69 ? 61 : v == 70 ? 60 : 41;
+      const std::string what = std::string(c.what) + " v" + std::to_string(v) + " seed " + std::to_string(seed);
+      auto tma = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
+      if (Support sup = tma->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;
+      auto cpa = make_backend("cuda", test::gpu_options(std::to_string(twin), "", "fastest", "fp16"));
+      tma->load(m);
+      cpa->load(m);
+      const std::vector<float> got = run(*tma, m, in, n);
+      EXPECT_EQ(got, run(*cpa, m, in, n)) << what;
+      EXPECT_LE(test::rel_l2(got, want), precision_tolerance(Precision::fp16)) << what;
     }
   }
 }
@@ -81,13 +132,15 @@ const Layer c1 = shape_conv({3, 227, 227}, 96, 11, 4, 0, 1), c2 = shape_conv({96
 // wave (conv3 at 4 images: t96 = 6 x 4 = 24), v61 for a multiple of 128 otherwise (conv5 at 4 images: 6 x 2 x 2 = 24
 // 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
 // v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
-// t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32).
+// t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32). Each of
+// v41, v42, v45, v60 and v61 is then taken as its TMA twin (v71, v68, v66, v70, v69): every layer here has a multiple of
+// 16 channels per group.
 TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
   SKIP_WITHOUT_GPU();
   if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
   struct Want { int n, c2, c3, c4, c5; };
-  for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 61, 60, 60, 61}, Want{8, 61, 60, 60, 61},
-                        Want{16, 45, 41, 41, 61}, Want{32, 45, 61, 42, 61}})
+  for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 69, 70, 70, 69}, Want{8, 69, 70, 70, 69},
+                        Want{16, 66, 71, 71, 69}, Want{32, 66, 69, 68, 69}})
     for (Precision p : {Precision::fp16, Precision::bf16}) {
       EXPECT_EQ(heuristic_version(c2, w.n, p, 132)->number, w.c2) << "conv2 n" << w.n << " " << name_of(p);
       EXPECT_EQ(heuristic_version(c3, w.n, p, 132)->number, w.c3) << "conv3 n" << w.n << " " << name_of(p);

@@ -113,6 +113,12 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (t128 < sms) return cluster && !(mg % 96 == 0 && 2 * t96 > sms && t96 <= sms) ? cluster : 41;
   return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
+// The TMA twin of a cp.async 16-bit wgmma version (conv_wgmma_tma.cu: the same tiles, products and epilogue, each stage
+// loaded by one thread's bulk tensor copies), where it runs the layer (16 channels a tap).
+int tma_twin(int v, const Layer& l) {
+  const int t = v == 45 ? 66 : v == 65 ? 67 : v == 42 ? 68 : v == 61 ? 69 : v == 60 ? 70 : v == 41 ? 71 : 0;
+  return t && runs(LayerKind::conv, t, l) ? t : v;
+}
 // Up to this many images the small-tile versions hand their split-K to a thread-block cluster (conv v48-v50: no
 // workspace, no reduction kernel) where the GPU launches clusters; measured on the H100 (experiments/batch1-latency.md,
 // "Split-K in a cluster").
@@ -185,6 +191,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       // cluster versions v60 / v61 take its layers (kHalfWgmmaImages).
       if (v != 48 || n >= kHalfWgmmaImages)
         if (const int w = conv_half_wgmma(l, n, sms)) v = w;
+      v = tma_twin(v, l);
       if (!runs(LayerKind::conv, v, l)) v = 37;  // odd channel counts per group (depthwise): the direct kernel
     }
   } else if (p == Precision::tf32) {
@@ -269,6 +276,8 @@ std::string heuristic_text(LayerKind op) {
            "128 x 96, 4 stages, two blocks per multiprocessor; v46 for a multiple of 64 filters that is not one of 96) for K up to 512; where 128 x 128 tiles would give fewer blocks "
            "than the GPU has multiprocessors, v41 (128 x 96) if its tiles fill half the multiprocessors to all of them and the filters are a multiple of 96, else the cluster version; else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
+           "of these, v41, v42, v45, v60, v61 and v65 as their TMA twins (v71, v68, v66, v70, v69, v67: the same tiles, each stage loaded by "
+           "the tensor memory accelerator) where a group has a multiple of 16 channels as stored; "
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";

@@ -40,6 +40,7 @@
 #include "kernels/cuda/engine/wgmma_conv_loads.cuh"
 #include "kernels/cuda/half/conv_half_shared.cuh"
 #include "kernels/cuda/half/half_ops.hpp"
+#include "kernels/cuda/half/wgmma_half_problem.cuh"
 #include "kernels/cuda/impl_hooks.hpp"
 #include "weights_tools/error.hpp"
 
@@ -49,78 +50,6 @@ namespace {
 using Geometry = HalfConvGeometry;  // kw_pad: K in words, padded to whole stages
 Geometry geometry(Shape is, const ConvParams& c, Shape os, int n) { return half_conv_geometry(is, c, os, n); }
 
-// The epilogue over a thread's whole accumulator (gemm_wgmma.cuh's store_tile): where every row and column pair it holds
-// is inside the layer and there is no split-K, the bias of its column pairs is read once and each pair goes out as one
-// word with no further checks; elsewhere pair by pair through HalfConvOut. (With K as short as conv1's after v38, 7
-// stages, the per-pair path was a large part of the kernel's instructions.)
-template <bool BF16>
-struct WgHalfProblem : wg::NhwcConvLoads {
-  HalfConvOut o;
-  // Filters f, f + 1 at pixel m: the cluster split-K's reduced sums (split = gemm::kSplitsReduced).
-  __device__ __forceinline__ void store2(int group, int split, long long m, int f, float v0, float v1) const {
-    o.store2_as<BF16>(group, split, m, f, v0, v1);
-  }
-  // Filters f to f + 3 at pixel m, the same sums at once (HalfConvOut::store4_as), their biases loaded here, after the
-  // cluster's barrier (gemm_wgmma.cuh's cluster_reduce says why).
-  __device__ __forceinline__ void store4(int group, long long m, int f, const float4& v) const {
-    o.store4_as<BF16>(group, m, f, v, [&] { return o.load_bias4(group, f); });
-  }
-  template <class T>
-  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
-    constexpr int J = T::BN / 8;
-    const int ch0 = group * o.mg + c;
-    if (o.splits > 1 || r + (T::MI - 1) * 64 + 8 >= o.ncols || c + T::BN - 7 >= o.mg || (ch0 & 1)) {
-#pragma unroll
-      for (int mi = 0; mi < T::MI; ++mi)
-#pragma unroll
-        for (int h = 0; h < 2; ++h)
-#pragma unroll
-          for (int j = 0; j < J; ++j) o.store2_as<BF16>(group, split, r + 64 * mi + 8 * h, c + 8 * j, acc[mi][4 * j + 2 * h], acc[mi][4 * j + 2 * h + 1]);
-      return;
-    }
-    // A missing bias adds -0, which changes no value (-0 + -0 is -0): the same bits as no add, and no branch a value.
-    float b[2 * J];
-#pragma unroll
-    for (int j = 0; j < J; ++j) {
-      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + 8 * j) : -0.0f;
-      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + 8 * j + 1) : -0.0f;
-    }
-    // fp16's range check folded into one flag, stored once: checked pair by pair, each pair went out with two
-    // predicated stores of the flag (ncu, AlexNet's conv1 on v44 at 16 images: 914 of a warp's 2,705 instructions were
-    // this epilogue's). The same values and the same flag. The activation is a compile-time code, chosen once for the
-    // whole accumulator: taken value by value from o.act, it was a branch on the code around each value (v44's SASS:
-    // about 45 instructions a stored pair, the tile's 24 pairs a thread more instructions than its 7 stages' K loop).
-    // Measured alone twice (929b8da, 44aa0a0): AlexNet at 16-128 images 1-2 % faster, bf16 at 1,024 about 1 % slower,
-    // not explained; with FastDiv, v65 and v38's one-wave repack faster than before at every batch measured
-    // (experiments/results/h200-wgmma-half-epilogue/).
-    const auto body = [&](auto code) {
-      constexpr int A = decltype(code)::value;
-      bool over = false;
-#pragma unroll
-      for (int mi = 0; mi < T::MI; ++mi)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          uint32_t* dst = reinterpret_cast<uint32_t*>(o.out + static_cast<long long>(r + 64 * mi + 8 * h) * o.ms + ch0);
-#pragma unroll
-          for (int j = 0; j < J; ++j) {
-            const float v0 = activate16_c<A>(acc[mi][4 * j + 2 * h] + b[2 * j]), v1 = activate16_c<A>(acc[mi][4 * j + 2 * h + 1] + b[2 * j + 1]);
-            if constexpr (!BF16) over |= fabsf(v0) > kFp16Max || fabsf(v1) > kFp16Max;
-            dst[4 * j] = pack2<BF16>(v0, v1);
-          }
-        }
-      return over;
-    };
-    bool over;
-    if (o.act < 0) over = body(std::integral_constant<int, kNoAct>{});
-    else if (o.act == 0) over = body(std::integral_constant<int, 0>{});
-    else if (o.act == 1) over = body(std::integral_constant<int, 1>{});
-    else over = body(std::integral_constant<int, 2>{});
-    if (over && o.ovf) *reinterpret_cast<volatile int*>(o.ovf) = 1;
-  }
-};
-
-template <bool BF16>
-constexpr int kType = BF16 ? wg::kBf16 : wg::kF16;
 
 // Calls f.template operator()<Tile, BF16>() for a version's instantiation.
 template <bool BF16, class F>
@@ -178,41 +107,11 @@ __global__ void prepare_kmajor(const float* __restrict__ w, long long rows, int 
 
 template <class T, bool BF16>
 void run(const HalfConvArgs& a, const Geometry& g, cudaStream_t s) {
-  const ConvParams& c = *a.p;
   WgHalfProblem<BF16> pr;
-  pr.in = reinterpret_cast<const float*>(a.in);  // words
-  pr.ktab = reinterpret_cast<const int2*>(a.prepared + static_cast<size_t>(g.groups) * g.mg * g.kw_pad);
-  pr.h = a.is.h; pr.w = a.is.w;
-  pr.set_pixels(g.p, a.os.w);
-  pr.sh = c.sh; pr.sw = c.sw; pr.ph = c.ph; pr.pw = c.pw;
-  pr.wt = a.prepared;
-  pr.k_pad = g.kw_pad;
-  pr.mg = g.mg;
-  pr.ncols = static_cast<int>(g.ncols);
-  pr.groups = g.groups;
-  pr.k_tiles = g.kw_pad / T::BK;
-  pr.splits = splits_for<T, BF16>(g);
-  pr.cs = g.cs_in / 2;
-  pr.cg = g.cg / 2;
-  pr.hwc = static_cast<long long>(a.is.h) * a.is.w * pr.cs;
-  HalfConvOut& o = pr.o;
-  o.mg = g.mg;
-  o.groups = g.groups;
-  o.m_total = c.filters;
-  o.ms = g.ms;
-  o.splits = pr.splits;
-  o.act = a.act;
-  o.ncols = g.ncols;
-  o.bias = a.bias;
-  o.out = a.out;
-  o.part = a.workspace;
-  o.ovf = a.ovf;
-  // none where the splits are reduced inside their cluster
-  const size_t partials = gemm::splitk_workspace_floats<T>(pr.splits, g.groups, g.mg, g.ncols);
-  if (a.workspace_floats < partials)
-    fail("layer convolution", "split-K workspace too small (internal: workspace_floats disagrees with the launch)");
+  fill_wg_half_problem(pr, a, g, splits_for<T, BF16>(g));
+  const size_t partials = checked_partials<T>(a, g, pr.splits);
   wg::launch_wgmma<T>(pr, g.ncols, g.mg, g.groups, s);
-  if (partials > 0) splitk_finish<BF16>(o, s);
+  if (partials > 0) splitk_finish<BF16>(pr.o, s);
 }
 
 bool device_can_run() {
@@ -233,6 +132,7 @@ Support wgmma_half_supports(int version, const Layer& layer, bool pool) {
                                      : "as stored, C rounded up to even (this layer has " + std::to_string(g.cgs) + ")")};
   if (Support lim = half_conv_index_limits(v, layer); !lim.ok) return lim;
   if (!device_can_run()) return {false, v + " needs wgmma: a compute capability 9.0 GPU and a build for sm_90 (kernels/CMakeLists.txt adds sm_90a)"};
+  if (is_wgmma_tma(version)) return wgmma_tma_limits(version, layer);
   return {};
 }
 
@@ -242,6 +142,7 @@ size_t wgmma_half_prepared_floats(const Layer& layer) {
 }
 
 size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
+  if (is_wgmma_tma(version)) return wgmma_tma_workspace_floats(version, layer, n, bf16);
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_config(version, bf16, [&]<class T, bool BF16>() {
@@ -270,6 +171,7 @@ void wgmma_half_prepare(int, const float* w, const Layer& layer, bool bf16, floa
 }
 
 void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
+  if (is_wgmma_tma(version)) return wgmma_tma_forward(version, a, s);
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
   const Geometry g = geometry(a.is, *a.p, a.os, a.n);
   check_half_conv_batch(g, a, "wgmma");
@@ -282,9 +184,10 @@ namespace bs::cuda {
 
 void register_conv_wgmma_half(Registry& r) {
   static const ImplHooks hooks{.half_conv_prepare = half::wgmma_half_prepare, .half_conv_forward = half::wgmma_half_forward};
-  auto add = [&](int v, const char* name, const char* summary) {
+  auto add = [&](int v, const char* name, const char* summary,
+                 const char* shapes = "a multiple of 8 channels per group as stored (compute capability 9.0, sm_90a build)") {
     Impl i = cuda_impl(LayerKind::conv, v, name, summary, &hooks);
-    i.shapes = "a multiple of 8 channels per group as stored (compute capability 9.0, sm_90a build)";
+    i.shapes = shapes;
     i.math = "fp16/bf16";
     i.precisions = {Precision::fp16, Precision::bf16};
     i.fuses_act = true;
@@ -310,6 +213,18 @@ void register_conv_wgmma_half(Registry& r) {
                             "to 8 blocks: no workspace, no reduction kernel (for grids under one wave)");
   add(61, "wgmma-half-128c", "v45 (128 x 128, 3 stages) with its split-K reduced in a thread-block cluster of up to 8 blocks");
   add(65, "wgmma-half-96x2-4s", "v44 with 4 stages (113 KB): two blocks per multiprocessor, two stages of loads in flight (for short K)");
+  // The TMA versions (conv_wgmma_tma.cu): the same tiles, products and epilogue, each stage loaded by one thread's bulk
+  // tensor copies (im2col boxes of the activations, tiled boxes of the weights) in place of the block's cp.async.
+  const auto tma = [&](int v, const char* name, const char* summary) {
+    add(v, name, summary, "a multiple of 16 channels per group as stored, strides up to 8, padding up to 128 (compute capability 9.0, sm_90a build)");
+  };
+  tma(66, "wgmma-half-tma-128x2", "v45 (128 pixels x 128 filters, 3 stages, two blocks per multiprocessor) with each stage loaded by "
+                                  "TMA: four im2col boxes of 16 channels of the activations and one box of the weights, issued by one thread");
+  tma(67, "wgmma-half-tma-96x2-4s", "v65 (128 x 96, 4 stages, two blocks per multiprocessor) with its stages loaded by TMA (for short K)");
+  tma(68, "wgmma-half-tma-4wg-96", "v42 (256 x 96 on four warpgroups, 4 stages) with its stages loaded by TMA");
+  tma(69, "wgmma-half-tma-128c", "v61 (128 x 128, split-K reduced in a cluster of up to 8 blocks) with its stages loaded by TMA");
+  tma(70, "wgmma-half-tma-96c", "v60 (128 x 96, split-K reduced in a cluster) with its stages loaded by TMA");
+  tma(71, "wgmma-half-tma-96", "v41 (128 x 96, 5 stages) with its stages loaded by TMA");
 }
 
 }  // namespace bs::cuda

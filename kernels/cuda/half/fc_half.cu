@@ -203,7 +203,8 @@ struct AsConv {
     p.filters = outputs;
     p.kh = p.kw = 1;
     layer = {"", p, {stored.h * stored.w * stored_channels(stored.c), 1, 1}, {outputs, 1, 1}};
-    const int v = n > 0 ? heuristic_version(layer, n, Precision::fp16, sm_count())->number : 41;
+    // the cp.async tiles: the TMA versions (v66-v71) were not measured on fc v16's one-pixel layers
+    const int v = n > 0 ? cp_async_twin(heuristic_version(layer, n, Precision::fp16, sm_count())->number) : 41;
     version = is_wgmma_half(v) && (n >= kFcClusterImages || (v != 60 && v != 61)) ? v : 41;
   }
   int kw_pad() const {  // the convolution's K in words, padded as the wgmma versions read their weights

@@ -61,8 +61,8 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
 // The TMA versions (conv_wgmma_tma.cu) take the same 16 values of each row at each k step as their cp.async twins, in
 // the same order, with the same epilogue: the same output to the bit wherever both split K alike. The layers: 32 images
 // (256 or more row tiles, so that neither splits), padded, strided, dilated with uneven padding, grouped with 16
-// channels a group, a 1x1 kernel, and 48 channels (a k step's tap changing inside a stage, as conv1 after v38 and
-// conv2 have). Then each version against the CPU on the same input, within fp16's tolerance.
+// channels a group, a 1x1 kernel, 48 channels (a k step's tap changing inside a stage, as conv1 after v38 and conv2
+// have), and multiples of 64 channels a group (one 64-channel box a stage in the 128-byte swizzle, as conv3-conv5 have). Then each version against the CPU on the same input, within fp16's tolerance.
 TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
@@ -77,7 +77,9 @@ TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
                         {"k3 s2 p1", {32, 31, 29}, 96, 3, 2, 1, 1, 1, 1, -1, -1},
                         {"k3 dilated 2x3, padding 1 / 3 / 1 / 4", {16, 17, 19}, 24, 3, 1, 1, 1, 2, 3, 3, 4},
                         {"k1", {48, 12, 12}, 192, 1, 1, 0, 1, 1, 1, -1, -1},
-                        {"k3 p1 c48 m96", {48, 15, 15}, 96, 3, 1, 1, 1, 1, 1, -1, -1}};
+                        {"k3 p1 c48 m96", {48, 15, 15}, 96, 3, 1, 1, 1, 1, 1, -1, -1},
+                        {"k3 p1 g2 c128 (wide boxes)", {256, 13, 13}, 192, 3, 1, 1, 2, 1, 1, -1, -1},
+                        {"k3 s2 p1 c64 (wide boxes)", {64, 23, 21}, 128, 3, 2, 1, 1, 1, 1, -1, -1}};
   const int n = 32;
   for (const Case& c : cases) {
     Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
@@ -133,14 +135,14 @@ const Layer c1 = shape_conv({3, 227, 227}, 96, 11, 4, 0, 1), c2 = shape_conv({96
 // 64-wide tiles, under a quarter of the GPU; conv3 at 32: t96 = 43 x 4 = 172 over one wave, t128 = 129 under it);
 // v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
 // t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32). Each of
-// v41, v42, v45, v60 and v61 is then taken as its TMA twin (v71, v68, v66, v70, v69): every layer here has a multiple of
-// 16 channels per group.
+// v41, v42, v45, v60 and v61 is then taken as its TMA twin (v71, v68, v66, v70, v69) where a group has a multiple of 64
+// channels: conv3-conv5 (256, 192, 192), not conv2 (48).
 TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
   SKIP_WITHOUT_GPU();
   if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
   struct Want { int n, c2, c3, c4, c5; };
-  for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 69, 70, 70, 69}, Want{8, 69, 70, 70, 69},
-                        Want{16, 66, 71, 71, 69}, Want{32, 66, 69, 68, 69}})
+  for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 61, 70, 70, 69}, Want{8, 61, 70, 70, 69},
+                        Want{16, 45, 71, 71, 69}, Want{32, 45, 69, 68, 69}})
     for (Precision p : {Precision::fp16, Precision::bf16}) {
       EXPECT_EQ(heuristic_version(c2, w.n, p, 132)->number, w.c2) << "conv2 n" << w.n << " " << name_of(p);
       EXPECT_EQ(heuristic_version(c3, w.n, p, 132)->number, w.c3) << "conv3 n" << w.n << " " << name_of(p);

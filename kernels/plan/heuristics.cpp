@@ -114,10 +114,14 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }
 // The TMA twin of a cp.async 16-bit wgmma version (conv_wgmma_tma.cu: the same tiles, products and epilogue, each stage
-// loaded by one thread's bulk tensor copies), where it runs the layer (16 channels a tap).
+// loaded by one thread's bulk tensor copies), for a multiple of 64 channels per group as stored (one 64-channel box a
+// stage). With 16-channel boxes (48 channels a group: conv1 after v38, conv2) the TMA versions were 4-12 % slower than
+// their twins on the H200 at 128-1,024 images (experiments/results/h200-wgmma-tma/, call 1).
 int tma_twin(int v, const Layer& l) {
+  const ConvParams& p = std::get<ConvParams>(l.op);
+  const int cg = p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups;
   const int t = v == 45 ? 66 : v == 65 ? 67 : v == 42 ? 68 : v == 61 ? 69 : v == 60 ? 70 : v == 41 ? 71 : 0;
-  return t && runs(LayerKind::conv, t, l) ? t : v;
+  return t && cg % 64 == 0 && runs(LayerKind::conv, t, l) ? t : v;
 }
 // Up to this many images the small-tile versions hand their split-K to a thread-block cluster (conv v48-v50: no
 // workspace, no reduction kernel) where the GPU launches clusters; measured on the H100 (experiments/batch1-latency.md,

@@ -33,9 +33,13 @@
 namespace bs::cuda::wg {
 
 // A WgTile whose stages come by TMA (the 16-bit types only: A's k-step tiles are 16 values wide).
-template <class Base>
+// WIDE: A as one im2col box of 64 channels a stage in the 128-byte swizzle, gemm_wgmma.cuh's own layout (a multiple of
+// 64 channels per group as stored: each stage within one tap); else four boxes of 16 channels in the 32-byte swizzle.
+// A box row is one request of the TMA unit: 16-channel boxes make 4 BM requests of 32 bytes a stage where the wide one
+// makes BM of 128.
+template <class Base, bool WIDE = false>
 struct TmaTile : Base {
-  static constexpr bool TMA = true;
+  static constexpr bool TMA = true, A_WIDE = WIDE;
   static_assert(Base::PARTS == 1 && Base::TYPE != kTf32, "TMA stages: one 16-bit product");
 };
 template <class T>
@@ -44,9 +48,12 @@ constexpr bool is_tma_tile() {
   else return false;
 }
 
-// Byte offset of A's k step kk (0-3) in a stage.
+// Byte offset of A's k step kk (0-3) in a stage: its own tile, or 32 bytes into the wide tile's rows.
 template <class T>
-__host__ __device__ constexpr uint32_t tma_a_step_bytes(int kk) { return static_cast<uint32_t>(kk * T::BM * 32); }
+__host__ __device__ constexpr uint32_t tma_a_step_bytes(int kk) { return static_cast<uint32_t>(T::A_WIDE ? kk * 32 : kk * T::BM * 32); }
+// Bytes from one 64-row piece of A to the next.
+template <class T>
+__host__ __device__ constexpr uint32_t tma_a_piece_bytes() { return T::A_WIDE ? 64 * 128 : 64 * 32; }
 
 #ifdef BS_HAVE_WGMMA
 // PTX ISA, "Matrix Descriptor", for a K-major operand in the 32-byte swizzle: start address >> 4, leading byte offset
@@ -131,7 +138,8 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_tma_kernel(const __grid_c
   int s_next = T::STAGES - 2, s = 0;
   uint32_t phase = 0;  // bit s: the parity of buffer s's next completion
   // Stage 0's descriptors of this warpgroup's first A piece (k step 0) and of B, made once
-  const uint64_t da0 = desc_sw32(a_at(0) + static_cast<uint32_t>(wgi * T::MI * 64 * 32)), db0 = desc_sw128(b_at(0));
+  const uint32_t a0 = a_at(0) + static_cast<uint32_t>(wgi * T::MI) * tma_a_piece_bytes<T>();
+  const uint64_t da0 = T::A_WIDE ? desc_sw128(a0) : desc_sw32(a0), db0 = desc_sw128(b_at(0));
   for (int i = 0; i < nk; ++i) {
     __syncthreads();  // every warpgroup is done with stage i - 2 (its wgmma_wait<1> of iteration i - 1)
     const int next = i + T::STAGES - 2;
@@ -149,7 +157,7 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_tma_kernel(const __grid_c
     for (int kk = 0; kk < T::BK / 8; ++kk)
 #pragma unroll
       for (int mi = 0; mi < T::MI; ++mi) {
-        const uint64_t a = da + (tma_a_step_bytes<T>(kk) + mi * 64 * 32) / 16, b = db + kk * 32 / 16;
+        const uint64_t a = da + (tma_a_step_bytes<T>(kk) + mi * tma_a_piece_bytes<T>()) / 16, b = db + kk * 32 / 16;
         mma<T>(acc[mi], a, b);
       }
     wgmma_commit();

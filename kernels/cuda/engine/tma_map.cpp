@@ -46,7 +46,7 @@ std::string im2col_limits(const Im2colGeometry& g, int max_offset) {
   return "";
 }
 
-std::string encode_im2col_nhwc16(CUtensorMap* map, const void* base, const Im2colGeometry& g) {
+std::string encode_im2col_nhwc16(CUtensorMap* map, const void* base, const Im2colGeometry& g, bool wide) {
   if (reinterpret_cast<uintptr_t>(base) % 16 != 0) return "the TMA im2col input is not 16-byte aligned";
   if (std::string lim = im2col_limits(g, 0); !lim.empty()) return lim;
   static const EncodeIm2col encode = entry<EncodeIm2col>("cuTensorMapEncodeIm2col");
@@ -58,7 +58,7 @@ std::string encode_im2col_nhwc16(CUtensorMap* map, const void* base, const Im2co
   const cuuint32_t elem[4] = {1, static_cast<cuuint32_t>(g.sw), static_cast<cuuint32_t>(g.sh), 1};
   return result(encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 4, const_cast<void*>(base), dims, strides, lower, upper_c,
                        static_cast<cuuint32_t>(g.channels), static_cast<cuuint32_t>(g.pixels), elem, CU_TENSOR_MAP_INTERLEAVE_NONE,
-                       CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
+                       wide ? CU_TENSOR_MAP_SWIZZLE_128B : CU_TENSOR_MAP_SWIZZLE_32B, CU_TENSOR_MAP_L2_PROMOTION_L2_128B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE),
                 "cuTensorMapEncodeIm2col");
 }
 

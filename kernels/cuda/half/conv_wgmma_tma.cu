@@ -68,12 +68,13 @@ struct WgHalfTmaProblem : WgHalfProblem<BF16> {
   template <class T>
   __device__ __forceinline__ void tma_issue(TmaState& st, uint32_t a, uint32_t b, uint32_t bar, int kt) const {
 #ifdef BS_HAVE_WGMMA
+    constexpr int BOXES = T::A_WIDE ? 1 : 4, CH = 64 / BOXES;
 #pragma unroll
-    for (int kk = 0; kk < 4; ++kk) {
+    for (int kk = 0; kk < BOXES; ++kk) {
       const bool in = st.ky < kh;  // past K: channels past the pixel's, zeros
       wg::tma_im2col4(a + wg::tma_a_step_bytes<T>(kk), &a_map, bar, in ? st.group * cbase + st.c : cstored, st.w0, st.h0, st.img,
                       static_cast<uint16_t>(in ? st.kx * dw : 0), static_cast<uint16_t>(in ? st.ky * dh : 0));
-      st.c += 16;
+      st.c += CH;
       if (st.c == cgs) {
         st.c = 0;
         if (++st.kx == kwid) {
@@ -111,14 +112,26 @@ void with_config(int version, bool bf16, F&& f) {
   else with_tile<false>(version, f);
 }
 
+// The tile as launched: the wide A boxes where a group's channels are a multiple of 64 (conv3-conv5 of AlexNet), else
+// 16-channel ones; f.template operator()<Tile>().
+template <class T, class F>
+void with_width(const HalfConvGeometry& g, F&& f) {
+  if constexpr (T::A_WIDE) {  // never listed wide: chosen here
+    f.template operator()<T>();
+  } else {
+    if (g.cgs % 64 == 0) f.template operator()<wg::TmaTile<T, true>>();
+    else f.template operator()<T>();
+  }
+}
+
 template <class T, bool BF16>
 int splits_for(const HalfConvGeometry& g) {
   const long long blocks = ((g.ncols + T::BM - 1) / T::BM) * ((g.mg + T::BN - 1) / T::BN) * g.groups;
   return wg::wgmma_tma_splits<T, WgHalfTmaProblem<BF16>>(blocks, g.kw_pad / T::BK);
 }
 
-wg::Im2colGeometry im2col_geometry(Shape is, const ConvParams& c, Shape os, int n, int pixels) {
-  return {n, is.h, is.w, stored_channels(is.c), os.h, os.w, c.ph, c.pw, c.sh, c.sw, 16, pixels};
+wg::Im2colGeometry im2col_geometry(Shape is, const ConvParams& c, Shape os, int n, int pixels, int channels = 16) {
+  return {n, is.h, is.w, stored_channels(is.c), os.h, os.w, c.ph, c.pw, c.sh, c.sw, channels, pixels};
 }
 
 template <class T, bool BF16>
@@ -126,7 +139,8 @@ void run(const HalfConvArgs& a, const HalfConvGeometry& g, cudaStream_t s) {
   const ConvParams& c = *a.p;
   WgHalfTmaProblem<BF16> pr;
   fill_wg_half_problem(pr, a, g, splits_for<T, BF16>(g));
-  if (std::string e = wg::encode_im2col_nhwc16(&pr.a_map, a.in, im2col_geometry(a.is, c, a.os, a.n, T::BM)); !e.empty()) fail("layer convolution", e);
+  const wg::Im2colGeometry ig = im2col_geometry(a.is, c, a.os, a.n, T::BM, T::A_WIDE ? 64 : 16);
+  if (std::string e = wg::encode_im2col_nhwc16(&pr.a_map, a.in, ig, T::A_WIDE); !e.empty()) fail("layer convolution", e);
   if (std::string e = wg::encode_rows16(&pr.b_map, a.prepared, g.groups, g.mg, 2 * g.kw_pad, T::BN); !e.empty()) fail("layer convolution", e);
   pr.cgs = g.cgs;
   pr.cbase = g.cg;
@@ -165,7 +179,7 @@ size_t wgmma_tma_workspace_floats(int version, const Layer& layer, int n, bool b
   const HalfConvGeometry g = half_conv_geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_config(version, bf16, [&]<class T, bool BF16>() {
-    floats = gemm::splitk_workspace_floats<T>(splits_for<T, BF16>(g), g.groups, g.mg, g.ncols);
+    with_width<T>(g, [&]<class W>() { floats = gemm::splitk_workspace_floats<W>(splits_for<W, BF16>(g), g.groups, g.mg, g.ncols); });
   });
   return floats;
 }
@@ -174,7 +188,7 @@ void wgmma_tma_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
   const HalfConvGeometry g = half_conv_geometry(a.is, *a.p, a.os, a.n);
   check_half_conv_batch(g, a, "wgmma");
-  with_config(version, a.bf16, [&]<class T, bool BF16>() { run<T, BF16>(a, g, s); });
+  with_config(version, a.bf16, [&]<class T, bool BF16>() { with_width<T>(g, [&]<class W>() { run<W, BF16>(a, g, s); }); });
 }
 
 }  // namespace bs::cuda::half

@@ -115,8 +115,9 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
 }
 // The TMA twin of a cp.async 16-bit wgmma version (conv_wgmma_tma.cu: the same tiles, products and epilogue, each stage
 // loaded by one thread's bulk tensor copies), for a multiple of 64 channels per group as stored (one 64-channel box a
-// stage). With 16-channel boxes (48 channels a group: conv1 after v38, conv2) the TMA versions were 4-12 % slower than
-// their twins on the H200 at 128-1,024 images (experiments/results/h200-wgmma-tma/, call 1).
+// stage): AlexNet's conv3-conv5 on the H200 0.77-0.90x their twins' time at 16-1,024 images. With 16-channel boxes (48
+// channels a group: conv1 after v38, conv2) they were 4-12 % slower at 128-1,024 images, 4-7 % faster on conv2 and conv5
+// at 16 (experiments/results/h200-wgmma-tma/, calls 1-2).
 int tma_twin(int v, const Layer& l) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int cg = p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups;
@@ -281,7 +282,7 @@ std::string heuristic_text(LayerKind op) {
            "than the GPU has multiprocessors, v41 (128 x 96) if its tiles fill half the multiprocessors to all of them and the filters are a multiple of 96, else the cluster version; else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "of these, v41, v42, v45, v60, v61 and v65 as their TMA twins (v71, v68, v66, v70, v69, v67: the same tiles, each stage loaded by "
-           "the tensor memory accelerator) where a group has a multiple of 16 channels as stored; "
+           "the tensor memory accelerator, one 64-channel box a stage) where a group has a multiple of 64 channels as stored; "
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";

@@ -12,7 +12,11 @@
 //   v70 wgmma-half-tma-96c      v60's: 128 x 96, 3 stages, split-K reduced in a cluster
 //   v71 wgmma-half-tma-96       v41's: 128 x 96, 5 stages
 // They need a multiple of 16 channels per group as stored (a k step's box lies within one tap), where the cp.async
-// versions take 8.
+// versions take 8. Where a group has a multiple of 64, A comes as one 64-channel box a stage in the 128-byte swizzle
+// (with_width), else as four 16-channel boxes in the 32-byte swizzle. A box row is one TMA request: measured on the H200
+// (experiments/results/h200-wgmma-tma/), the 16-channel boxes (512 requests of 32 bytes a 128-pixel stage) left the
+// versions 4-12 % slower than their twins at 128-1,024 images; the 64-channel ones (128 requests of 128 bytes) took
+// AlexNet's conv3-conv5 to 0.77-0.90x their twins' time at 16-1,024 images.
 #include <cuda.h>
 
 #include <algorithm>

@@ -286,20 +286,21 @@ bool wgmma_image_ok(Kernel kernel) {
   return attr.ptxVersion >= 90;
 }
 
-template <class T, class Problem>
-const Occupancy& wgmma_occupancy() {
-  static const Occupancy occ = kernel_occupancy(wgmma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES);
+// The helpers below for any mainloop kernel of a WgTile T (this one, or gemm_wgmma_tma.cuh's), then for this one.
+template <class T, auto Kernel>
+const Occupancy& tile_occupancy() {
+  static const Occupancy occ = kernel_occupancy(Kernel, T::THREADS, T::SMEM_BYTES);
   return occ;
 }
 
 // How many ways to split K for `blocks` tiles of k_tiles stages: through clusters where T::CLUSTER > 0
 // (gemm::cluster_splits; how many clusters of each size fit is asked once per size), else through a workspace.
-template <class T, class Problem>
-int wgmma_splits(long long blocks, int k_tiles) {
-  const Occupancy& occ = wgmma_occupancy<T, Problem>();  // also sets the shared-memory limit
+template <class T, auto Kernel>
+int tile_splits(long long blocks, int k_tiles) {
+  const Occupancy& occ = tile_occupancy<T, Kernel>();  // also sets the shared-memory limit
   if constexpr (T::CLUSTER > 0) {
     return gemm::cluster_splits(occ, T::CLUSTER, blocks, k_tiles, [](int size) {
-      return gemm::cached_active_clusters<wgmma_kernel<T, Problem>, T::CLUSTER>(T::THREADS, T::SMEM_BYTES, size);
+      return gemm::cached_active_clusters<Kernel, T::CLUSTER>(T::THREADS, T::SMEM_BYTES, size);
     });
   } else {
     return gemm::choose_splits(blocks, k_tiles, occ);
@@ -308,18 +309,27 @@ int wgmma_splits(long long blocks, int k_tiles) {
 
 // grid: x over M tiles (up to 2^31 - 1), y over N tiles, z over groups x splits (a tile's splits consecutive in z: one
 // cluster where T::CLUSTER > 0).
-template <class T, class Problem>
-void launch_wgmma(const Problem& pr, long long m, int n, int groups, cudaStream_t s) {
-  (void)wgmma_occupancy<T, Problem>();
+template <class T, auto Kernel, class Problem>
+void launch_tile(const Problem& pr, long long m, int n, int groups, cudaStream_t s) {
+  (void)tile_occupancy<T, Kernel>();
   const dim3 grid(static_cast<unsigned>((m + T::BM - 1) / T::BM), static_cast<unsigned>((n + T::BN - 1) / T::BN), groups * pr.splits);
   if (T::CLUSTER > 0 && pr.splits > 1) {
     cudaLaunchAttribute attr;
     const cudaLaunchConfig_t cfg = gemm::cluster_config(grid, T::THREADS, T::SMEM_BYTES, pr.splits, s, attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, wgmma_kernel<T, Problem>, pr));
+    CUDA_CHECK(cudaLaunchKernelEx(&cfg, Kernel, pr));
     return;
   }
-  wgmma_kernel<T, Problem><<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
+  Kernel<<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
   CUDA_CHECK_LAUNCH();
+}
+
+template <class T, class Problem>
+const Occupancy& wgmma_occupancy() { return tile_occupancy<T, wgmma_kernel<T, Problem>>(); }
+template <class T, class Problem>
+int wgmma_splits(long long blocks, int k_tiles) { return tile_splits<T, wgmma_kernel<T, Problem>>(blocks, k_tiles); }
+template <class T, class Problem>
+void launch_wgmma(const Problem& pr, long long m, int n, int groups, cudaStream_t s) {
+  launch_tile<T, wgmma_kernel<T, Problem>>(pr, m, n, groups, s);
 }
 
 }  // namespace bs::cuda::wg

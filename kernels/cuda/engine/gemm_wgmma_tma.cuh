@@ -180,36 +180,11 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_tma_kernel(const __grid_c
 }
 
 template <class T, class Problem>
-const Occupancy& wgmma_tma_occupancy() {
-  static const Occupancy occ = kernel_occupancy(wgmma_tma_kernel<T, Problem>, T::THREADS, T::SMEM_BYTES);
-  return occ;
-}
-
-template <class T, class Problem>
-int wgmma_tma_splits(long long blocks, int k_tiles) {
-  const Occupancy& occ = wgmma_tma_occupancy<T, Problem>();  // also sets the shared-memory limit
-  if constexpr (T::CLUSTER > 0) {
-    return gemm::cluster_splits(occ, T::CLUSTER, blocks, k_tiles, [](int size) {
-      return gemm::cached_active_clusters<wgmma_tma_kernel<T, Problem>, T::CLUSTER>(T::THREADS, T::SMEM_BYTES, size);
-    });
-  } else {
-    return gemm::choose_splits(blocks, k_tiles, occ);
-  }
-}
-
+int wgmma_tma_splits(long long blocks, int k_tiles) { return tile_splits<T, wgmma_tma_kernel<T, Problem>>(blocks, k_tiles); }
 // The grid of launch_wgmma (gemm_wgmma.cuh).
 template <class T, class Problem>
 void launch_wgmma_tma(const Problem& pr, long long m, int n, int groups, cudaStream_t s) {
-  (void)wgmma_tma_occupancy<T, Problem>();
-  const dim3 grid(static_cast<unsigned>((m + T::BM - 1) / T::BM), static_cast<unsigned>((n + T::BN - 1) / T::BN), groups * pr.splits);
-  if (T::CLUSTER > 0 && pr.splits > 1) {
-    cudaLaunchAttribute attr;
-    const cudaLaunchConfig_t cfg = gemm::cluster_config(grid, T::THREADS, T::SMEM_BYTES, pr.splits, s, attr);
-    CUDA_CHECK(cudaLaunchKernelEx(&cfg, wgmma_tma_kernel<T, Problem>, pr));
-    return;
-  }
-  wgmma_tma_kernel<T, Problem><<<grid, T::THREADS, T::SMEM_BYTES, s>>>(pr);
-  CUDA_CHECK_LAUNCH();
+  launch_tile<T, wgmma_tma_kernel<T, Problem>>(pr, m, n, groups, s);
 }
 
 }  // namespace bs::cuda::wg

@@ -186,7 +186,8 @@ void fc_half_forward(int version, const HalfFcArgs& a, cudaStream_t s) {
 // v16: the layer as a 1x1 convolution over a one-pixel input of K = H x W x Cs channels (the layer's NHWC input as
 // stored, flattened), the outputs as filters, run by the wgmma engine unchanged (K-major weights, 16-byte gathers,
 // split-K, the fused epilogue). Its weights are v12's permutation to the NHWC flattening, K-major, then conv v39-v47's k
-// table. The convolution's version is auto's for it where that is a wgmma one, else v41 (128 x 96, for small grids); the
+// table. The convolution's version is auto's for it where that is a wgmma one (the TMA twins v66-v71 included: the
+// inputs are a multiple of 64 channels wherever the layer's are), else v41 (128 x 96, for small grids); the
 // cluster versions v60 / v61 from 128 images only (AlexNet's fc6-fc8 in fp16 on the H200, v61 against v41, ms: 64 images
 // 0.0829 against 0.0774, 128 0.0857 / 0.0920, 256 0.1219 / 0.1466, 512 0.1656 / 0.2602; experiments/batch1-latency.md,
 // "Split-K in a cluster on wgmma").
@@ -203,9 +204,9 @@ struct AsConv {
     p.filters = outputs;
     p.kh = p.kw = 1;
     layer = {"", p, {stored.h * stored.w * stored_channels(stored.c), 1, 1}, {outputs, 1, 1}};
-    // the cp.async tiles: the TMA versions (v66-v71) were not measured on fc v16's one-pixel layers
-    const int v = n > 0 ? cp_async_twin(heuristic_version(layer, n, Precision::fp16, sm_count())->number) : 41;
-    version = is_wgmma_half(v) && (n >= kFcClusterImages || (v != 60 && v != 61)) ? v : 41;
+    const int v = n > 0 ? heuristic_version(layer, n, Precision::fp16, sm_count())->number : 41;
+    const int tiles = cp_async_twin(v);  // the cluster tiles (v60 / v61, or their TMA twins v70 / v69)
+    version = is_wgmma_half(v) && (n >= kFcClusterImages || (tiles != 60 && tiles != 61)) ? v : 41;
   }
   int kw_pad() const {  // the convolution's K in words, padded as the wgmma versions read their weights
     return half_conv_geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, 1).kw_pad;

@@ -226,6 +226,10 @@ inline std::vector<OpCase> op_cases(bool big) {
     // multiple of 64); and a batch past 256 with split-K's short grid
     cases.push_back({"engine fc 40x3x3->301 n150", {40, 3, 3}, 150, fc(301, true)});
     cases.push_back({"engine fc 2040->96 n300", {2040, 1, 1}, 300, fc(96, false)});
+    // ... on the TMA versions (a multiple of 64 inputs, from 128 images): v70 (the cluster twin, 200 outputs at 192
+    // images: 2 x 2 tiles) and v66 (1,024 outputs at 2,200 images: 18 x 8 tiles of 128 x 128)
+    cases.push_back({"engine fc 1024->200 n192", {1024, 1, 1}, 192, fc(200, true)});
+    cases.push_back({"engine fc 512->1024 n2200", {512, 1, 1}, 2200, fc(1024, false)});
   }
   return cases;
 }

@@ -219,7 +219,8 @@ void register_conv_wgmma_half(Registry& r) {
     add(v, name, summary, "a multiple of 16 channels per group as stored, strides up to 8, padding up to 128 (compute capability 9.0, sm_90a build)");
   };
   tma(66, "wgmma-half-tma-128x2", "v45 (128 pixels x 128 filters, 3 stages, two blocks per multiprocessor) with each stage loaded by "
-                                  "TMA: four im2col boxes of 16 channels of the activations and one box of the weights, issued by one thread");
+                                  "TMA, issued by one thread: one im2col box of 64 channels of the activations where a group's channels are a "
+                                  "multiple of 64 (else four of 16) and one box of the weights");
   tma(67, "wgmma-half-tma-96x2-4s", "v65 (128 x 96, 4 stages, two blocks per multiprocessor) with its stages loaded by TMA (for short K)");
   tma(68, "wgmma-half-tma-4wg-96", "v42 (256 x 96 on four warpgroups, 4 stages) with its stages loaded by TMA");
   tma(69, "wgmma-half-tma-128c", "v61 (128 x 128, split-K reduced in a cluster of up to 8 blocks) with its stages loaded by TMA");

@@ -1,6 +1,8 @@
 // What auto runs without a tuning table: per layer and batch size, a version of the cuda menus chosen from the layer's
 // shape and the device's multiprocessor count, measured on the H100 (experiments/alexnet-engine.md,
 // precision-tf32.md, precision-half.md). heuristic_text says the same in words, for `batchscope variants`.
+#include <utility>
+
 #include "kernels/plan/plan.hpp"
 #include "weights_tools/error.hpp"
 
@@ -118,11 +120,14 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
 // stage): AlexNet's conv3-conv5 on the H200 0.77-0.90x their twins' time at 16-1,024 images. With 16-channel boxes (48
 // channels a group: conv1 after v38, conv2) they were 4-12 % slower at 128-1,024 images, 4-7 % faster on conv2 and conv5
 // at 16 (experiments/results/h200-wgmma-tma/, calls 1-2).
+// {cp.async version, its TMA twin}
+constexpr std::pair<int, int> kTmaTwins[] = {{45, 66}, {65, 67}, {42, 68}, {61, 69}, {60, 70}, {41, 71}};
 int tma_twin(int v, const Layer& l) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int cg = p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups;
-  const int t = v == 45 ? 66 : v == 65 ? 67 : v == 42 ? 68 : v == 61 ? 69 : v == 60 ? 70 : v == 41 ? 71 : 0;
-  return t && cg % 64 == 0 && runs(LayerKind::conv, t, l) ? t : v;
+  for (const auto& [cp, t] : kTmaTwins)
+    if (cp == v) return cg % 64 == 0 && runs(LayerKind::conv, t, l) ? t : v;
+  return v;
 }
 // Up to this many images the small-tile versions hand their split-K to a thread-block cluster (conv v48-v50: no
 // workspace, no reduction kernel) where the GPU launches clusters; measured on the H100 (experiments/batch1-latency.md,
@@ -162,6 +167,12 @@ constexpr int kFcWgmmaImages = 64;
 constexpr double kFcF16sMacs = 2147483648.0;
 
 }  // namespace
+
+int cp_async_twin(int version) {
+  for (const auto& [cp, t] : kTmaTwins)
+    if (t == version) return cp;
+  return version;
+}
 
 const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, WeightFormat w) {
   const bool conv = l.kind() == LayerKind::conv;

@@ -151,6 +151,9 @@ nlohmann::json plan_json(const Plan& p, const Model& m);
 // With --weights int8 the fully connected layers take fc v15 (8-bit rows) up to kInt8StreamImages images.
 constexpr int kInt8StreamImages = 8;
 const Impl* heuristic_version(const Layer& l, int n, Precision p, int sm_count, WeightFormat w = WeightFormat::native);
+// The cp.async version whose tiles a TMA version (conv v66-v71) has (v66 -> v45, v67 -> v65, v68 -> v42, v69 -> v61,
+// v70 -> v60, v71 -> v41); any other version unchanged. The heuristic takes the twins the other way.
+int cp_async_twin(int version);
 std::string heuristic_text(LayerKind op);
 
 }  // namespace bs

@@ -42,11 +42,6 @@ struct TmaTile : Base {
   static constexpr bool TMA = true, A_WIDE = WIDE;
   static_assert(Base::PARTS == 1 && Base::TYPE != kTf32, "TMA stages: one 16-bit product");
 };
-template <class T>
-constexpr bool is_tma_tile() {
-  if constexpr (requires { T::TMA; }) return T::TMA;
-  else return false;
-}
 
 // Byte offset of A's k step kk (0-3) in a stage: its own tile, or 32 bytes into the wide tile's rows.
 template <class T>

@@ -171,10 +171,10 @@ void wgmma_half_prepare(int, const float* w, const Layer& layer, bool bf16, floa
 }
 
 void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
-  if (is_wgmma_tma(version)) return wgmma_tma_forward(version, a, s);
   if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
   const Geometry g = geometry(a.is, *a.p, a.os, a.n);
   check_half_conv_batch(g, a, "wgmma");
+  if (is_wgmma_tma(version)) return wgmma_tma_forward(version, a, s);
   with_config(version, a.bf16, [&]<class T, bool BF16>() { run<T, BF16>(a, g, s); });
 }
 

@@ -188,10 +188,8 @@ size_t wgmma_tma_workspace_floats(int version, const Layer& layer, int n, bool b
   return floats;
 }
 
-void wgmma_tma_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
-  if (!a.prepared) fail("conv v" + std::to_string(version), "weights were not prepared for the wgmma engine");
+void wgmma_tma_forward(int version, const HalfConvArgs& a, cudaStream_t s) {  // after wgmma_half_forward's checks
   const HalfConvGeometry g = half_conv_geometry(a.is, *a.p, a.os, a.n);
-  check_half_conv_batch(g, a, "wgmma");
   with_config(version, a.bf16, [&]<class T, bool BF16>() { with_width<T>(g, [&]<class W>() { run<W, BF16>(a, g, s); }); });
 }
 

@@ -70,12 +70,6 @@ constexpr int kWgmmaHalfFirst = 39, kWgmmaHalfLast = 47;
 // v66-v71 (conv_wgmma_tma.cu): v45's, v65's, v42's, v61's, v60's and v41's tiles with their stages loaded by TMA; the
 // wgmma_half_* functions below take them too.
 inline bool is_wgmma_tma(int version) { return version >= 66 && version <= 71; }
-// The cp.async version of a TMA version's tiles (v66 -> v45, v67 -> v65, v68 -> v42, v69 -> v61, v70 -> v60, v71 -> v41);
-// any other version unchanged.
-inline int cp_async_twin(int version) {
-  constexpr int twin[] = {45, 65, 42, 61, 60, 41};
-  return is_wgmma_tma(version) ? twin[version - 66] : version;
-}
 inline bool is_wgmma_half(int version) {
   return (version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast) || version == 60 || version == 61 || version == 65 || is_wgmma_tma(version);
 }
@@ -87,7 +81,7 @@ void wgmma_half_prepare(int version, const float* w, const Layer& layer, bool bf
 void wgmma_half_prepare_table(const Layer& layer, float* prepared, cudaStream_t s);
 void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 // What the TMA versions need beyond the cp.async ones' (16 channels a tap, the tensor maps' ranges), their workspace and
-// their launch (conv_wgmma_tma.cu).
+// their launch (conv_wgmma_tma.cu; wgmma_half_forward checks the launch first and calls it).
 Support wgmma_tma_limits(int version, const Layer& layer);
 size_t wgmma_tma_workspace_floats(int version, const Layer& layer, int n, bool bf16);
 void wgmma_tma_forward(int version, const HalfConvArgs& a, cudaStream_t s);

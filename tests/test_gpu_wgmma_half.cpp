@@ -1,5 +1,6 @@
-// The 16-bit wgmma convolutions (conv_wgmma_half.cu, conv_wgmma_tma.cu): the whole-tile epilogue of v39-v47, v60, v61, v65
-// and the TMA versions v66-v71 against the CPU; the TMA versions' sums against their cp.async twins' to the bit;
+// The 16-bit wgmma convolutions (conv_wgmma_half.cu, conv_wgmma_tma.cu, conv_wgmma_halo.cu): the whole-tile epilogue of
+// v39-v47, v60, v61, v65, the TMA versions v66-v71 and the halo versions v72 / v73 against the CPU; the TMA versions' sums
+// against their cp.async twins' to the bit, and the halo versions' against v65's;
 // and auto's choice among them at small batches (the cluster versions v60 / v61); auto's FP32 choice at small batches
 // among the 3xFP16 wgmma versions (conv_wgmma_3xf16.cu, the cluster versions v62 / v63) and v49. Without a GPU each
 // test skips.
@@ -39,7 +40,7 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
     auto ref = make_backend("cpu");
     ref->load(m);
     const std::vector<float> want = run(*ref, m, in, 2);
-    for (int v : {39, 41, 44, 45, 60, 61, 65, 66, 67, 68, 69, 70, 71}) {
+    for (int v : {39, 41, 44, 45, 60, 61, 65, 66, 67, 68, 69, 70, 71, 72, 73}) {
       const std::string what = "v" + std::to_string(v) + " act " + std::to_string(act) + " seed " + std::to_string(seed);
       auto gpu = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", "fp16"));
       if (Support sup = gpu->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;
@@ -107,6 +108,109 @@ TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
       EXPECT_EQ(got, run(*cpa, m, in, n)) << what;
       EXPECT_LE(test::rel_l2(got, want), precision_tolerance(Precision::fp16)) << what;
     }
+  }
+}
+
+// The halo versions (conv_wgmma_halo.cu) take v39's k steps in v39's order, 16 values of each row a step, and stop at K
+// where v65 runs on over its padding (zero weights: products that add nothing): the same output to the bit, at 32
+// images, where v65 does not split K (its K tiles are under 8 in every case). The layers: conv1 after v38 (3 x 3 over 48
+// channels, 96 filters: each k step's tap changes inside a 64-value block); strided and padded with 64 filters (the
+// weights' rows past them zeros); dilated with uneven padding over 16 channels; images of 35 pixels (a 256-pixel tile
+// spans 8 of them, its halo their rows); 160 filters (a second, partial column of tiles); a 1x1 kernel; grouped, 5 x 5
+// over 32 channels a group, K = 800, whose weights and halos v73 holds in 208 KB and v72 would need 245 (refused by
+// name); and conv1's shape in bf16. Then each against the CPU on the same input, within the precision's tolerance.
+TEST(GpuEngine, WgmmaHaloVersionsGiveV65sSumsToTheBit) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  struct Case {
+    const char* what;
+    Shape in;
+    int m, k, s, p, g, dh, dw, pb, pr;
+    const char* precision;
+    bool v72_fits;
+  };
+  const Case cases[] = {{"conv1 after v38: k3 c48 m96", {48, 57, 57}, 96, 3, 1, 0, 1, 1, 1, -1, -1, "fp16", true},
+                        {"k3 s2 p1 c32 m64", {32, 31, 29}, 64, 3, 2, 1, 1, 1, 1, -1, -1, "fp16", true},
+                        {"k3 dilated 2x3, padding 1 / 3 / 1 / 4, c16 m24", {16, 17, 19}, 24, 3, 1, 1, 1, 2, 3, 3, 4, "fp16", true},
+                        {"k3 p1 c16 on 5 x 7 images", {16, 5, 7}, 96, 3, 1, 1, 1, 1, 1, -1, -1, "fp16", true},
+                        {"k3 p1 c48 m160", {48, 15, 15}, 160, 3, 1, 1, 1, 1, 1, -1, -1, "fp16", true},
+                        {"k1 c64 m96", {64, 12, 12}, 96, 1, 1, 0, 1, 1, 1, -1, -1, "fp16", true},
+                        {"k5 p2 g2 c32 m192", {64, 13, 13}, 192, 5, 1, 2, 2, 1, 1, -1, -1, "fp16", false},
+                        {"conv1 after v38, bf16", {48, 57, 57}, 96, 3, 1, 0, 1, 1, 1, -1, -1, "bf16", true}};
+  const int n = 32;
+  for (const Case& c : cases) {
+    Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
+    auto& cp = std::get<ConvParams>(conv.op);
+    cp.dh = c.dh;
+    cp.dw = c.dw;
+    if (c.pb >= 0) {
+      cp.pb = c.pb;
+      cp.pr = c.pr;
+    }
+    Model m = build("halo", c.in, {conv}, rng);
+    std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
+    auto ref = make_backend("cpu");
+    ref->load(m);
+    const std::vector<float> want = run(*ref, m, in, n);
+    auto twin = make_backend("cuda", test::gpu_options("65", "", "fastest", c.precision));
+    if (Support sup = twin->supports(m.layers[0]); !sup.ok) GTEST_SKIP() << sup.reason;
+    twin->load(m);
+    const std::vector<float> base = run(*twin, m, in, n);
+    for (int v : {72, 73}) {
+      const std::string what = std::string(c.what) + " v" + std::to_string(v) + " seed " + std::to_string(seed);
+      auto halo = make_backend("cuda", test::gpu_options(std::to_string(v), "", "fastest", c.precision));
+      const Support sup = halo->supports(m.layers[0]);
+      if (v == 72 && !c.v72_fits) {
+        EXPECT_FALSE(sup.ok) << what;
+        EXPECT_NE(sup.reason.find("needs 245 KB of 227"), std::string::npos) << what << ": " << sup.reason;
+        continue;
+      }
+      ASSERT_TRUE(sup.ok) << what << ": " << sup.reason;
+      halo->load(m);
+      const std::vector<float> got = run(*halo, m, in, n);
+      EXPECT_EQ(got, base) << what;
+      EXPECT_LE(test::rel_l2(got, want), precision_tolerance(std::string(c.precision) == "bf16" ? Precision::bf16 : Precision::fp16)) << what;
+    }
+  }
+}
+
+// Where the halo versions cannot run: channels per group not a multiple of 16 (conv2's 48 are; VGG's conv1_1 after v38,
+// 8, is not), and weights too large for shared memory (AlexNet's conv2: K = 1,200 a group).
+TEST(GpuEngine, WgmmaHaloVersionsRefuseByName) {
+  SKIP_WITHOUT_GPU();
+  const auto reason = [](int v, const Layer& l) { return registry().find(LayerKind::conv, BackendKind::cuda, v)->check(l).reason; };
+  Layer inner;  // conv1 after v38, which they take
+  {
+    ConvParams p;
+    p.filters = 96;
+    p.kh = p.kw = 3;
+    inner.op = p;
+    inner.in = {48, 57, 57};
+    inner.out = {96, 55, 55};
+  }
+  if (!registry().find(LayerKind::conv, BackendKind::cuda, 72)->check(inner).ok) GTEST_SKIP() << reason(72, inner);
+  Layer c8;
+  {
+    ConvParams p;
+    p.filters = 64;
+    p.kh = p.kw = 3;
+    c8.op = p;
+    c8.in = {8, 226, 226};
+    c8.out = {64, 224, 224};
+  }
+  for (int v : {72, 73}) {
+    EXPECT_NE(reason(v, c8).find("multiple of 16 channels as stored (this layer has 8)"), std::string::npos) << reason(v, c8);
+    Layer c2;
+    ConvParams p;
+    p.filters = 256;
+    p.kh = p.kw = 5;
+    p.ph = p.pw = 2;
+    p.groups = 2;
+    c2.op = p;
+    c2.in = {96, 27, 27};
+    c2.out = {256, 27, 27};
+    EXPECT_NE(reason(v, c2).find("KB of 227"), std::string::npos) << reason(v, c2);
   }
 }
 

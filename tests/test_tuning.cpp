@@ -295,8 +295,8 @@ TEST(FcWgmma, PlansTheLayerAsAOneByOneConvolution) {
 
 TEST(Precision, EachVersionRunsInItsOwnPrecisions) {
   SKIP_WITHOUT_CUDA_MENUS();
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48, v58, v60, v61, v65, v66, v67, v68, v69, v70, v71");
-  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48, v58, v60, v61, v65, v66, v67, v68, v69, v70, v71");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::fp16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48, v58, v60, v61, v65, v66, v67, v68, v69, v70, v71, v72, v73");
+  EXPECT_EQ(allowed_versions(LayerKind::conv, Precision::bf16), "v19, v20, v21, v22, v37, v38, v39, v40, v41, v42, v43, v44, v45, v46, v47, v48, v58, v60, v61, v65, v66, v67, v68, v69, v70, v71, v72, v73");
   EXPECT_EQ(allowed_versions(LayerKind::fc, Precision::bf16), "v12, v13, v14, v16, v17");
   // Every version computes in exactly one precision; tf32 runs the TF32 engine versions and, for fc, the
   // memory-bound stream kernel.

@@ -111,7 +111,10 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   const int cluster = !runs(LayerKind::conv, 60, l) ? 0 : mg % 96 == 0 && t96 <= sms ? 60 : mg % 128 == 0 ? 61 : 60;
   if (rows * ((mg + 63) / 64) * p.groups < sms / 4) return cluster;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
-  if (k <= 8 * 64) return mg % 96 != 0 && mg % 64 == 0 ? 46 : 65;
+  if (k <= 8 * 64) {
+    if (mg % 96 == 0 && runs(LayerKind::conv, 72, l)) return (pixels + 255) / 256 * (mg / 96) * p.groups >= sms ? 72 : 73;
+    return mg % 96 != 0 && mg % 64 == 0 ? 46 : 65;
+  }
   if (t128 < sms) return cluster && !(mg % 96 == 0 && 2 * t96 > sms && t96 <= sms) ? cluster : 41;
   return mg % 128 == 0 ? 45 : mg % 96 == 0 ? 42 : mg % 64 == 0 ? 46 : 43;
 }

@@ -133,6 +133,7 @@ Support wgmma_half_supports(int version, const Layer& layer, bool pool) {
   if (Support lim = half_conv_index_limits(v, layer); !lim.ok) return lim;
   if (!device_can_run()) return {false, v + " needs wgmma: a compute capability 9.0 GPU and a build for sm_90 (kernels/CMakeLists.txt adds sm_90a)"};
   if (is_wgmma_tma(version)) return wgmma_tma_limits(version, layer);
+  if (is_wgmma_halo(version)) return wgmma_halo_limits(version, layer);
   return {};
 }
 
@@ -143,6 +144,7 @@ size_t wgmma_half_prepared_floats(const Layer& layer) {
 
 size_t wgmma_half_workspace_floats(int version, const Layer& layer, int n, bool bf16) {
   if (is_wgmma_tma(version)) return wgmma_tma_workspace_floats(version, layer, n, bf16);
+  if (is_wgmma_halo(version)) return 0;
   const Geometry g = geometry(layer.in, std::get<ConvParams>(layer.op), layer.out, n);
   size_t floats = 0;
   with_config(version, bf16, [&]<class T, bool BF16>() {
@@ -175,6 +177,7 @@ void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s) {
   const Geometry g = geometry(a.is, *a.p, a.os, a.n);
   check_half_conv_batch(g, a, "wgmma");
   if (is_wgmma_tma(version)) return wgmma_tma_forward(version, a, s);
+  if (is_wgmma_halo(version)) return wgmma_halo_forward(version, a, s);
   with_config(version, a.bf16, [&]<class T, bool BF16>() { run<T, BF16>(a, g, s); });
 }
 
@@ -226,6 +229,16 @@ void register_conv_wgmma_half(Registry& r) {
   tma(69, "wgmma-half-tma-128c", "v61 (128 x 128, split-K reduced in a cluster of up to 8 blocks) with its stages loaded by TMA");
   tma(70, "wgmma-half-tma-96c", "v60 (128 x 96, split-K reduced in a cluster) with its stages loaded by TMA");
   tma(71, "wgmma-half-tma-96", "v41 (128 x 96, 5 stages) with its stages loaded by TMA");
+  // The halo versions (conv_wgmma_halo.cu): short K, A from registers.
+  const auto halo = [&](int v, const char* name, const char* summary) {
+    add(v, name, summary, "a multiple of 16 channels per group as stored, 96 filters' weights for all of K and two halos in 227 KB "
+                          "(K up to about 600; compute capability 9.0, sm_90a build)");
+  };
+  halo(72, "wgmma-half-halo", "for short K (conv1 after v38): a persistent block holds 96 filters' weights for the whole of K in "
+                              "shared memory, copies each 256-pixel tile's input rows once (the halo, while the tile before is multiplied) "
+                              "and feeds wgmma m64n96k16 its A from registers, gathered from the halo by ldmatrix at each tap's offset; "
+                              "four warpgroups");
+  halo(73, "wgmma-half-halo-128", "v72 with 128-pixel tiles on two warpgroups (for grids of few tiles)");
 }
 
 }  // namespace bs::cuda

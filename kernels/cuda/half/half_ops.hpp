@@ -70,8 +70,12 @@ constexpr int kWgmmaHalfFirst = 39, kWgmmaHalfLast = 47;
 // v66-v71 (conv_wgmma_tma.cu): v45's, v65's, v42's, v61's, v60's and v41's tiles with their stages loaded by TMA; the
 // wgmma_half_* functions below take them too.
 inline bool is_wgmma_tma(int version) { return version >= 66 && version <= 71; }
+// v72 / v73 (conv_wgmma_halo.cu): short K with the block's weights resident and each tile's input rows read once, A
+// from registers by ldmatrix; the same weights and the wgmma_half_* functions below.
+inline bool is_wgmma_halo(int version) { return version == 72 || version == 73; }
 inline bool is_wgmma_half(int version) {
-  return (version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast) || version == 60 || version == 61 || version == 65 || is_wgmma_tma(version);
+  return (version >= kWgmmaHalfFirst && version <= kWgmmaHalfLast) || version == 60 || version == 61 || version == 65 || is_wgmma_tma(version) ||
+         is_wgmma_halo(version);
 }
 Support wgmma_half_supports(int version, const Layer& layer, bool pool = false);
 size_t wgmma_half_prepared_floats(const Layer& layer);
@@ -85,6 +89,9 @@ void wgmma_half_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 Support wgmma_tma_limits(int version, const Layer& layer);
 size_t wgmma_tma_workspace_floats(int version, const Layer& layer, int n, bool bf16);
 void wgmma_tma_forward(int version, const HalfConvArgs& a, cudaStream_t s);
+// The same for v72 / v73 (conv_wgmma_halo.cu); they need no workspace.
+Support wgmma_halo_limits(int version, const Layer& layer);
+void wgmma_halo_forward(int version, const HalfConvArgs& a, cudaStream_t s);
 
 // v22 (conv_spec_half.cu).
 Support spec_half_supports(const Layer& layer, bool pool);

@@ -52,7 +52,8 @@ struct HaloGeometry {
   int chunks;           // 16-byte chunks a pixel: cgs / 8
   size_t halo_bytes;    // one halo buffer
   size_t b_bytes;       // the block's weights: kw_pad / 32 blocks of 96 rows x 128 bytes
-  size_t smem;          // both halos, the weights, and 1 KB to align the first swizzle atom
+  int steps_words;      // the step table: a word a k step, rounded up to 4
+  size_t smem;          // both halos, the weights, the step table, 96 biases, and 1 KB to align the first swizzle atom
 };
 
 HaloGeometry halo_geometry(Shape is, const ConvParams& c, Shape os, const HalfConvGeometry& g, int bm) {
@@ -69,7 +70,8 @@ HaloGeometry halo_geometry(Shape is, const ConvParams& c, Shape os, const HalfCo
   h.pstride = 16 * (h.chunks + (h.chunks % 2 == 0 ? 1 : 0));
   h.halo_bytes = (static_cast<size_t>(h.span) * h.wv * h.pstride + 127) / 128 * 128;
   h.b_bytes = static_cast<size_t>(g.kw_pad / 32) * kHaloBN * 128;
-  h.smem = 1024 + h.b_bytes + 2 * h.halo_bytes;
+  h.steps_words = (c.kh * c.kw * (g.cgs / 16) + 3) / 4 * 4;
+  h.smem = 1024 + h.b_bytes + 2 * h.halo_bytes + 4 * static_cast<size_t>(h.steps_words) + 4 * kHaloBN;
   (void)is;
   return h;
 }
@@ -80,9 +82,9 @@ struct HaloProblem : WgHalfProblem<BF16> {
   int kh, kwid, dh, dw;
   int hv, wv, span, pstride, chunks;
   int cpt, ksteps, kblocks;  // k steps a tap (cgs / 16), in K, and 64-value blocks of k (kw_pad / 32)
-  int halo_bytes, b_bytes;
+  int halo_bytes, b_bytes, steps_words;  // shared memory: the halo, the weights, the step table (a multiple of 4 words)
   int tiles;                 // BM-pixel tiles over the batch
-  FastDiv chunks_div, wv_div, hv_div;
+  FastDiv wv_div, hv_div;
 };
 
 #if defined(__CUDA_ARCH__) && defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -106,16 +108,15 @@ __device__ __forceinline__ int halo_first_row(const HaloProblem<BF16>& pr, long 
   return img * pr.hv + oy * pr.sh;
 }
 
-// The virtual rows [va, vb] of tile t's windows into the halo at dst, 16 bytes a copy (zeros outside the images).
+// The virtual rows of tile t's windows into the halo at dst, 16 bytes a copy (zeros outside the images): thread tid
+// copies chunk c = tid % chunks of pixels pix0 = tid / chunks, pix0 + THREADS / chunks, ... (the last THREADS % chunks
+// threads idle), so that a copy's address takes two divisions.
 template <class T, bool BF16>
-__device__ __forceinline__ void load_halo(const HaloProblem<BF16>& pr, int t, uint32_t dst, int group, int tid) {
-  const long long m0 = static_cast<long long>(t) * T::BM;
-  const long long m1 = min(m0 + T::BM, static_cast<long long>(pr.ncols)) - 1;
-  const int va = halo_first_row(pr, m0), vb = halo_first_row(pr, m1) + (pr.kh - 1) * pr.dh;
-  const int total = (vb - va + 1) * pr.wv * pr.chunks;
-  const float* in = pr.in + group * pr.cg;
-  for (int i = tid; i < total; i += T::THREADS) {
-    const int pix = static_cast<int>(pr.chunks_div.div(static_cast<uint32_t>(i))), c = i - pix * pr.chunks;
+__device__ __forceinline__ void load_halo(const HaloProblem<BF16>& pr, int t, uint32_t dst, const float* in, int pix0, int c) {
+  const long long m0 = static_cast<long long>(t) * T::BM, m1 = min(m0 + T::BM, static_cast<long long>(pr.ncols)) - 1;
+  const int va = halo_first_row(pr, m0), pixels = (halo_first_row(pr, m1) + (pr.kh - 1) * pr.dh - va + 1) * pr.wv;
+  const int pix_step = T::THREADS / pr.chunks;
+  for (int pix = pix0; pix < pixels; pix += pix_step) {
     const int vr = static_cast<int>(pr.wv_div.div(static_cast<uint32_t>(pix))), u = pix - vr * pr.wv;
     const int v = va + vr, img = static_cast<int>(pr.hv_div.div(static_cast<uint32_t>(v)));
     const int iy = v - img * pr.hv - pr.ph, ix = u - pr.pw;
@@ -129,13 +130,24 @@ template <class T, bool BF16>
 __global__ void __launch_bounds__(T::THREADS, 1) halo_kernel(const __grid_constant__ HaloProblem<BF16> pr) {
 #ifdef BS_HAVE_WGMMA
   extern __shared__ __align__(1024) uint8_t smem[];
-  const uint32_t base = (gemm::smem_u32(smem) + 1023u) & ~1023u;
-  const uint32_t b_base = base, halo0 = base + static_cast<uint32_t>(pr.b_bytes);
-  const auto halo = [&](int b) { return halo0 + static_cast<uint32_t>(b * pr.halo_bytes); };
+  uint8_t* const aligned = smem + (((gemm::smem_u32(smem) + 1023u) & ~1023u) - gemm::smem_u32(smem));
+  const uint32_t b_base = gemm::smem_u32(aligned), halo0 = b_base + static_cast<uint32_t>(pr.b_bytes);
+  const uint32_t halo_bytes = static_cast<uint32_t>(pr.halo_bytes);
+  const auto halo = [&](int b) { return halo0 + static_cast<uint32_t>(b) * halo_bytes; };
+  // After the halos: each k step's A offset from a pixel's place (its tap's rows and columns, its 16-channel slice),
+  // then the block's 96 biases (-0 where there is none).
+  uint32_t* const steps = reinterpret_cast<uint32_t*>(aligned + pr.b_bytes + 2 * pr.halo_bytes);
+  float* const sbias = reinterpret_cast<float*>(steps + pr.steps_words);
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wgi = warp / 4;
   const int group = blockIdx.z, n0 = blockIdx.y * kHaloBN;
   int t = blockIdx.x;
   if (t >= pr.tiles) return;
+  const int ksteps = pr.ksteps;
+  for (int s = tid; s < ksteps; s += T::THREADS) {
+    const int tap = s / pr.cpt, cc = s - tap * pr.cpt, ky = tap / pr.kwid, kx = tap - ky * pr.kwid;
+    steps[s] = static_cast<uint32_t>((ky * pr.dh * pr.wv + kx * pr.dw) * pr.pstride + 32 * cc);
+  }
+  for (int r = tid; r < kHaloBN; r += T::THREADS) sbias[r] = pr.o.bias && n0 + r < pr.mg ? pr.o.bias[group * pr.mg + n0 + r] : -0.0f;
 
   // The block's weights for the whole of K: 64-value block kb of filter row r at b_base + kb 96 128 + r 128, its 16-byte
   // chunks swizzled as the stages of the other versions (load_b in wgmma_conv_loads.cuh); filters past the group's
@@ -149,74 +161,67 @@ __global__ void __launch_bounds__(T::THREADS, 1) halo_kernel(const __grid_consta
       wg::cp_async16(b_base + static_cast<uint32_t>(kb * kHaloBN * 128) + wg::sw_chunk(r, c), src, ok);
     }
   }
-  load_halo<T>(pr, t, halo(0), group, tid);
+  const float* in = pr.in + group * pr.cg;
+  const int chunk = tid % pr.chunks, pix0 = tid < T::THREADS / pr.chunks * pr.chunks ? tid / pr.chunks : INT_MAX;
+  load_halo<T>(pr, t, halo(0), in, pix0, chunk);
   gemm::cp_async_commit();
 
   const uint64_t db0 = wg::desc_sw128(b_base);
   const int row = wgi * 64 + (warp % 4) * 16 + (lane % 8) + 8 * ((lane / 8) % 2);  // this lane's A row for ldmatrix
   const uint32_t khalf = 16u * static_cast<uint32_t>(lane / 16);                      // and its 8-value half of the k step
   const int g = lane / 4, tq = lane % 4;
+  const long long ncols = pr.ncols;
   int buf = 0;
   for (; t < pr.tiles; t += gridDim.x) {
     gemm::cp_async_wait<0>();  // this tile's halo (and the weights) have landed, for this thread's copies
     wg::fence_proxy_async();   // the weights visible to the tensor cores (the halo goes through ldmatrix)
-    __syncthreads();           // everyone's; and every warp is done reading the other halo
-    const int tn = t + gridDim.x;
-    if (tn < pr.tiles) load_halo<T>(pr, tn, halo(buf ^ 1), group, tid);
+    __syncthreads();           // everyone's (and the step table and biases); every warp is done reading the other halo
+    if (t + static_cast<int>(gridDim.x) < pr.tiles) load_halo<T>(pr, t + gridDim.x, halo(buf ^ 1), in, pix0, chunk);
     gemm::cp_async_commit();
 
     const long long m0 = static_cast<long long>(t) * T::BM, m = m0 + row;
     const int va = halo_first_row(pr, m0);
     uint32_t rowaddr = halo(buf) + khalf;  // rows past the batch read anything in the halo: the epilogue drops them
-    if (m < pr.ncols) {
+    if (m < ncols) {
       const int img = static_cast<int>(pr.p_div.div(static_cast<uint32_t>(m))), q = static_cast<int>(m) - img * pr.p;
       const int oy = static_cast<int>(pr.ow_div.div(static_cast<uint32_t>(q))), ox = q - oy * pr.ow;
       rowaddr += static_cast<uint32_t>(((img * pr.hv + oy * pr.sh - va) * pr.wv + ox * pr.sw) * pr.pstride);
     }
-    // The next k step's tap (ky, kx) and 16-channel slice cc, as an offset from the pixel's place.
-    int cc = 0, kx = 0, ky = 0;
-    const auto next_off = [&]() {
-      const uint32_t off = static_cast<uint32_t>(((ky * pr.dh) * pr.wv + kx * pr.dw) * pr.pstride + 32 * cc);
-      if (++cc == pr.cpt) {
-        cc = 0;
-        if (++kx == pr.kwid) {
-          kx = 0;
-          ++ky;
-        }
-      }
-      return off;
-    };
     float acc[1][kHaloBN / 2];
 #pragma unroll
     for (int i = 0; i < kHaloBN / 2; ++i) acc[0][i] = 0.0f;
+    // Two A fragments in turn: step j's products are issued from one while step j + 1's ldmatrix fills the other, once
+    // step j - 1's products (the last to read it) are done. (With each step's ldmatrix and its wgmma under separate
+    // conditions, ptxas could not see that the fragment was not redefined while a wgmma read it, and serialized every
+    // wgmma: C7513.)
     uint32_t a0[4], a1[4];
-    ldmatrix4(a0, rowaddr + next_off());
-    const auto mma = [&](uint32_t(&a)[4], int s) {
-      const uint64_t db = db0 + static_cast<uint64_t>((s / 4) * (kHaloBN * 128) + (s % 4) * 32) / 16;
+    ldmatrix4(a0, rowaddr + steps[0]);
+    const auto mma = [&](uint32_t(&a)[4], int j) {
       wg::fence_operands(acc);
       wg::wgmma_fence();
-      wg::WgmmaHalfRs<kHaloBN, BF16>::mma(acc[0], a, db);
+      wg::WgmmaHalfRs<kHaloBN, BF16>::mma(acc[0], a, db0 + static_cast<uint64_t>((j / 4) * (kHaloBN * 128 / 16) + (j % 4) * 2));
       wg::wgmma_commit();
     };
-    for (int s = 0; s < pr.ksteps; s += 2) {
+#pragma unroll 1  // peeled or unrolled, the loop's fragments reach its wgmmas by paths ptxas serializes (C7513)
+    for (int s = 0; s < ksteps; s += 2) {
       mma(a0, s);
       if (s > 0) {
         wg::wgmma_wait<1>();  // step s - 1's products are done: a1 is free
         keep(a1);
       }
-      if (s + 1 < pr.ksteps) {
-        ldmatrix4(a1, rowaddr + next_off());
+      if (s + 1 < ksteps) {
+        ldmatrix4(a1, rowaddr + steps[s + 1]);
         mma(a1, s + 1);
         wg::wgmma_wait<1>();  // step s's: a0 is free
         keep(a0);
-        if (s + 2 < pr.ksteps) ldmatrix4(a0, rowaddr + next_off());
+        if (s + 2 < ksteps) ldmatrix4(a0, rowaddr + steps[s + 2]);
       }
     }
     wg::wgmma_wait<0>();
     wg::fence_operands(acc);
     keep(a0);
     keep(a1);
-    pr.template store_tile<T>(acc, group, 0, m0 + wgi * 64 + (warp % 4) * 16 + g, n0 + 2 * tq);
+    pr.template store_tile<T>(acc, group, 0, m0 + wgi * 64 + (warp % 4) * 16 + g, n0 + 2 * tq, sbias + 2 * tq);
     buf ^= 1;
   }
   gemm::cp_async_wait<0>();
@@ -278,8 +283,8 @@ void run(const HalfConvArgs& a, const HalfConvGeometry& g, cudaStream_t s) {
   pr.kblocks = g.kw_pad / 32;
   pr.halo_bytes = static_cast<int>(h.halo_bytes);
   pr.b_bytes = static_cast<int>(h.b_bytes);
+  pr.steps_words = h.steps_words;
   pr.tiles = static_cast<int>((g.ncols + T::BM - 1) / T::BM);
-  pr.chunks_div = FastDiv(static_cast<uint32_t>(h.chunks));
   pr.wv_div = FastDiv(static_cast<uint32_t>(h.wv));
   pr.hv_div = FastDiv(static_cast<uint32_t>(h.hv));
   const int ny = (g.mg + kHaloBN - 1) / kHaloBN;

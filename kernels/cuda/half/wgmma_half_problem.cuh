@@ -29,8 +29,11 @@ struct WgHalfProblem : wg::NhwcConvLoads {
   __device__ __forceinline__ void store4(int group, long long m, int f, const float4& v) const {
     o.store4_as<BF16>(group, m, f, v, [&] { return o.load_bias4(group, f); });
   }
+  // sbias: where a kernel keeps the tile's biases in shared memory (the halo versions: -0 for a missing bias), this
+  // thread's first column's, its others at 8 j and 8 j + 1 from it; else null, and the biases come from o.bias.
   template <class T>
-  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c) const {
+  __device__ __forceinline__ void store_tile(const float (&acc)[T::MI][T::BN / 2], int group, int split, int r, int c,
+                                             const float* sbias = nullptr) const {
     constexpr int J = T::BN / 8;
     const int ch0 = group * o.mg + c;
     if (o.splits > 1 || r + (T::MI - 1) * 64 + 8 >= o.ncols || c + T::BN - 7 >= o.mg || (ch0 & 1)) {
@@ -46,8 +49,14 @@ struct WgHalfProblem : wg::NhwcConvLoads {
     float b[2 * J];
 #pragma unroll
     for (int j = 0; j < J; ++j) {
-      b[2 * j] = o.bias ? __ldg(o.bias + ch0 + 8 * j) : -0.0f;
-      b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + 8 * j + 1) : -0.0f;
+      if (sbias) {
+        const float2 v = *reinterpret_cast<const float2*>(sbias + 8 * j);
+        b[2 * j] = v.x;
+        b[2 * j + 1] = v.y;
+      } else {
+        b[2 * j] = o.bias ? __ldg(o.bias + ch0 + 8 * j) : -0.0f;
+        b[2 * j + 1] = o.bias ? __ldg(o.bias + ch0 + 8 * j + 1) : -0.0f;
+      }
     }
     // fp16's range check folded into one flag, stored once: checked pair by pair, each pair went out with two
     // predicated stores of the flag (ncu, AlexNet's conv1 on v44 at 16 images: 914 of a warp's 2,705 instructions were

@@ -81,8 +81,8 @@ TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
                         {"k3 p1 c48 m96", {48, 15, 15}, 96, 3, 1, 1, 1, 1, 1, -1, -1},
                         {"k3 p1 g2 c128 (wide boxes)", {256, 13, 13}, 192, 3, 1, 1, 2, 1, 1, -1, -1},
                         {"k3 s2 p1 c64 (wide boxes)", {64, 23, 21}, 128, 3, 2, 1, 1, 1, 1, -1, -1}};
-  const int n = 32;
   for (const Case& c : cases) {
+    const int n = c.n;
     Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
     auto& cp = std::get<ConvParams>(conv.op);
     cp.dh = c.dh;
@@ -113,12 +113,13 @@ TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
 
 // The halo versions (conv_wgmma_halo.cu) take v39's k steps in v39's order, 16 values of each row a step, and stop at K
 // where v65 runs on over its padding (zero weights: products that add nothing): the same output to the bit, at 32
-// images, where v65 does not split K (its K tiles are under 8 in every case). The layers: conv1 after v38 (3 x 3 over 48
+// images, where v65 does not split K (under 8 K tiles, or its tiles fill two blocks a multiprocessor). The layers: conv1 after v38 (3 x 3 over 48
 // channels, 96 filters: each k step's tap changes inside a 64-value block); strided and padded with 64 filters (the
 // weights' rows past them zeros; v72's 256-pixel tiles of 15-pixel rows would need 251 KB, refused by name); dilated
 // with uneven padding over 16 channels; images of 35 pixels (a 256-pixel tile spans 8 of them, its halo their rows); 160
 // filters (a second, partial column of tiles); a 1x1 kernel; grouped, 5 x 5 over 32 channels a group, K = 800, whose
-// weights and halos v73 holds in 209 KB and v72 would need 246; and conv1's shape in bf16. Then each against the CPU on the same input, within the precision's tolerance.
+// weights and halos v73 holds in 209 KB and v72 would need 246 (at 104 images: 14 K tiles, which v65 splits at 32);
+// and conv1's shape in bf16. Then each against the CPU on the same input, within the precision's tolerance.
 TEST(GpuEngine, WgmmaHaloVersionsGiveV65sSumsToTheBit) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
@@ -129,6 +130,7 @@ TEST(GpuEngine, WgmmaHaloVersionsGiveV65sSumsToTheBit) {
     int m, k, s, p, g, dh, dw, pb, pr;
     const char* precision;
     const char* v72_refuses;  // where v72 needs more shared memory than a block has: its reason's figure
+    int n = 32;
   };
   const Case cases[] = {{"conv1 after v38: k3 c48 m96", {48, 57, 57}, 96, 3, 1, 0, 1, 1, 1, -1, -1, "fp16", nullptr},
                         {"k3 s2 p1 c32 m64", {32, 31, 29}, 64, 3, 2, 1, 1, 1, 1, -1, -1, "fp16", "needs 251 KB of 227"},
@@ -136,10 +138,10 @@ TEST(GpuEngine, WgmmaHaloVersionsGiveV65sSumsToTheBit) {
                         {"k3 p1 c16 on 5 x 7 images", {16, 5, 7}, 96, 3, 1, 1, 1, 1, 1, -1, -1, "fp16", nullptr},
                         {"k3 p1 c48 m160", {48, 15, 15}, 160, 3, 1, 1, 1, 1, 1, -1, -1, "fp16", nullptr},
                         {"k1 c64 m96", {64, 12, 12}, 96, 1, 1, 0, 1, 1, 1, -1, -1, "fp16", nullptr},
-                        {"k5 p2 g2 c32 m192", {64, 13, 13}, 192, 5, 1, 2, 2, 1, 1, -1, -1, "fp16", "needs 246 KB of 227"},
+                        {"k5 p2 g2 c32 m192", {64, 13, 13}, 192, 5, 1, 2, 2, 1, 1, -1, -1, "fp16", "needs 246 KB of 227", 104},
                         {"conv1 after v38, bf16", {48, 57, 57}, 96, 3, 1, 0, 1, 1, 1, -1, -1, "bf16", nullptr}};
-  const int n = 32;
   for (const Case& c : cases) {
+    const int n = c.n;
     Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
     auto& cp = std::get<ConvParams>(conv.op);
     cp.dh = c.dh;
@@ -211,6 +213,29 @@ TEST(GpuEngine, WgmmaHaloVersionsRefuseByName) {
     c2.in = {96, 27, 27};
     c2.out = {256, 27, 27};
     EXPECT_NE(reason(v, c2).find("KB of 227"), std::string::npos) << reason(v, c2);
+  }
+}
+
+// The 16-bit rule for K up to 512 over 96 filters (conv1 after v38: 3 x 3 x 48, 55 x 55 outputs), worked by hand: v72
+// where its 256-pixel tiles are at least 2.5 waves of 132 multiprocessors (330): 16 images 190 tiles, 24 images 284: v65;
+// 32 images 379, 1,024 images 12,100: v72. 64 filters (VGG-16's conv1_1 shape over 48 channels): v46, as before.
+TEST(GpuHeuristic, ShortKTakesTheHaloVersionFromTwoAndAHalfWaves) {
+  SKIP_WITHOUT_GPU();
+  Layer inner;
+  ConvParams p;
+  p.filters = 96;
+  p.kh = p.kw = 3;
+  inner.op = p;
+  inner.in = {48, 57, 57};
+  inner.out = {96, 55, 55};
+  if (!registry().find(LayerKind::conv, BackendKind::cuda, 72)->check(inner).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
+  for (Precision pr : {Precision::fp16, Precision::bf16}) {
+    for (const auto& [n, want] : {std::pair{16, 65}, {24, 65}, {32, 72}, {1024, 72}})
+      EXPECT_EQ(heuristic_version(inner, n, pr, 132)->number, want) << "n" << n << " " << name_of(pr);
+    Layer narrow = inner;
+    std::get<ConvParams>(narrow.op).filters = 64;
+    narrow.out.c = 64;
+    EXPECT_EQ(heuristic_version(narrow, 1024, pr, 132)->number, 46) << name_of(pr);
   }
 }
 

@@ -112,7 +112,10 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (rows * ((mg + 63) / 64) * p.groups < sms / 4) return cluster;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
   if (k <= 8 * 64) {
-    if (mg % 96 == 0 && runs(LayerKind::conv, 72, l)) return (pixels + 255) / 256 * (mg / 96) * p.groups >= sms ? 72 : 73;
+    // v72 (the halo version: the weights resident, each tile's input rows read once) where its 256-pixel tiles make 2.5
+    // waves or more; under that its persistent blocks' last round runs part-empty and v65 wins (H200, conv1 after v38
+    // forced: 0.98x v65's time at 32 images, 0.90x at 1,024; 1.09-1.14x at 16-24: experiments/results/h200-halo/).
+    if (mg % 96 == 0 && runs(LayerKind::conv, 72, l) && 2 * ((pixels + 255) / 256 * (mg / 96) * p.groups) >= 5LL * sms) return 72;
     return mg % 96 != 0 && mg % 64 == 0 ? 46 : 65;
   }
   if (t128 < sms) return cluster && !(mg % 96 == 0 && 2 * t96 > sms && t96 <= sms) ? cluster : 41;

@@ -194,8 +194,9 @@ __global__ void __launch_bounds__(T::THREADS, 1) halo_kernel(const __grid_consta
     // step j - 1's products (the last to read it) are done. (With each step's ldmatrix and its wgmma under separate
     // conditions, ptxas could not see that the fragment was not redefined while a wgmma read it, and serialized every
     // wgmma: C7513.)
-    uint32_t a0[4], a1[4];
+    uint32_t a0[4], a1[4], a2[4];
     ldmatrix4(a0, rowaddr + steps[0]);
+    if (ksteps > 1) ldmatrix4(a1, rowaddr + steps[1]);
     const auto mma = [&](uint32_t(&a)[4], int j) {
       wg::fence_operands(acc);
       wg::wgmma_fence();
@@ -203,24 +204,31 @@ __global__ void __launch_bounds__(T::THREADS, 1) halo_kernel(const __grid_consta
       wg::wgmma_commit();
     };
 #pragma unroll 1  // peeled or unrolled, the loop's fragments reach its wgmmas by paths ptxas serializes (C7513)
-    for (int s = 0; s < ksteps; s += 2) {
+    for (int s = 0; s < ksteps; s += 3) {
       mma(a0, s);
       if (s > 0) {
-        wg::wgmma_wait<1>();  // step s - 1's products are done: a1 is free
-        keep(a1);
+        wg::wgmma_wait<1>();  // step s - 1's products are done: a2 is free
+        keep(a2);
       }
+      if (s + 2 < ksteps) ldmatrix4(a2, rowaddr + steps[s + 2]);
       if (s + 1 < ksteps) {
-        ldmatrix4(a1, rowaddr + steps[s + 1]);
         mma(a1, s + 1);
         wg::wgmma_wait<1>();  // step s's: a0 is free
         keep(a0);
-        if (s + 2 < ksteps) ldmatrix4(a0, rowaddr + steps[s + 2]);
+        if (s + 3 < ksteps) ldmatrix4(a0, rowaddr + steps[s + 3]);
+        if (s + 2 < ksteps) {
+          mma(a2, s + 2);
+          wg::wgmma_wait<1>();  // step s + 1's: a1 is free
+          keep(a1);
+          if (s + 4 < ksteps) ldmatrix4(a1, rowaddr + steps[s + 4]);
+        }
       }
     }
     wg::wgmma_wait<0>();
     wg::fence_operands(acc);
     keep(a0);
     keep(a1);
+    keep(a2);
     pr.template store_tile<T>(acc, group, 0, m0 + wgi * 64 + (warp % 4) * 16 + g, n0 + 2 * tq, sbias + 2 * tq);
     buf ^= 1;
   }

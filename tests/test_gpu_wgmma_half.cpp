@@ -81,8 +81,8 @@ TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
                         {"k3 p1 c48 m96", {48, 15, 15}, 96, 3, 1, 1, 1, 1, 1, -1, -1},
                         {"k3 p1 g2 c128 (wide boxes)", {256, 13, 13}, 192, 3, 1, 1, 2, 1, 1, -1, -1},
                         {"k3 s2 p1 c64 (wide boxes)", {64, 23, 21}, 128, 3, 2, 1, 1, 1, 1, -1, -1}};
+  const int n = 32;
   for (const Case& c : cases) {
-    const int n = c.n;
     Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
     auto& cp = std::get<ConvParams>(conv.op);
     cp.dh = c.dh;

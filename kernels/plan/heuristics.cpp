@@ -114,7 +114,7 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (k <= 8 * 64) {
     // v72 (the halo version: the weights resident, each tile's input rows read once) where its 256-pixel tiles make 2.5
     // waves or more; under that its persistent blocks' last round runs part-empty and v65 wins (H200, conv1 after v38
-    // forced: 0.98x v65's time at 32 images, 0.90x at 1,024; 1.09-1.14x at 16-24: experiments/results/h200-halo/).
+    // forced: 0.99x v65's time at 32 images, 0.90x at 1,024; 1.07-1.13x at 16-24: experiments/results/h200-halo/).
     if (mg % 96 == 0 && runs(LayerKind::conv, 72, l) && 2 * ((pixels + 255) / 256 * (mg / 96) * p.groups) >= 5LL * sms) return 72;
     return mg % 96 != 0 && mg % 64 == 0 ? 46 : 65;
   }

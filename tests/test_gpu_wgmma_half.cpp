@@ -59,6 +59,21 @@ TEST(GpuEngine, WgmmaHalfWholeTileEpilogueMatchesCpuAndChecksRange) {
   }
 }
 
+// A bit test's layer: m filters, k x k, stride s, padding p (pb / pr at the bottom and right where pb >= 0), g groups,
+// dilation dh x dw.
+template <class Case>
+Layer case_conv(const Case& c) {
+  Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
+  auto& cp = std::get<ConvParams>(conv.op);
+  cp.dh = c.dh;
+  cp.dw = c.dw;
+  if (c.pb >= 0) {
+    cp.pb = c.pb;
+    cp.pr = c.pr;
+  }
+  return conv;
+}
+
 // The TMA versions (conv_wgmma_tma.cu) take the same 16 values of each row at each k step as their cp.async twins, in
 // the same order, with the same epilogue: the same output to the bit wherever both split K alike. The layers: 32 images
 // (256 or more row tiles, so that neither splits), padded, strided, dilated with uneven padding, grouped with 16
@@ -83,14 +98,7 @@ TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
                         {"k3 s2 p1 c64 (wide boxes)", {64, 23, 21}, 128, 3, 2, 1, 1, 1, 1, -1, -1}};
   const int n = 32;
   for (const Case& c : cases) {
-    Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
-    auto& cp = std::get<ConvParams>(conv.op);
-    cp.dh = c.dh;
-    cp.dw = c.dw;
-    if (c.pb >= 0) {
-      cp.pb = c.pb;
-      cp.pr = c.pr;
-    }
+    const Layer conv = case_conv(c);
     Model m = build("tma", c.in, {conv}, rng);
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
     auto ref = make_backend("cpu");
@@ -110,6 +118,26 @@ TEST(GpuEngine, WgmmaTmaVersionsGiveTheirCpAsyncTwinsSumsToTheBit) {
     }
   }
 }
+
+// AlexNet's convolutions as the heuristic sees them (shapes only, no weights).
+Layer shape_conv(Shape in, int m, int k, int stride, int pad, int groups) {
+  Layer l;
+  ConvParams p;
+  p.filters = m;
+  p.kh = p.kw = k;
+  p.sh = p.sw = stride;
+  p.ph = p.pw = pad;
+  p.groups = groups;
+  l.op = p;
+  l.in = in;
+  l.out = {m, (in.h + 2 * pad - k) / stride + 1, (in.w + 2 * pad - k) / stride + 1};
+  return l;
+}
+const Layer c1 = shape_conv({3, 227, 227}, 96, 11, 4, 0, 1), c2 = shape_conv({96, 27, 27}, 256, 5, 1, 2, 2),
+            c3 = shape_conv({256, 13, 13}, 384, 3, 1, 1, 1), c4 = shape_conv({384, 13, 13}, 384, 3, 1, 1, 2),
+            c5 = shape_conv({384, 13, 13}, 256, 3, 1, 1, 2);
+// conv1 after v38 (3 x 3 taps over 48 channels), which the halo versions take.
+const Layer c1_inner = shape_conv({48, 57, 57}, 96, 3, 1, 0, 1);
 
 // The halo versions (conv_wgmma_halo.cu) take v39's k steps in v39's order, 16 values of each row a step, and stop at K
 // where v65 runs on over its padding (zero weights: products that add nothing): the same output to the bit, at 32
@@ -142,14 +170,7 @@ TEST(GpuEngine, WgmmaHaloVersionsGiveV65sSumsToTheBit) {
                         {"conv1 after v38, bf16", {48, 57, 57}, 96, 3, 1, 0, 1, 1, 1, -1, -1, "bf16", nullptr}};
   for (const Case& c : cases) {
     const int n = c.n;
-    Layer conv = conv_layer("conv", c.m, c.k, c.s, c.p, c.g);
-    auto& cp = std::get<ConvParams>(conv.op);
-    cp.dh = c.dh;
-    cp.dw = c.dw;
-    if (c.pb >= 0) {
-      cp.pb = c.pb;
-      cp.pr = c.pr;
-    }
+    const Layer conv = case_conv(c);
     Model m = build("halo", c.in, {conv}, rng);
     std::vector<float> in = test::random_vector(static_cast<size_t>(m.input.size()) * n, rng);
     auto ref = make_backend("cpu");
@@ -182,36 +203,10 @@ TEST(GpuEngine, WgmmaHaloVersionsGiveV65sSumsToTheBit) {
 TEST(GpuEngine, WgmmaHaloVersionsRefuseByName) {
   SKIP_WITHOUT_GPU();
   const auto reason = [](int v, const Layer& l) { return registry().find(LayerKind::conv, BackendKind::cuda, v)->check(l).reason; };
-  Layer inner;  // conv1 after v38, which they take
-  {
-    ConvParams p;
-    p.filters = 96;
-    p.kh = p.kw = 3;
-    inner.op = p;
-    inner.in = {48, 57, 57};
-    inner.out = {96, 55, 55};
-  }
-  if (!registry().find(LayerKind::conv, BackendKind::cuda, 72)->check(inner).ok) GTEST_SKIP() << reason(72, inner);
-  Layer c8;
-  {
-    ConvParams p;
-    p.filters = 64;
-    p.kh = p.kw = 3;
-    c8.op = p;
-    c8.in = {8, 226, 226};
-    c8.out = {64, 224, 224};
-  }
+  if (!registry().find(LayerKind::conv, BackendKind::cuda, 72)->check(c1_inner).ok) GTEST_SKIP() << reason(72, c1_inner);
+  const Layer c8 = shape_conv({8, 226, 226}, 64, 3, 1, 0, 1);
   for (int v : {72, 73}) {
     EXPECT_NE(reason(v, c8).find("multiple of 16 channels as stored (this layer has 8)"), std::string::npos) << reason(v, c8);
-    Layer c2;
-    ConvParams p;
-    p.filters = 256;
-    p.kh = p.kw = 5;
-    p.ph = p.pw = 2;
-    p.groups = 2;
-    c2.op = p;
-    c2.in = {96, 27, 27};
-    c2.out = {256, 27, 27};
     EXPECT_NE(reason(v, c2).find("KB of 227"), std::string::npos) << reason(v, c2);
   }
 }
@@ -221,13 +216,7 @@ TEST(GpuEngine, WgmmaHaloVersionsRefuseByName) {
 // 32 images 379, 1,024 images 12,100: v72. 64 filters (VGG-16's conv1_1 shape over 48 channels): v46, as before.
 TEST(GpuHeuristic, ShortKTakesTheHaloVersionFromTwoAndAHalfWaves) {
   SKIP_WITHOUT_GPU();
-  Layer inner;
-  ConvParams p;
-  p.filters = 96;
-  p.kh = p.kw = 3;
-  inner.op = p;
-  inner.in = {48, 57, 57};
-  inner.out = {96, 55, 55};
+  const Layer& inner = c1_inner;
   if (!registry().find(LayerKind::conv, BackendKind::cuda, 72)->check(inner).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
   for (Precision pr : {Precision::fp16, Precision::bf16}) {
     for (const auto& [n, want] : {std::pair{16, 65}, {24, 65}, {32, 72}, {1024, 72}})
@@ -238,24 +227,6 @@ TEST(GpuHeuristic, ShortKTakesTheHaloVersionFromTwoAndAHalfWaves) {
     EXPECT_EQ(heuristic_version(narrow, 1024, pr, 132)->number, 46) << name_of(pr);
   }
 }
-
-// AlexNet's convolutions as the heuristic sees them (shapes only, no weights).
-Layer shape_conv(Shape in, int m, int k, int stride, int pad, int groups) {
-  Layer l;
-  ConvParams p;
-  p.filters = m;
-  p.kh = p.kw = k;
-  p.sh = p.sw = stride;
-  p.ph = p.pw = pad;
-  p.groups = groups;
-  l.op = p;
-  l.in = in;
-  l.out = {m, (in.h + 2 * pad - k) / stride + 1, (in.w + 2 * pad - k) / stride + 1};
-  return l;
-}
-const Layer c1 = shape_conv({3, 227, 227}, 96, 11, 4, 0, 1), c2 = shape_conv({96, 27, 27}, 256, 5, 1, 2, 2),
-            c3 = shape_conv({256, 13, 13}, 384, 3, 1, 1, 1), c4 = shape_conv({384, 13, 13}, 384, 3, 1, 1, 2),
-            c5 = shape_conv({384, 13, 13}, 256, 3, 1, 1, 2);
 
 // The 16-bit heuristic on Hopper (132 multiprocessors) for AlexNet's conv2-conv5, worked out by hand from the rule's
 // tile counts (rows = 128-pixel tiles; t96 / t128 = rows x ceil(Mg / 96 or 128) x groups): v48 up to 2 images; from 3,

@@ -20,7 +20,7 @@
 //   v72 wgmma-half-halo      256 pixels x 96 filters on four warpgroups (512 threads), one block a multiprocessor
 //   v73 wgmma-half-halo-128  128 pixels x 96 filters on two warpgroups (for grids of few tiles)
 // They need a multiple of 16 channels per group as stored (a k step within one tap) and the weights of 96 filters for
-// the whole of K, with two halos, in one block's shared memory: K up to about 600 (halo_limits says so in one line).
+// the whole of K, with two halos, in one block's shared memory: K up to about 600 (wgmma_halo_limits says so in one line).
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -46,7 +46,7 @@ constexpr size_t kMaxSmem = 232448;  // a block's dynamic shared memory on compu
 // (row iy = V - img hv - ph of image img) and virtual columns u = ox sw + kx dw (ix = u - pw).
 struct HaloGeometry {
   int hv, wv;           // virtual rows and columns of one image's padded window
-  int span;             // the most virtual rows a tile's windows cover
+  int span;             // the most virtual rows a tile's windows cover (the halo's rows)
   int pstride;          // bytes a pixel in the halo: its channels, plus 16 where that makes an even count of 16-byte
                         // chunks (so that ldmatrix's 8 rows of consecutive pixels fall in 8 different bank groups)
   int chunks;           // 16-byte chunks a pixel: cgs / 8
@@ -56,7 +56,7 @@ struct HaloGeometry {
   size_t smem;          // both halos, the weights, the step table, 96 biases, and 1 KB to align the first swizzle atom
 };
 
-HaloGeometry halo_geometry(Shape is, const ConvParams& c, Shape os, const HalfConvGeometry& g, int bm) {
+HaloGeometry halo_geometry(const ConvParams& c, Shape os, const HalfConvGeometry& g, int bm) {
   HaloGeometry h;
   h.hv = (os.h - 1) * c.sh + (c.kh - 1) * c.dh + 1;
   h.wv = (os.w - 1) * c.sw + (c.kw - 1) * c.dw + 1;
@@ -72,7 +72,6 @@ HaloGeometry halo_geometry(Shape is, const ConvParams& c, Shape os, const HalfCo
   h.b_bytes = static_cast<size_t>(g.kw_pad / 32) * kHaloBN * 128;
   h.steps_words = (c.kh * c.kw * (g.cgs / 16) + 3) / 4 * 4;
   h.smem = 1024 + h.b_bytes + 2 * h.halo_bytes + 4 * static_cast<size_t>(h.steps_words) + 4 * kHaloBN;
-  (void)is;
   return h;
 }
 
@@ -80,7 +79,7 @@ template <bool BF16>
 struct HaloProblem : WgHalfProblem<BF16> {
   int n_img;                 // images
   int kh, kwid, dh, dw;
-  int hv, wv, span, pstride, chunks;
+  int hv, wv, pstride, chunks;
   int cpt, ksteps, kblocks;  // k steps a tap (cgs / 16), in K, and 64-value blocks of k (kw_pad / 32)
   int halo_bytes, b_bytes, steps_words;  // shared memory: the halo, the weights, the step table (a multiple of 4 words)
   int tiles;                 // BM-pixel tiles over the batch
@@ -256,24 +255,24 @@ void with_config(int version, bool bf16, F&& f) {
 }
 int bm_of(int version) { return version == 72 ? 256 : 128; }
 
-// Blocks a multiprocessor holds at this much shared memory (asked once per instantiation and size).
+// The multiprocessors and the blocks each holds at this much shared memory (asked once per instantiation and size). The
+// kernel's limit is raised to the most a block can have, once, so that every layer's launch fits whatever size came first.
 template <class T, bool BF16>
-int blocks_per_sm(size_t smem) {
+Occupancy halo_occupancy(size_t smem) {
   static std::mutex mu;
-  static std::map<size_t, int> known;
+  static std::map<size_t, Occupancy> known;
   std::lock_guard<std::mutex> lock(mu);
   if (auto it = known.find(smem); it != known.end()) return it->second;
-  const Occupancy occ = kernel_occupancy(halo_kernel<T, BF16>, T::THREADS, kMaxSmem);  // raises the limit once
-  int per = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per, halo_kernel<T, BF16>, T::THREADS, smem));
-  (void)occ;
-  return known[smem] = std::max(1, per);
+  Occupancy occ = kernel_occupancy(halo_kernel<T, BF16>, T::THREADS, kMaxSmem);
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ.per_sm, halo_kernel<T, BF16>, T::THREADS, smem));
+  occ.per_sm = std::max(1, occ.per_sm);
+  return known[smem] = occ;
 }
 
 template <class T, bool BF16>
 void run(const HalfConvArgs& a, const HalfConvGeometry& g, cudaStream_t s) {
   const ConvParams& c = *a.p;
-  const HaloGeometry h = halo_geometry(a.is, c, a.os, g, T::BM);
+  const HaloGeometry h = halo_geometry(c, a.os, g, T::BM);
   HaloProblem<BF16> pr;
   fill_wg_half_problem(pr, a, g, 1);
   pr.n_img = a.n;
@@ -283,7 +282,6 @@ void run(const HalfConvArgs& a, const HalfConvGeometry& g, cudaStream_t s) {
   pr.dw = c.dw;
   pr.hv = h.hv;
   pr.wv = h.wv;
-  pr.span = h.span;
   pr.pstride = h.pstride;
   pr.chunks = h.chunks;
   pr.cpt = g.cgs / 16;
@@ -296,10 +294,7 @@ void run(const HalfConvArgs& a, const HalfConvGeometry& g, cudaStream_t s) {
   pr.wv_div = FastDiv(static_cast<uint32_t>(h.wv));
   pr.hv_div = FastDiv(static_cast<uint32_t>(h.hv));
   const int ny = (g.mg + kHaloBN - 1) / kHaloBN;
-  int sms = 0, dev = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const long long wave = static_cast<long long>(blocks_per_sm<T, BF16>(h.smem)) * sms;
+  const long long wave = halo_occupancy<T, BF16>(h.smem).wave();
   const long long x = std::max(1LL, std::min<long long>(pr.tiles, (wave + ny * g.groups - 1) / (ny * g.groups)));
   const dim3 grid(static_cast<unsigned>(x), static_cast<unsigned>(ny), static_cast<unsigned>(g.groups));
   halo_kernel<T, BF16><<<grid, T::THREADS, h.smem, s>>>(pr);
@@ -321,7 +316,7 @@ Support wgmma_halo_limits(int version, const Layer& layer) {
     return {false, v + " takes 16 channels a k step within one tap: it needs a multiple of 16 channels " +
                        (c.groups > 1 ? "per group (this layer has " + std::to_string(g.cg) + ")"
                                      : "as stored (this layer has " + std::to_string(g.cgs) + ")")};
-  const HaloGeometry h = halo_geometry(layer.in, c, layer.out, g, bm_of(version));
+  const HaloGeometry h = halo_geometry(c, layer.out, g, bm_of(version));
   if (h.smem > kMaxSmem)
     return {false, v + " holds 96 filters' weights for the whole of K and two halos of input rows in one block's shared memory: this layer needs " +
                        std::to_string((h.smem + 1023) / 1024) + " KB of 227"};
@@ -331,7 +326,7 @@ Support wgmma_halo_limits(int version, const Layer& layer) {
 
 void wgmma_halo_forward(int version, const HalfConvArgs& a, cudaStream_t s) {  // after wgmma_half_forward's checks
   const HalfConvGeometry g = half_conv_geometry(a.is, *a.p, a.os, a.n);
-  if (static_cast<long long>(a.n) * halo_geometry(a.is, *a.p, a.os, g, bm_of(version)).hv >= INT_MAX / 2)
+  if (static_cast<long long>(a.n) * halo_geometry(*a.p, a.os, g, bm_of(version)).hv >= INT_MAX / 2)
     fail("layer convolution", "batch too large for the halo versions' 32-bit row indices");
   with_config(version, a.bf16, [&]<class T, bool BF16>() { run<T, BF16>(a, g, s); });
 }

@@ -159,4 +159,25 @@ grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
 cat $OUT/summary.md
 }
 
+call5() {
+# Call 5: the review commit 5f1d5a1 (host code of conv_wgmma_halo.cu only: the launch's wave from the cached occupancy;
+# LINEINFO=0 PACK="batchscope test_gpu", no base, no probe switch). The halo, heuristic, s2d and epilogue tests and the
+# op cases of v38 / v72 / v73; AlexNet fp16 / bf16 kernels at 32 / 128 / 1,024 images, one run each, against call 3's.
+. experiments/device_env.sh
+record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
+SECONDS=0
+F='*WgmmaHalo*:*WgmmaHalfWholeTile*:*cuda_conv72_*:*cuda_conv73_*:*cuda_conv38_*:GpuHeuristic.*:GpuS2d.*'
+timeout 240 $bin/test_gpu --gtest_brief=1 --gtest_filter="$F" > $OUT/tests.log 2>&1; echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
+grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
+for p in fp16 bf16; do
+  $bin/batchscope sweep --model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu \
+    --batches 32,128,1024 --precision $p --out $OUT/sweep-$p.csv > $OUT/sweep-$p.log 2>&1; echo "$p exit $?" >> $OUT/summary.md
+  python3 -c "import sys; sys.path.insert(0, 'experiments'); import ab_compare as a
+k = a.kernels('$OUT/sweep-$p.csv'); c = a.layer_sum('$OUT/sweep-$p.layers.csv', ['conv1'])
+for b in sorted(k): print('$p', b, 'kernels %.4f ms' % k[b][0], k[b][1], 'rel L2 %.2g' % k[b][2], '| conv1 %.4f ms' % c[b][0])" >> $OUT/summary.md 2>&1
+done
+echo "total $SECONDS s" >> $OUT/summary.md
+cat $OUT/summary.md
+}
+
 "call$1"

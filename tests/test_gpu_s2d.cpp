@@ -99,3 +99,35 @@ TEST(GpuS2d, RefusesWhatItCannotRewrite) {
     EXPECT_NE(s.reason.find("v38"), std::string::npos) << s.reason;
   }
 }
+
+// The repack of the model's FP32 input (staged in shared memory: s2d_staged_kernel) gives the words of the repack of a
+// 16-bit NHWC tensor (s2d_kernel, read value by value) to the bit: the same layer, on inputs exact in 16 bits (multiples
+// of 1/64 in [-4, 4]), run first and after a 1x1 convolution by the identity (x x 1 plus zeros in FP32: x exactly), the
+// outputs equal. Shapes: AlexNet's conv1 smaller (stride 4, padded), stride 2 with the pad channel, stride 1, and a row of
+// 72 block columns (the staged copy's columns past one round of its 256 threads).
+TEST(GpuS2d, StagedFirstLayerRepackGivesTheLaterLayersWordsToTheBit) {
+  SKIP_WITHOUT_GPU();
+  uint32_t seed;
+  std::mt19937 rng = test::fresh_rng(&seed);
+  struct Case { Shape in; int filters, k, s, p; };
+  const Case cases[] = {{{3, 45, 43}, 24, 11, 4, 2}, {{3, 20, 21}, 10, 4, 2, 1}, {{3, 18, 20}, 16, 3, 1, 1}, {{3, 9, 283}, 8, 11, 4, 2}};
+  for (const Case& c : cases) {
+    const Layer layer = conv("c", c.filters, c.k, c.s, c.p, rng, 3);
+    ConvParams id = test::conv_params(3, 1, 1, 0, 1, true);
+    id.weight = {1, 0, 0, 0, 1, 0, 0, 0, 1};
+    id.bias = {0, 0, 0};
+    const Model first = model("first", c.in, {layer, relu("r")});
+    const Model later = model("later", c.in, {{"id", id, {}, {}}, layer, relu("r")});
+    for (const char* p : {"fp16", "bf16"})
+      for (int n : {1, 3}) {
+        std::vector<float> in(static_cast<size_t>(c.in.size()) * n);
+        std::uniform_int_distribution<int> q(-256, 256);
+        for (float& v : in) v = static_cast<float>(q(rng)) / 64.0f;
+        auto a = test::open_backend(first, "cuda", test::guarded_options("38", "", p));
+        auto b = test::open_backend(later, "cuda", test::guarded_options("38", "", p));
+        const std::vector<float> got = test::guarded_forward(*a, first, in, n).out, want = test::guarded_forward(*b, later, in, n).out;
+        EXPECT_NE(b->describe(1).find("v38 s2d-half"), std::string::npos) << b->describe(1);
+        EXPECT_EQ(got, want) << p << " " << c.in.w << "x" << c.in.h << " stride " << c.s << " batch " << n << " seed " << seed;
+      }
+  }
+}

@@ -100,17 +100,18 @@ TEST(GpuS2d, RefusesWhatItCannotRewrite) {
   }
 }
 
-// The repack of the model's FP32 input (staged in shared memory: s2d_staged_kernel) gives the words of the repack of a
-// 16-bit NHWC tensor (s2d_kernel, read value by value) to the bit: the same layer, on inputs exact in 16 bits (multiples
-// of 1/64 in [-4, 4]), run first and after a 1x1 convolution by the identity (x x 1 plus zeros in FP32: x exactly), the
-// outputs equal. Shapes: AlexNet's conv1 smaller (stride 4, padded), stride 2 with the pad channel, stride 1, and a row of
-// 72 block columns (the staged copy's columns past one round of its 256 threads).
+// The repack of the model's FP32 input at stride 4 over 3 channels (staged in shared memory: s2d_staged_kernel) gives the
+// words of the repack of a 16-bit NHWC tensor (s2d_kernel, read value by value) to the bit: the same layer, on inputs exact
+// in 16 bits (multiples of 1/64 in [-4, 4]), run first and after a 1x1 convolution by the identity (x x 1 plus zeros in
+// FP32: x exactly), the outputs equal. Shapes: AlexNet's conv1 smaller (padded), a kernel a multiple of the stride with
+// odd padding, one that is not with none, and a row of 72 block columns (288 staged columns and 432 16-byte pieces: past
+// one round of the block's 256 threads in both halves).
 TEST(GpuS2d, StagedFirstLayerRepackGivesTheLaterLayersWordsToTheBit) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
   struct Case { Shape in; int filters, k, s, p; };
-  const Case cases[] = {{{3, 45, 43}, 24, 11, 4, 2}, {{3, 20, 21}, 10, 4, 2, 1}, {{3, 18, 20}, 16, 3, 1, 1}, {{3, 9, 283}, 8, 11, 4, 2}};
+  const Case cases[] = {{{3, 45, 43}, 24, 11, 4, 2}, {{3, 30, 33}, 16, 8, 4, 3}, {{3, 17, 19}, 8, 5, 4, 0}, {{3, 9, 283}, 8, 11, 4, 2}};
   for (const Case& c : cases) {
     const Layer layer = conv("c", c.filters, c.k, c.s, c.p, rng, 3);
     ConvParams id = test::conv_params(3, 1, 1, 0, 1, true);

@@ -236,19 +236,21 @@ TEST(GpuHeuristic, ShortKTakesTheHaloVersionFromTwoAndAHalfWaves) {
 // v41 where its own tiles fill half the multiprocessors to all of them with no empty columns (conv3 and conv4 at 16:
 // t96 = 88); v45 and v42 where 128 x 128 tiles fill the GPU (conv2 at 16: t128 = 92 x 2 = 184; conv4 at 32). Each of
 // v41, v42, v45, v60 and v61 is then taken as its TMA twin (v71, v68, v66, v70, v69) where a group has a multiple of 64
-// channels: conv3-conv5 (256, 192, 192), not conv2 (48).
+// channels: conv3-conv5 (256, 192, 192); conv2's 48 take v45's twin with 16-channel boxes where v45's blocks are under two
+// waves of two a multiprocessor (528): 184 at 16 images, 366 at 32, not 730 at 64.
 TEST(GpuHeuristic, HalfSmallGridsTakeTheClusterWgmmaVersions) {
   SKIP_WITHOUT_GPU();
   if (!registry().find(LayerKind::conv, BackendKind::cuda, 60)->check(c3).ok) GTEST_SKIP() << "no wgmma here (compute capability 9.0)";
   struct Want { int n, c2, c3, c4, c5; };
   for (const Want& w : {Want{1, 48, 48, 48, 48}, Want{2, 48, 48, 48, 48}, Want{4, 61, 70, 70, 69}, Want{8, 61, 70, 70, 69},
-                        Want{16, 45, 71, 71, 69}, Want{32, 45, 69, 68, 69}})
+                        Want{16, 66, 71, 71, 69}, Want{32, 66, 69, 68, 69}})
     for (Precision p : {Precision::fp16, Precision::bf16}) {
       EXPECT_EQ(heuristic_version(c2, w.n, p, 132)->number, w.c2) << "conv2 n" << w.n << " " << name_of(p);
       EXPECT_EQ(heuristic_version(c3, w.n, p, 132)->number, w.c3) << "conv3 n" << w.n << " " << name_of(p);
       EXPECT_EQ(heuristic_version(c4, w.n, p, 132)->number, w.c4) << "conv4 n" << w.n << " " << name_of(p);
       EXPECT_EQ(heuristic_version(c5, w.n, p, 132)->number, w.c5) << "conv5 n" << w.n << " " << name_of(p);
     }
+  for (Precision p : {Precision::fp16, Precision::bf16}) EXPECT_EQ(heuristic_version(c2, 64, p, 132)->number, 45) << name_of(p);
 }
 
 // The FP32 heuristic on Hopper (132 multiprocessors) for AlexNet's convolutions, worked out by hand from the rule's

@@ -128,11 +128,21 @@ int conv_half_wgmma(const Layer& l, int n, int sms) {
 // at 16 (experiments/results/h200-wgmma-tma/, calls 1-2).
 // {cp.async version, its TMA twin}
 constexpr std::pair<int, int> kTmaTwins[] = {{45, 66}, {65, 67}, {42, 68}, {61, 69}, {60, 70}, {41, 71}};
-int tma_twin(int v, const Layer& l) {
+// With 16-channel boxes v66 (v45's twin) still wins under two waves of v45's blocks (two a multiprocessor): AlexNet's
+// conv2 (48 channels a group) in `tune` on the H200, fp16, v66 against v45: 0.98x at 8 images, 0.96x at 12 and 16, 0.97x
+// at 24 and 32 (t128 = 366 blocks, 1.4 waves), 1.00x at 64 (730, 2.8 waves), 1.01-1.03x at 128-1,024
+// (experiments/results/h200-b16/).
+int tma_twin(int v, const Layer& l, int n, int sms) {
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int cg = p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups;
   for (const auto& [cp, t] : kTmaTwins)
-    if (cp == v) return cg % 64 == 0 && runs(LayerKind::conv, t, l) ? t : v;
+    if (cp == v) {
+      if (!runs(LayerKind::conv, t, l)) return v;
+      if (cg % 64 == 0) return t;
+      const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
+      const long long blocks = (pixels + 127) / 128 * ((p.filters / p.groups + 127) / 128) * p.groups;
+      return v == 45 && cg % 16 == 0 && blocks < 4LL * sms ? t : v;
+    }
   return v;
 }
 // Up to this many images the small-tile versions hand their split-K to a thread-block cluster (conv v48-v50: no
@@ -213,7 +223,7 @@ const Impl* heuristic_version(const Layer& l, int n, Precision p, int sms, Weigh
       // cluster versions v60 / v61 take its layers (kHalfWgmmaImages).
       if (v != 48 || n >= kHalfWgmmaImages)
         if (const int w = conv_half_wgmma(l, n, sms)) v = w;
-      v = tma_twin(v, l);
+      v = tma_twin(v, l, n, sms);
       if (!runs(LayerKind::conv, v, l)) v = 37;  // odd channel counts per group (depthwise): the direct kernel
     }
   } else if (p == Precision::tf32) {
@@ -300,7 +310,8 @@ std::string heuristic_text(LayerKind op) {
            "than the GPU has multiprocessors, v41 (128 x 96) if its tiles fill half the multiprocessors to all of them and the filters are a multiple of 96, else the cluster version; else v45 (128 x 128, two blocks per multiprocessor) for a multiple of 128 filters "
            "per group, v42 (256 x 96) for a multiple of 96, v46 (128 x 64) for a multiple of 64, v43 (192 x 128) for other counts; "
            "of these, v41, v42, v45, v60, v61 and v65 as their TMA twins (v71, v68, v66, v70, v69, v67: the same tiles, each stage loaded by "
-           "the tensor memory accelerator, one 64-channel box a stage) where a group has a multiple of 64 channels as stored; "
+           "the tensor memory accelerator, one 64-channel box a stage) where a group has a multiple of 64 channels as stored, and v45 as v66 "
+           "with 16-channel boxes for a multiple of 16 where its blocks make under two waves (AlexNet's conv2 up to 32 images); "
            "else v21 when v20's tiles would give fewer blocks "
            "than two waves of the GPU, else v20, or v38 (space-to-depth, padded to 8-channel runs) in its place for a stride of 1-4 over fewer than 8 "
            "channels (AlexNet's conv1, VGG's conv1_1); v37 for groups of an odd channel count (depthwise), which v19-v21 cannot pair";

@@ -18,7 +18,6 @@
 // writes T (conv1 at batch 1024: 320 MB; conv1_1 at batch 256: 209 MB); as the first layer it reads the FP32 (or
 // --input-precision's 16-bit) NCHW input itself, in place of the conversion pass every other version needs.
 #include <algorithm>
-#include <atomic>
 #include <climits>
 #include <numeric>
 
@@ -158,79 +157,6 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
   }
 }
 
-// The repack of an NCHW input (the model's FP32 input, or --input-precision's 16-bit one) at AlexNet's conv1 shape, stride 4
-// over 3 channels (48 a pixel of T, no pad channel: 24 words, 6 of 16 bytes), staged in shared memory. A block per (image,
-// block row Y) in turn, as s2d_kernel's, first copies the 4 x 3 input rows that row reads (y = 4 Y + r - ph, every column
-// T covers) into shared memory in whole rows, consecutive threads consecutive columns, each value once as 32 bits (FP32's
-// bits or the 16-bit value); then writes T's row 16 bytes a thread (8 channels of a pixel), each channel from the place
-// `from` tabulates. The same words as s2d_kernel's: the same values and conversions, checked against fp16's range. In
-// s2d_kernel each 4-byte load of a 3 x 4 block cost ~50 instructions an input value (conv1's repack at 16 images: 3.9 M
-// warp instructions, issue-bound at 7.8 us under ncu, where reading 9.9 MB and writing 5 MB is ~3 us); a first staged form
-// for any stride and channel count, its loops over the largest stride and channel count predicated, issued 6.9 M and took
-// 13.3 us (experiments/results/h200-b16/).
-constexpr int kStagedS = 4, kStagedC = 3;
-constexpr size_t kStageMaxBytes = 48 * 1024;  // the staged rows (no opt-in); wider rows take s2d_kernel
-size_t stage_bytes(const S2d& g) { return static_cast<size_t>(g.s) * g.c * g.w2 * g.s * sizeof(uint32_t); }
-bool staged_repack(const S2d& g) { return g.s == kStagedS && g.c == kStagedC && g.ct == kStagedC && stage_bytes(g) <= kStageMaxBytes; }
-
-template <bool BF16, int SRC>
-__global__ void __launch_bounds__(256) s2d_staged_kernel(const void* __restrict__ in, Shape is, S2d g, unsigned rows,
-                                                         uint32_t* __restrict__ t, int* ovf) {
-  static_assert(SRC == kF32 || SRC == kH16, "an NCHW input");
-  constexpr int S = kStagedS, C = kStagedC, C2 = S * S * C, QUADS = C2 / 8;  // 16-byte pieces of T's pixel
-  extern __shared__ uint32_t stage[];  // [(r C + c) XS + xs]: channel c of input row Y S + r - ph at column xs - pw
-  __shared__ int from[C2];             // channel j of T's pixel: its place in the stage past X S
-  const int xs_n = g.w2 * S, tasks = g.w2 * QUADS;
-  for (int j = threadIdx.x; j < C2; j += blockDim.x) from[j] = ((j / C) / S * C + j % C) * xs_n + (j / C) % S;
-  const long long plane = static_cast<long long>(is.h) * is.w;
-  for (unsigned br = blockIdx.x; br < rows; br += gridDim.x) {
-    const long long img = g.h2_div.div(br);
-    const int yb = static_cast<int>(br - img * g.h2);
-    __syncthreads();  // the table is written; the last row's words are read
-    for (int xs = threadIdx.x; xs < xs_n; xs += blockDim.x) {
-      const int x = xs - g.pw;
-      const bool xok = static_cast<unsigned>(x) < static_cast<unsigned>(is.w);
-      uint32_t v[S][C];  // the column's 12 loads in flight before its first store
-#pragma unroll
-      for (int r = 0; r < S; ++r) {
-        const int y = yb * S + r - g.ph;
-        const bool ok = xok && static_cast<unsigned>(y) < static_cast<unsigned>(is.h);
-        const long long at = (img * C * is.h + y) * is.w + x;
-#pragma unroll
-        for (int c = 0; c < C; ++c) {
-          if constexpr (SRC == kF32) v[r][c] = ok ? __float_as_uint(__ldg(static_cast<const float*>(in) + at + c * plane)) : 0u;
-          else v[r][c] = ok ? __ldg(static_cast<const uint16_t*>(in) + at + c * plane) : 0u;
-        }
-      }
-#pragma unroll
-      for (int r = 0; r < S; ++r)
-#pragma unroll
-        for (int c = 0; c < C; ++c) stage[(r * C + c) * xs_n + xs] = v[r][c];
-    }
-    __syncthreads();
-    uint4* row = reinterpret_cast<uint4*>(t + static_cast<long long>(br) * g.w2 * (C2 / 2));
-    for (int i = threadIdx.x; i < tasks; i += blockDim.x) {
-      const int xb = i / QUADS, qd = i - xb * QUADS;
-      const uint32_t* at = stage + xb * S;
-      uint32_t w[4];
-      float big = 0.0f;  // the largest |value|: one range check for the 8
-#pragma unroll
-      for (int e = 0; e < 4; ++e) {
-        const uint32_t lo = at[from[8 * qd + 2 * e]], hi = at[from[8 * qd + 2 * e + 1]];
-        if constexpr (SRC == kF32) {
-          const float a = __uint_as_float(lo), b = __uint_as_float(hi);
-          big = fmaxf(big, fmaxf(fabsf(a), fabsf(b)));
-          w[e] = pack2<BF16>(a, b);
-        } else {
-          w[e] = lo | hi << 16;
-        }
-      }
-      if constexpr (SRC == kF32) check_range<BF16>(big, ovf);
-      row[i] = make_uint4(w[0], w[1], w[2], w[3]);
-    }
-  }
-}
-
 // W' (M, S S Ct, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
 __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
   const long long total = static_cast<long long>(m) * g.c2 * g.kh2 * g.kw2;
@@ -301,23 +227,8 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
     static const int resident = resident_blocks(kernel, 256, 0);
     kernel<<<static_cast<unsigned>(std::min<long long>(rows, resident)), 256, 0, s>>>(src, a.is, g, r, t, a.ovf);
   };
-  const size_t sb = stage_bytes(g);
-  const bool stage16 = staged_repack(g) && reinterpret_cast<uintptr_t>(t) % 16 == 0;
-  const auto staged = [&](auto kernel) {  // one wave again, for the stage's size in KB (asked once per size; no opt-in)
-    static std::atomic<int> per_sm[kStageMaxBytes / 1024 + 1] = {};
-    const size_t kb = (sb + 1023) / 1024;
-    if (!per_sm[kb].load()) {
-      int b = 0;
-      CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&b, kernel, 256, kb * 1024));
-      per_sm[kb].store(std::max(1, b));
-    }
-    const long long resident = static_cast<long long>(per_sm[kb].load()) * sm_count();
-    kernel<<<static_cast<unsigned>(std::min<long long>(rows, resident)), 256, sb, s>>>(src, a.is, g, r, t, a.ovf);
-  };
   auto launch = [&]<bool BF16>() {
-    if (kind == kF32 && stage16) staged(s2d_staged_kernel<BF16, kF32>);
-    else if (kind == kH16 && stage16) staged(s2d_staged_kernel<BF16, kH16>);
-    else if (kind == kF32) go(s2d_kernel<BF16, kF32>);
+    if (kind == kF32) go(s2d_kernel<BF16, kF32>);
     else if (kind == kH16) go(s2d_kernel<BF16, kH16>);
     else go(s2d_kernel<BF16, kNhwc>);
   };

@@ -1,0 +1,187 @@
+# The calls as they ran, one function each (run: bash calls.sh N from the repository root on the GPU machine; carry
+# .device/pack.tar.xz built as each call's comment says).
+set -uo pipefail
+
+# Per-layer warm medians in us from sweeps' .layers.csv files (several rounds of one binary: the median over rounds), one row
+# per layer, one column per batch, the kernels' sum last: layers_us FILE.layers.csv ...
+layers_us() {
+python3 - "$@" <<'PY'
+import csv
+import statistics
+import sys
+
+KERNELS = ["conv", "pool", "fc", "act", "lrn", "softmax", "other_kernel"]
+per, tot, order = {}, {}, []
+for p in sys.argv[1:]:
+    for r in csv.DictReader(open(p)):
+        if r["run"] == "warm":
+            b = int(r["batch"])
+            if r["layer"] not in order:
+                order.append(r["layer"])
+            per.setdefault((r["layer"], b), []).append(1000 * float(r["median_ms"] or 0))
+    for r in csv.DictReader(open(p.replace(".layers.csv", ".csv"))):
+        if r["run"] == "warm":
+            tot.setdefault(int(r["batch"]), []).append(1000 * sum(float(r[k + "_ms"] or 0) for k in KERNELS))
+batches = sorted(tot)
+print("| layer | " + " | ".join(f"{b} img" for b in batches) + " |")
+print("|---|" + "---:|" * len(batches))
+for l in order:
+    print(f"| {l} | " + " | ".join(f"{statistics.median(per[(l, b)]):.1f}" if (l, b) in per else "" for b in batches) + " |")
+print("| kernels | " + " | ".join(f"{statistics.median(tot[b]):.1f}" for b in batches) + " |")
+PY
+}
+
+call1() {
+# Call 1 (twenty-eighth session): where AlexNet's time goes at 1-16 images, main 2b1acfd (LINEINFO=0 PACK="batchscope
+# test_gpu"). 1) fp16 and FP32 sweeps at 1, 2, 4, 8, 12, 16 images, 2 rounds, per layer; 2) ncu (full set, clocks as
+# they are) over every kernel of one fp16 pass at 16 images, and of one at 8.
+. experiments/device_env.sh
+record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
+SECONDS=0
+COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+mkdir -p sw
+for r in 1 2; do for p in fp16 fp32; do
+  $bin/batchscope sweep $COMMON --batches 1,2,4,8,12,16 --precision $p --out sw/$p-r$r.csv > sw/$p-r$r.log 2>&1 || echo "sweep $p exit $?" >> $OUT/summary.md
+done; done
+for p in fp16 fp32; do { echo "## $p, per layer (us, median of 2 rounds)"; layers_us sw/$p-r*.layers.csv; grep -h check sw/$p-r1.log | head -2; echo; } >> $OUT/summary.md 2>&1; done
+NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+for b in 16 8; do
+  timeout 200 $NCU $bin/batchscope sweep --model data/models/alexnet --backend cuda --batches $b --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0 --out /tmp/n.csv > ncu-$b.csv 2>ncu-$b.err
+  { echo "### ncu, fp16, $b images, every kernel of one cold pass"; python3 experiments/ncu_raw_table.py ncu-$b.csv; echo; } >> $OUT/summary.md 2>&1
+done
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz sw ncu-16.csv ncu-8.csv ncu-*.err 2>/dev/null
+cat $OUT/summary.md
+}
+
+call2() {
+# Call 2: the split-K of the wgmma cluster versions forced (probe: tile_splits returns min(BS_SPLITS, cluster, k tiles / 2)
+# where BS_SPLITS is set; patches/probe-splits.patch on 2b1acfd, LINEINFO=0 PACK=batchscope BASE_PACK=main's pack).
+# tune at 12, 16, 24 images, fp16, every 16-bit wgmma tile version, each split count; then the network with the best
+# table of each split count, base alongside.
+. experiments/device_env.sh
+record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
+SECONDS=0
+V=38,41,42,45,46,60,61,66,68,69,70,71
+mkdir -p tn
+for s in auto 2 3 4 5 6 8; do
+  if [ $s = auto ]; then unset BS_SPLITS; else export BS_SPLITS=$s; fi
+  timeout 120 $bin/batchscope tune --model data/models/alexnet --precision fp16 --batches 12,16,24 --reps 10 --warmup 3 \
+    --conv-variants $V --fc-variants 17 --out tn/s$s.json > tn/s$s.log 2>&1; echo "tune splits $s exit $? ($SECONDS s)" >> $OUT/summary.md
+  { echo "### splits $s"; python3 experiments/tune_summary.py tn/s$s.json 2>&1 | grep -E "^conv[2-5]"; } >> $OUT/summary.md
+done
+unset BS_SPLITS
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz tn 2>/dev/null
+cat $OUT/summary.md
+}
+
+call3() {
+# Call 3: v38's repack staged in shared memory (s2d_staged_kernel). Pack: new = the change (LINEINFO=0 PACK="batchscope
+# test_gpu" BASE_PACK=main 2b1acfd's pack). 1) v38's tests, its op cases, the 16-bit input test; 2) AlexNet fp16 / bf16
+# kernels, base against new, 2 rounds alternating, 1-1,024 images, conv1 per layer; 3) memcheck and racecheck over GpuS2d;
+# 4) ncu on the repack at 16 images (new); 5) tune conv2 between v45 and its TMA twin v66 at 8-1,024 images.
+. experiments/device_env.sh
+record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
+SECONDS=0
+T=$bin/test_gpu
+F='GpuS2d.*:*cuda_conv38_*:GpuTransfers.SixteenBit*:GpuHeuristic.*'
+timeout 200 $T --gtest_brief=1 --gtest_filter="$F" > $OUT/tests.log 2>&1; echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
+grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
+COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+mkdir -p ab
+point() {
+  local r=$1 w=$2 p
+  for p in fp16 bf16; do bs_of $w sweep $COMMON --batches 1,2,4,8,16,32,128,1024 --precision $p --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$w $p exit $?" >> $OUT/summary.md; done
+  echo "round $r $w ($SECONDS s)"
+}
+ROUNDS=2 ab_rounds point
+{ echo "## main 2b1acfd (base) -> staged repack (new), kernels"; python3 experiments/ab_compare.py ab | grep -v missing
+  echo; echo "### conv1"; python3 experiments/ab_compare.py ab conv1 | tail -n 16
+  grep -h "check" ab/new-*-r1.log | head -4
+} >> $OUT/summary.md 2>&1
+F2='GpuS2d.*'
+timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > memcheck.log 2>&1; echo "memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
+timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > racecheck.log 2>&1; echo "racecheck exit $?: $(grep -E 'RACECHECK SUMMARY|PASSED|FAILED' racecheck.log | tr '\n' ' ')" >> $OUT/summary.md
+NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
+for b in 16 256; do
+  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
+  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
+  { echo; echo "### ncu, the repack at $b images (base, new; 2 launches each)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 2; } >> $OUT/summary.md 2>&1
+done
+timeout 150 $bin/batchscope tune --model data/models/alexnet --precision fp16 --batches 8,32,64,128,256,1024 --reps 10 --warmup 3 \
+  --conv-variants 38,45,66 --fc-variants 17 --out tune-c2.json > tune-c2.log 2>&1; echo "tune exit $?" >> $OUT/summary.md
+python3 experiments/tune_summary.py tune-c2.json 2>&1 | grep -E "^conv2" >> $OUT/summary.md
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv tune-c2.* $OUT/tests.log 2>/dev/null
+cat $OUT/summary.md
+}
+
+call4() {
+# Call 4: v38's staged repack for stride 4 over 3 channels, compile-time loops (s2d_staged_kernel), and auto's v66 for
+# conv2 under two waves. Pack as call 3's (new: the commit in device.txt). 1) the whole test_gpu; 2)-4) as call 3.
+. experiments/device_env.sh
+record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
+SECONDS=0
+T=$bin/test_gpu
+timeout 300 $T --gtest_brief=1 > $OUT/tests.log 2>&1; echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
+grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
+COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+mkdir -p ab
+point() {
+  local r=$1 w=$2 p
+  for p in fp16 bf16; do bs_of $w sweep $COMMON --batches 1,2,4,8,16,32,128,1024 --precision $p --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$w $p exit $?" >> $OUT/summary.md; done
+  echo "round $r $w ($SECONDS s)"
+}
+ROUNDS=2 ab_rounds point
+{ echo "## main 2b1acfd (base) -> staged repack + conv2 v66 (new), kernels"; python3 experiments/ab_compare.py ab | grep -v missing
+  for L in conv1 conv2; do echo; echo "### $L"; python3 experiments/ab_compare.py ab $L | tail -n 16; done
+  grep -h "check" ab/new-*-r1.log | head -4
+} >> $OUT/summary.md 2>&1
+F2='GpuS2d.*'
+timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > memcheck.log 2>&1; echo "memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
+timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > racecheck.log 2>&1; echo "racecheck exit $?: $(grep -E 'RACECHECK SUMMARY|PASSED|FAILED' racecheck.log | tr '\n' ' ')" >> $OUT/summary.md
+NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
+for b in 16 256; do
+  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
+  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
+  { echo; echo "### ncu, the repack at $b images (base, new; 2 launches each)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 2; } >> $OUT/summary.md 2>&1
+done
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
+cat $OUT/summary.md
+}
+
+call5() {
+# Call 5: the landing binaries (main 2b1acfd + auto's v66 for conv2 under two waves; v38's repack as main's). Pack:
+# LINEINFO=0 PACK="batchscope test_gpu" BASE_PACK=main's pack. 1) the whole test_gpu; 2) AlexNet fp16 / bf16 kernels, base
+# against new, 2 rounds alternating, 1-1,024 images, conv1 and conv2 per layer; 3) memcheck and racecheck over the
+# 16-bit TMA bit test and GpuS2d.
+. experiments/device_env.sh
+record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
+SECONDS=0
+T=$bin/test_gpu
+timeout 300 $T --gtest_brief=1 > $OUT/tests.log 2>&1; echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
+grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
+COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+mkdir -p ab
+point() {
+  local r=$1 w=$2 p
+  for p in fp16 bf16; do bs_of $w sweep $COMMON --batches 1,8,16,24,32,64,128,1024 --precision $p --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$w $p exit $?" >> $OUT/summary.md; done
+  echo "round $r $w ($SECONDS s)"
+}
+ROUNDS=2 ab_rounds point
+{ echo "## main 2b1acfd (base) -> conv2 v66 under two waves (new), kernels"; python3 experiments/ab_compare.py ab | grep -v missing
+  for L in conv1 conv2; do echo; echo "### $L"; python3 experiments/ab_compare.py ab $L | tail -n 16; done
+} >> $OUT/summary.md 2>&1
+F2='GpuS2d.*:*WgmmaTma*'
+timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > memcheck.log 2>&1; echo "memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
+timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > racecheck.log 2>&1; echo "racecheck exit $?: $(grep -E 'RACECHECK SUMMARY|PASSED|FAILED' racecheck.log | tr '\n' ' ')" >> $OUT/summary.md
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log $OUT/tests.log 2>/dev/null
+cat $OUT/summary.md
+}
+
+"call$1"

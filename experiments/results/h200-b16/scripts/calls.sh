@@ -76,40 +76,62 @@ tar cJf $OUT/raw.tar.xz tn 2>/dev/null
 cat $OUT/summary.md
 }
 
+# What calls 3-5 share. setup: the environment, the device line, the weights. tests FILTER (empty: all) TIMEOUT: test_gpu
+# into $OUT/summary.md. ab_fp16_bf16 BATCHES TITLE LAYERS...: AlexNet fp16 / bf16 kernels, base against new, 2 rounds
+# alternating, and per layer. sanitize FILTER: memcheck and racecheck.
+setup() {
+  . experiments/device_env.sh
+  record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
+  SECONDS=0
+  T=$bin/test_gpu
+}
+tests() {
+  timeout "$2" $T --gtest_brief=1 ${1:+--gtest_filter="$1"} > $OUT/tests.log 2>&1
+  echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
+  grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
+}
+ab_fp16_bf16() {
+  local batches=$1 title=$2 L; shift 2
+  COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+  mkdir -p ab
+  point() {
+    local r=$1 w=$2 p
+    for p in fp16 bf16; do bs_of $w sweep $COMMON --batches $batches --precision $p --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$w $p exit $?" >> $OUT/summary.md; done
+    echo "round $r $w ($SECONDS s)"
+  }
+  ROUNDS=2 ab_rounds point
+  { echo "## $title, kernels"; python3 experiments/ab_compare.py ab | grep -v missing
+    for L in "$@"; do echo; echo "### $L"; python3 experiments/ab_compare.py ab $L | tail -n 16; done
+  } >> $OUT/summary.md 2>&1
+}
+sanitize() {
+  local tool
+  for tool in memcheck racecheck; do
+    timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool $tool --print-limit 5 $T --gtest_brief=1 --gtest_filter="$1" > $tool.log 2>&1
+    echo "$tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' $tool.log | tr '\n' ' ')" >> $OUT/summary.md
+  done
+}
+ncu_repack() {
+  local b w
+  NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+  SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
+  for b in 16 256; do
+    timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
+    timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
+    { echo; echo "### ncu, the repack at $b images (base, new; 2 launches each)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 2; } >> $OUT/summary.md 2>&1
+  done
+}
+
 call3() {
 # Call 3: v38's repack staged in shared memory (s2d_staged_kernel). Pack: new = the change (LINEINFO=0 PACK="batchscope
 # test_gpu" BASE_PACK=main 2b1acfd's pack). 1) v38's tests, its op cases, the 16-bit input test; 2) AlexNet fp16 / bf16
 # kernels, base against new, 2 rounds alternating, 1-1,024 images, conv1 per layer; 3) memcheck and racecheck over GpuS2d;
-# 4) ncu on the repack at 16 images (new); 5) tune conv2 between v45 and its TMA twin v66 at 8-1,024 images.
-. experiments/device_env.sh
-record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
-SECONDS=0
-T=$bin/test_gpu
-F='GpuS2d.*:*cuda_conv38_*:GpuTransfers.SixteenBit*:GpuHeuristic.*'
-timeout 200 $T --gtest_brief=1 --gtest_filter="$F" > $OUT/tests.log 2>&1; echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
-grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
-COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
-mkdir -p ab
-point() {
-  local r=$1 w=$2 p
-  for p in fp16 bf16; do bs_of $w sweep $COMMON --batches 1,2,4,8,16,32,128,1024 --precision $p --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$w $p exit $?" >> $OUT/summary.md; done
-  echo "round $r $w ($SECONDS s)"
-}
-ROUNDS=2 ab_rounds point
-{ echo "## main 2b1acfd (base) -> staged repack (new), kernels"; python3 experiments/ab_compare.py ab | grep -v missing
-  echo; echo "### conv1"; python3 experiments/ab_compare.py ab conv1 | tail -n 16
-  grep -h "check" ab/new-*-r1.log | head -4
-} >> $OUT/summary.md 2>&1
-F2='GpuS2d.*'
-timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > memcheck.log 2>&1; echo "memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
-timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > racecheck.log 2>&1; echo "racecheck exit $?: $(grep -E 'RACECHECK SUMMARY|PASSED|FAILED' racecheck.log | tr '\n' ' ')" >> $OUT/summary.md
-NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
-SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
-for b in 16 256; do
-  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
-  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
-  { echo; echo "### ncu, the repack at $b images (base, new; 2 launches each)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 2; } >> $OUT/summary.md 2>&1
-done
+# 4) ncu on the repack at 16 and 256 images; 5) tune conv2 between v45 and its TMA twin v66 at 8-1,024 images.
+setup
+tests 'GpuS2d.*:*cuda_conv38_*:GpuTransfers.SixteenBit*:GpuHeuristic.*' 200
+ab_fp16_bf16 1,2,4,8,16,32,128,1024 "main 2b1acfd (base) -> staged repack (new)" conv1
+sanitize 'GpuS2d.*'
+ncu_repack
 timeout 150 $bin/batchscope tune --model data/models/alexnet --precision fp16 --batches 8,32,64,128,256,1024 --reps 10 --warmup 3 \
   --conv-variants 38,45,66 --fc-variants 17 --out tune-c2.json > tune-c2.log 2>&1; echo "tune exit $?" >> $OUT/summary.md
 python3 experiments/tune_summary.py tune-c2.json 2>&1 | grep -E "^conv2" >> $OUT/summary.md
@@ -120,35 +142,12 @@ cat $OUT/summary.md
 
 call4() {
 # Call 4: v38's staged repack for stride 4 over 3 channels, compile-time loops (s2d_staged_kernel), and auto's v66 for
-# conv2 under two waves. Pack as call 3's (new: the commit in device.txt). 1) the whole test_gpu; 2)-4) as call 3.
-. experiments/device_env.sh
-record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
-SECONDS=0
-T=$bin/test_gpu
-timeout 300 $T --gtest_brief=1 > $OUT/tests.log 2>&1; echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
-grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
-COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
-mkdir -p ab
-point() {
-  local r=$1 w=$2 p
-  for p in fp16 bf16; do bs_of $w sweep $COMMON --batches 1,2,4,8,16,32,128,1024 --precision $p --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$w $p exit $?" >> $OUT/summary.md; done
-  echo "round $r $w ($SECONDS s)"
-}
-ROUNDS=2 ab_rounds point
-{ echo "## main 2b1acfd (base) -> staged repack + conv2 v66 (new), kernels"; python3 experiments/ab_compare.py ab | grep -v missing
-  for L in conv1 conv2; do echo; echo "### $L"; python3 experiments/ab_compare.py ab $L | tail -n 16; done
-  grep -h "check" ab/new-*-r1.log | head -4
-} >> $OUT/summary.md 2>&1
-F2='GpuS2d.*'
-timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > memcheck.log 2>&1; echo "memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
-timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > racecheck.log 2>&1; echo "racecheck exit $?: $(grep -E 'RACECHECK SUMMARY|PASSED|FAILED' racecheck.log | tr '\n' ' ')" >> $OUT/summary.md
-NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
-SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
-for b in 16 256; do
-  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
-  timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
-  { echo; echo "### ncu, the repack at $b images (base, new; 2 launches each)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 2; } >> $OUT/summary.md 2>&1
-done
+# conv2 under two waves. Pack as call 3's (new: the commit in summaries.md). 1) the whole test_gpu; 2)-4) as call 3.
+setup
+tests '' 300
+ab_fp16_bf16 1,2,4,8,16,32,128,1024 "main 2b1acfd (base) -> staged repack + conv2 v66 (new)" conv1 conv2
+sanitize 'GpuS2d.*'
+ncu_repack
 echo "total $SECONDS s" >> $OUT/summary.md
 tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
 cat $OUT/summary.md
@@ -159,26 +158,10 @@ call5() {
 # LINEINFO=0 PACK="batchscope test_gpu" BASE_PACK=main's pack. 1) the whole test_gpu; 2) AlexNet fp16 / bf16 kernels, base
 # against new, 2 rounds alternating, 1-1,024 images, conv1 and conv2 per layer; 3) memcheck and racecheck over the
 # 16-bit TMA bit test and GpuS2d.
-. experiments/device_env.sh
-record_device; python3 experiments/results/h200-pdl-probe/scripts/gen_weights.py data/models/alexnet
-SECONDS=0
-T=$bin/test_gpu
-timeout 300 $T --gtest_brief=1 > $OUT/tests.log 2>&1; echo "tests exit $? ($SECONDS s): $(grep -E '^\[  PASSED|^\[  FAILED|tests ran' $OUT/tests.log | tr '\n' ' ')" > $OUT/summary.md
-grep -E "FAILED|Failure" $OUT/tests.log | head -20 >> $OUT/summary.md
-COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
-mkdir -p ab
-point() {
-  local r=$1 w=$2 p
-  for p in fp16 bf16; do bs_of $w sweep $COMMON --batches 1,8,16,24,32,64,128,1024 --precision $p --out ab/$w-$p-r$r.csv > ab/$w-$p-r$r.log 2>&1 || echo "$w $p exit $?" >> $OUT/summary.md; done
-  echo "round $r $w ($SECONDS s)"
-}
-ROUNDS=2 ab_rounds point
-{ echo "## main 2b1acfd (base) -> conv2 v66 under two waves (new), kernels"; python3 experiments/ab_compare.py ab | grep -v missing
-  for L in conv1 conv2; do echo; echo "### $L"; python3 experiments/ab_compare.py ab $L | tail -n 16; done
-} >> $OUT/summary.md 2>&1
-F2='GpuS2d.*:*WgmmaTma*'
-timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > memcheck.log 2>&1; echo "memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
-timeout 150 /usr/local/cuda/bin/compute-sanitizer --tool racecheck --print-limit 5 $T --gtest_brief=1 --gtest_filter="$F2" > racecheck.log 2>&1; echo "racecheck exit $?: $(grep -E 'RACECHECK SUMMARY|PASSED|FAILED' racecheck.log | tr '\n' ' ')" >> $OUT/summary.md
+setup
+tests '' 300
+ab_fp16_bf16 1,8,16,24,32,64,128,1024 "main 2b1acfd (base) -> conv2 v66 under two waves (new)" conv1 conv2
+sanitize 'GpuS2d.*:*WgmmaTma*'
 echo "total $SECONDS s" >> $OUT/summary.md
 tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log $OUT/tests.log 2>/dev/null
 cat $OUT/summary.md

@@ -102,12 +102,18 @@ int conv_fp32_wgmma(const Layer& l, int n, int sms) {
 // 1.03-1.07x (v41 kept). v60 for a multiple of 96 filters whose 96-wide tiles fit one wave (conv3 at 4 and 8 images:
 // 0.96x v61), else v61 for a multiple of 128 (conv2, conv5; conv3 at 32: 0.91x v60), else v60.
 // 0: none of them.
+// A convolution's 128-pixel x 128-filter tiles at n images (v45's and v61's blocks).
+long long tiles128(const Layer& l, int n) {
+  const ConvParams& p = std::get<ConvParams>(l.op);
+  const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
+  return (pixels + 127) / 128 * ((p.filters / p.groups + 127) / 128) * p.groups;
+}
 int conv_half_wgmma(const Layer& l, int n, int sms) {
   if (!runs(LayerKind::conv, 39, l)) return 0;
   const ConvParams& p = std::get<ConvParams>(l.op);
   const int mg = p.filters / p.groups;
   const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w, rows = (pixels + 127) / 128;
-  const long long t96 = rows * ((mg + 95) / 96) * p.groups, t128 = rows * ((mg + 127) / 128) * p.groups;
+  const long long t96 = rows * ((mg + 95) / 96) * p.groups, t128 = tiles128(l, n);
   const int cluster = !runs(LayerKind::conv, 60, l) ? 0 : mg % 96 == 0 && t96 <= sms ? 60 : mg % 128 == 0 ? 61 : 60;
   if (rows * ((mg + 63) / 64) * p.groups < sms / 4) return cluster;
   const long long k = static_cast<long long>(p.kh) * p.kw * (p.groups == 1 ? l.in.c + (l.in.c & 1) : l.in.c / p.groups);
@@ -138,10 +144,7 @@ int tma_twin(int v, const Layer& l, int n, int sms) {
   for (const auto& [cp, t] : kTmaTwins)
     if (cp == v) {
       if (!runs(LayerKind::conv, t, l)) return v;
-      if (cg % 64 == 0) return t;
-      const long long pixels = static_cast<long long>(n) * l.out.h * l.out.w;
-      const long long blocks = (pixels + 127) / 128 * ((p.filters / p.groups + 127) / 128) * p.groups;
-      return v == 45 && cg % 16 == 0 && blocks < 4LL * sms ? t : v;
+      return cg % 64 == 0 || (v == 45 && cg % 16 == 0 && tiles128(l, n) < 4LL * sms) ? t : v;
     }
   return v;
 }

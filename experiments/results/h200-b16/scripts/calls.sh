@@ -167,4 +167,32 @@ tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log $OUT/tests.log 2>/dev/null
 cat $OUT/summary.md
 }
 
+ncu_lrn() {
+  # ncu on the 16-bit LRN + pooling kernels of one fp16 pass (norm1, norm2), base and new, at each batch given
+  local b
+  NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+  SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
+  for b in "$@"; do
+    timeout 100 $NCU --kernel-name regex:lrn_pool --launch-count 4 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
+    timeout 100 $NCU --kernel-name regex:lrn_pool --launch-count 4 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
+    { echo; echo "### ncu, the 16-bit LRN + pooling kernels at $b images (base, new; 4 launches each: two passes' norm1, norm2)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 4; } >> $OUT/summary.md 2>&1
+  done
+}
+
+call6() {
+# Call 6 (twenty-ninth session): the 16-bit LRN + pooling kernels without the channel-zeroing branch where C is even
+# (ca8ea54), base = main 50fbe51 (its first run on the GPU: the heuristics refactor). Pack: LINEINFO=0 PACK="batchscope
+# test_gpu" BASE_PACK=50fbe51's pack. 1) the whole test_gpu; 2) AlexNet fp16 / bf16 kernels, base against new, 2 rounds
+# alternating, 1-1,024 images, norm1 and norm2 per layer; 3) memcheck and racecheck over GpuLrnPoolHalf; 4) ncu on the
+# LRN kernels at 16 and 128 images.
+setup
+tests '' 300
+ab_fp16_bf16 1,2,8,16,32,128,1024 "main 50fbe51 (base) -> LRN zeroing only for odd C (new)" norm1 norm2
+sanitize 'GpuLrnPoolHalf.*'
+ncu_lrn 16 128
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
+cat $OUT/summary.md
+}
+
 "call$1"

@@ -211,6 +211,9 @@ inline std::vector<OpCase> op_cases(bool big) {
     // are not 16-byte aligned (K = 2,051: 2 blocks; 4,100: 4) with a partial tile of outputs, v20 in 8 blocks (4,100)
     cases.push_back({"stream fc 2051->37 n16", {2051, 1, 1}, 16, fc(37, true)});
     cases.push_back({"stream fc 4100->37 n5", {4100, 1, 1}, 5, fc(37, false)});
+    // v17 split 2 ways with more than 4 chunks a warp (65 chunks of 64 values over the cluster's 16 warps): the two-stage
+    // loop; AlexNet's fc8 above (64 chunks) and the two cases before load all of a warp's chunks first
+    cases.push_back({"stream fc 4160->1000 n2", {4160, 1, 1}, 2, fc(1000, true)});
     cases.push_back({"stream fc 304->2113 n3", {304, 1, 1}, 3, fc(2113, true)});  // fc v15: 4 rows a turn, a last turn of 1
     // one image, where v14 and v15 may load a batch of a thread's chunks before their products (fc6: v14's loop, v15 4
     // rows a batch with the image's chunks preloaded; 4,096 -> 2,113: v14 one batch of 4, v15 batches of 2 chunks of 4

@@ -44,6 +44,23 @@ __device__ __forceinline__ void two_stages(int warp, int chunks, int step, Load&
   }
 }
 
+// The same K loop where every warp has at most G chunks (chunks <= G x step: the same test in every warp of the grid), as
+// in a split layer whose warps' share is a few chunks (AlexNet's fc8 in 16 bits: 64 chunks over a cluster's 16 warps):
+// every chunk's loads issued first, then the products of the warp's real chunks in two_stages' order (the same sums to
+// the bit). two_stages there waits out a load's latency once for each pair of chunks. Returns false, doing nothing, where
+// some warp has more.
+template <int G, class Stage, class Load, class Multiply>
+__device__ __forceinline__ bool all_chunks_first(int warp, int chunks, int step, Load&& load, Multiply&& multiply) {
+  if (chunks > G * step) return false;
+  Stage st[G];
+#pragma unroll
+  for (int i = 0; i < G; ++i) load(st[i], warp + i * step);
+#pragma unroll
+  for (int i = 0; i < G; ++i)
+    if (warp + i * step < chunks) multiply(st[i]);
+  return true;
+}
+
 // A warp's m16n8 accumulator tiles into partial[output][image] (its 8 NT outputs, 16 images): lane (g, t) holds images
 // g and g + 8 of outputs 2 t and 2 t + 1 of each tile.
 template <int NT, class Partial>

@@ -226,7 +226,9 @@ __global__ void __launch_bounds__(kMmaWarps * 32) fc_stream_mma_kernel(const uin
         }
       }
     };
-    stream_mma::two_stages<Stage>(cwarp, chunks, cwarps, load, multiply);  // chunks past the end load as zeros
+    // chunks past the end load as zeros; a split layer of up to 4 chunks a warp loads them all first (fc8 at 2-16 images)
+    if (!(SPLIT && stream_mma::all_chunks_first<4, Stage>(cwarp, chunks, cwarps, load, multiply)))
+      stream_mma::two_stages<Stage>(cwarp, chunks, cwarps, load, multiply);
     // acc[j]: (image g, outputs 2t, 2t + 1) and (image g + 8, the same outputs) of n-tile j.
     stream_mma::store_tiles<NT>(partial[warp], acc, g, t);
     __syncthreads();
@@ -375,7 +377,8 @@ void register_fc_stream_mma_half(Registry& r) {
   r.add(stream_rows_impl(17, "stream-mma-half",
                          "v14's 16-bit weight rows streamed once per pass of up to 16 images, the products on the tensor cores "
                          "(mma.sync m16n8k16): blocks of 8 warps splitting K over 8 to 32 outputs (and over the blocks of a cluster where "
-                         "the outputs leave SMs without a block), two register stages of loads, FP32 accumulation, bias + activation "
+                         "the outputs leave SMs without a block), two register stages of loads (a split warp's chunks all at once where they are "
+                         "at most 4), FP32 accumulation, bias + activation "
                          "fused; for 2-16 images",
                          &hooks, "fp16/bf16 tensor cores", half::stream_mma_supports));
 }

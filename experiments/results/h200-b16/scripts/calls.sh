@@ -195,4 +195,25 @@ tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2
 cat $OUT/summary.md
 }
 
+call7() {
+# Call 7: fc v17's split warps loading all of their chunks first (fc8 at 2-16 images), and the 16-bit LRN + pooling in
+# 128-thread blocks of half the chunk where that evens the multiprocessors' load (8512194), base = ca8ea54 (call 6's
+# new). Pack: LINEINFO=0 PACK="batchscope test_gpu" BASE_PACK=ca8ea54's batchscope. 1) the whole test_gpu; 2) AlexNet
+# fp16 / bf16 kernels, base against new, 2 rounds alternating, 2-128 images, norm1, norm2 and fc8 per layer; 3)
+# memcheck and racecheck over GpuLrnPoolHalf and fc v17's op cases; 4) ncu on the LRN kernels at 16 images, and on fc8.
+setup
+tests '' 300
+ab_fp16_bf16 2,4,8,12,16,32,128 "ca8ea54 (base) -> fc8's chunks first, LRN 128-thread blocks (new)" norm1 norm2 fc8
+sanitize 'GpuLrnPoolHalf.*:*fc17*'
+ncu_lrn 16
+NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0 --batches 16"
+timeout 100 $NCU --kernel-name regex:fc_stream_mma --launch-skip 2 --launch-count 1 $bin/batchscope $SW --out /tmp/n.csv > ncu-fc8-new.csv 2>/dev/null
+timeout 100 $NCU --kernel-name regex:fc_stream_mma --launch-skip 2 --launch-count 1 .device/base/batchscope $SW --out /tmp/n.csv > ncu-fc8-base.csv 2>/dev/null
+{ echo; echo "### ncu, fc8 at 16 images (base, new)"; python3 experiments/ncu_raw_table.py ncu-fc8-base.csv base base; python3 experiments/ncu_raw_table.py ncu-fc8-new.csv new new | tail -n 1; } >> $OUT/summary.md 2>&1
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
+cat $OUT/summary.md
+}
+
 "call$1"

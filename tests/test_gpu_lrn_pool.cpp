@@ -286,30 +286,7 @@ TEST(GpuLrnPoolHalf, LaunchShapeCoversTheGpuAtEveryBatch) {
   EXPECT_EQ(g.strip, 4);
   EXPECT_EQ(g.cw, 48);
   EXPECT_EQ(g.vec, 8);
-  EXPECT_EQ(g.threads, 256);
   EXPECT_EQ(g.grid[1] * g.grid[2], 280);
-  // one-row strips in blocks of 128 threads and half the chunk where that evens the multiprocessors' load (the most blocks
-  // on one, ceil(blocks / 132), times the chunk) and keeps 16-channel tasks:
-  struct Small { int n; Shape in, out; int cw, threads, chunks, strips; const char* why; };
-  for (const Small& w : std::vector<Small>{
-           {16, n1, p1, 24, 128, 2, 27, "norm1, 16 images: 432 blocks of 48 words (4 x 48) against 864 of 24 (7 x 24)"},
-           {12, n1, p1, 24, 128, 2, 27, "norm1, 12 images: 324 of 48 (3 x 48) against 648 of 24 (5 x 24)"},
-           {32, n1, p1, 48, 256, 1, 27, "norm1, 32 images: 864 of 48 (7 x 48) and 1,728 of 24 (14 x 24) tie"},
-           {8, n1, p1, 24, 256, 2, 27, "norm1, 8 images: chunks of 24 words; 12 would take 8-channel tasks"},
-           {16, n2, p2, 32, 128, 4, 13, "norm2, 16 images: 416 blocks of 64 words (4 x 64) against 832 of 32 (7 x 32)"},
-           {8, n2, p2, 16, 128, 8, 13, "norm2, 8 images: 416 of 32 (4 x 32) against 832 of 16 (7 x 16)"},
-           {5, n2, p2, 16, 256, 8, 13, "norm2, 5 images: 520 of 16 (4 x 16) and 1,040 of 8 (8 x 8) tie"},
-       }) {
-    g = h::lrn_pool_half_grid(w.n, w.in, pp, w.out, 132);
-    EXPECT_FALSE(g.direct) << w.why;
-    EXPECT_EQ(g.strip, 1) << w.why;
-    EXPECT_EQ(g.cw, w.cw) << w.why;
-    EXPECT_EQ(g.vec, 8) << w.why;
-    EXPECT_EQ(g.threads, w.threads) << w.why;
-    EXPECT_EQ(g.grid[0], w.chunks) << w.why;
-    EXPECT_EQ(g.grid[1], w.strips) << w.why;
-    EXPECT_EQ(g.grid[2], w.n) << w.why;
-  }
   // norm2 at batch 1024: 128 words a pixel (a ring of 3 x 27 x 128 words = 41.5 KB, within 48 KB)
   g = h::lrn_pool_half_grid(1024, n2, pp, p2, 132);
   EXPECT_EQ(g.cw, 128);

@@ -156,12 +156,10 @@ struct LrnPoolHalfGrid {
   int vec = 0;            // words a task: ring 8, 4 or 1; direct 1
   int cw = 0, strip = 0;  // ring: channel pairs per chunk, output rows per strip
   int grid[3] = {};       // ring: chunks, strips, images; direct: blocks of 128 threads, 1, 1
-  int threads = 256;      // ring: a block's threads (256, or 128 at small batches); direct 128
 };
 // The launch's shape for `sms` multiprocessors: the direct form where its 1-word tasks are at most 768 a multiprocessor
 // (and its input and output words fewer than 2^31); else the ring, with whole pixels and strips of 4 rows where that fills the GPU twice over, else
-// strips of one row and chunks down to 4 words; with one-row strips, half the chunk in blocks of 128 threads where that
-// leaves the most loaded multiprocessor less work (ceil(blocks / sms) x the chunk) and keeps the task width.
+// strips of one row and chunks down to 4 words.
 LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape lrn_shape, const PoolParams& pp, Shape os, int sms, LrnPoolHalfForm form = LrnPoolHalfForm::any);
 void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, const PoolParams& pp, Shape os, uint16_t* out, bool bf16,
                    int* ovf, cudaStream_t st, LrnPoolHalfForm form = LrnPoolHalfForm::any);

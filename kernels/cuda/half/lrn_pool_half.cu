@@ -18,8 +18,7 @@
 // predicated store were 40 % of the loop's instructions).
 // Grid: x channel chunks, y strips, z images. At large batch a chunk is every channel of the pixel (a strip's rows
 // are one contiguous range of the tensor); at smaller batches strips shrink to one row and chunks to a few words, so that
-// the grid still covers the GPU, and where one-row strips leave some multiprocessors a block more than others, blocks of
-// 128 threads take half the chunk (twice the blocks, each half the work). At the smallest (AlexNet: 1-2 images for norm1, 1-4 for norm2) the direct form runs
+// the grid still covers the GPU. At the smallest (AlexNet: 1-2 images for norm1, 1-4 for norm2) the direct form runs
 // instead, a thread per output word and no ring (lrn_pool_direct_kernel below).
 #include <algorithm>
 #include <cfloat>
@@ -35,7 +34,7 @@
 namespace bs::cuda::half {
 namespace {
 
-constexpr int kThreads = 256;  // a block's threads where the batch fills the GPU; 128 at some small ones (lrn_pool_half_grid)
+constexpr int kThreads = 256;
 constexpr int kMaxHaloWords = 4;           // LRN windows up to 17 channels
 constexpr size_t kRingBytes = 48 * 1024;   // the ring's largest size (no opt-in: several blocks per SM)
 constexpr int kStripRows = 4;              // output rows per strip where the batch fills the GPU anyway
@@ -181,7 +180,7 @@ __device__ __forceinline__ void pool_words(const PoolParams& pp, const PoolWindo
 template <bool BF16, bool MAX, int VEC>
 __device__ __forceinline__ void pool_row(const uint32_t* ring, int R, int slot_lo, Shape s, const PoolParams& pp, Shape os, int oy, int nv,
                                          int cw, int cs2, uint32_t* orow) {
-  const int dx = blockDim.x / nv, dv = blockDim.x - dx * nv;
+  const int dx = kThreads / nv, dv = kThreads - dx * nv;
   int ox = threadIdx.x / nv, vd = threadIdx.x - ox * nv;
   for (; ox < os.w;) {
     const PoolWindow win = pp.window(s.h, s.w, oy, ox);
@@ -226,7 +225,7 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
   const int w0 = blockIdx.x * cw, nv = (min(cs2, w0 + cw) - w0) / VEC;
   const int oy0 = blockIdx.y * strip, oy1 = min(os.h, oy0 + strip);
   const int R = pp.kh;
-  const int dx = blockDim.x / nv, dv = blockDim.x - dx * nv;  // a thread's step over (pixel, task) of a row (nv <= threads)
+  const int dx = kThreads / nv, dv = kThreads - dx * nv;  // a thread's step over (pixel, task) of a row
   const float scale = lp.alpha / lp.size;
   float rmax = 0.0f;  // the largest |LRN value| this thread computed: fp16's range checked once, at the end (fmaxf passes
                       // NaN over, as check_range does)
@@ -236,7 +235,7 @@ __global__ void __launch_bounds__(kThreads) lrn_pool_half_kernel(const uint32_t*
     int have = 0;  // LRN rows below it are done (those still needed are in the ring)
     for (int oy = oy0; oy < oy1; ++oy) {
       const int ylo = max(0, oy * pp.sh - pp.ph), yhi = min(s.h, oy * pp.sh - pp.ph + pp.kh);
-      // rows [max(have, ylo), yhi): this thread's tasks (y, x, vd), advanced by the block's threads without a division
+      // rows [max(have, ylo), yhi): this thread's tasks (y, x, vd), advanced by kThreads without a division
       int y = max(have, ylo), x = threadIdx.x / nv, vd = threadIdx.x - x * nv;
       while (x >= s.w) { x -= s.w; ++y; }
       int slot = y % R;
@@ -311,14 +310,14 @@ constexpr int kMaxHalf = 2 * kMaxHaloWords;
 size_t ring_bytes(const PoolParams& pp, Shape s, int cw) { return sizeof(uint32_t) * pp.kh * s.w * cw; }
 
 template <bool BF16, int HALF = 0>
-void launch(int half, int vec, dim3 grid, int threads, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2,
-            const LrnParams& lp, const PoolParams& pp, Shape os, int cw, int strip, uint32_t* out, int* ovf) {
+void launch(int half, int vec, dim3 grid, size_t smem, cudaStream_t st, const uint32_t* in, int n, Shape s, int cs2, const LrnParams& lp,
+            const PoolParams& pp, Shape os, int cw, int strip, uint32_t* out, int* ovf) {
   if constexpr (HALF < kMaxHalf) {
-    if (half != HALF) return launch<BF16, HALF + 1>(half, vec, grid, threads, smem, st, in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+    if (half != HALF) return launch<BF16, HALF + 1>(half, vec, grid, smem, st, in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
   }
-  if (vec == 8) lrn_pool_half_kernel<BF16, HALF, 8><<<grid, threads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
-  else if (vec == 4) lrn_pool_half_kernel<BF16, HALF, 4><<<grid, threads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
-  else lrn_pool_half_kernel<BF16, HALF, 1><<<grid, threads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+  if (vec == 8) lrn_pool_half_kernel<BF16, HALF, 8><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+  else if (vec == 4) lrn_pool_half_kernel<BF16, HALF, 4><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
+  else lrn_pool_half_kernel<BF16, HALF, 1><<<grid, kThreads, smem, st>>>(in, n, s, cs2, lp, pp, os, cw, strip, out, ovf);
 }
 
 template <bool BF16, int HALF = 0>
@@ -367,7 +366,6 @@ LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape o
     g.vec = 1;
     g.cw = cs2;
     g.strip = 0;
-    g.threads = kDirectThreads;
     g.grid[0] = static_cast<int>((words + kDirectThreads - 1) / kDirectThreads);
     g.grid[1] = g.grid[2] = 1;
     return g;
@@ -375,26 +373,6 @@ LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape o
   if (blocks() < want) g.strip = 1;  // small batches: more blocks before narrower chunks
   while (blocks() < want && g.cw > 4) g.cw = std::max(4, halve(g.cw));
   g.vec = task_words(cs2, g.cw);
-  // A row's tasks step by the block's threads: at most one task a thread in a pixel's chunk (a chunk of more than
-  // VEC x 256 words, possible only on rows of a few pixels, is halved).
-  while (g.cw > g.vec * kThreads) {
-    g.cw = halve(g.cw);
-    g.vec = task_words(cs2, g.cw);
-  }
-  // One-row strips (the small batches): every block computes its row's LRN rows for its chunk, as much work as any other,
-  // all in one wave, so the multiprocessor with the most blocks sets the time: ceil(blocks / sms) x the chunk. Half the
-  // chunk in blocks of 128 threads (twice the blocks, 8 of them a multiprocessor where 4 of 256 fit: 57 registers) evens
-  // that where it is less, as long as the tasks keep their width: AlexNet's norm1 at 16 images, 432 blocks of 48 words
-  // (36 multiprocessors with 4, 96 with 3: 4 x 48) against 864 of 24 (7 x 24).
-  const auto most = [&](long long blocks, int cw) { return (blocks + sms - 1) / sms * cw; };
-  const int half_cw = halve(g.cw);
-  if (g.strip == 1 && half_cw < g.cw && task_words(cs2, half_cw) == g.vec && half_cw <= g.vec * 128) {
-    const long long now = blocks();
-    const int cw = g.cw;
-    g.cw = half_cw;
-    if (most(blocks(), g.cw) < most(now, cw)) g.threads = 128;
-    else g.cw = cw;
-  }
   g.grid[0] = (cs2 + g.cw - 1) / g.cw;
   g.grid[1] = (os.h + g.strip - 1) / g.strip;
   g.grid[2] = static_cast<int>(images);
@@ -414,8 +392,8 @@ void lrn_pool_half(const uint16_t* in, int n, Shape s, const LrnParams& lp, cons
   } else {
     const dim3 grid(static_cast<unsigned>(g.grid[0]), static_cast<unsigned>(g.grid[1]), static_cast<unsigned>(g.grid[2]));
     const size_t smem = ring_bytes(pp, s, g.cw);
-    if (bf16) launch<true>(lp.size / 2, g.vec, grid, g.threads, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
-    else launch<false>(lp.size / 2, g.vec, grid, g.threads, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
+    if (bf16) launch<true>(lp.size / 2, g.vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, nullptr);
+    else launch<false>(lp.size / 2, g.vec, grid, smem, st, src, n, s, cs2, lp, pp, os, g.cw, g.strip, dst, ovf);
   }
   CUDA_CHECK_LAUNCH();
 }

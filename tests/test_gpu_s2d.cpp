@@ -112,7 +112,10 @@ TEST(GpuS2d, FirstLayerRepackGivesTheLaterLayersWordsToTheBit) {
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
   struct Case { Shape in; int filters, k, s, p; };
-  const Case cases[] = {{{3, 45, 43}, 24, 11, 4, 2}, {{3, 30, 33}, 16, 8, 4, 3}, {{3, 17, 19}, 8, 5, 4, 0}, {{3, 9, 283}, 8, 11, 4, 2}};
+  // stride 4 (s2d_pixel_kernel's 4 x 4 x 3 form for the FP32 input): padded, a kernel a multiple of the stride, one that is
+  // not, a 72-column row; stride 2 (2 x 2 x 4, the pad channel) and 1 (1 x 1 x 8) over 3 channels
+  const Case cases[] = {{{3, 45, 43}, 24, 11, 4, 2}, {{3, 30, 33}, 16, 8, 4, 3}, {{3, 17, 19}, 8, 5, 4, 0}, {{3, 9, 283}, 8, 11, 4, 2},
+                        {{3, 20, 21}, 10, 4, 2, 1}, {{3, 18, 20}, 16, 3, 1, 1}};
   for (const Case& c : cases) {
     const Layer layer = conv("c", c.filters, c.k, c.s, c.p, rng, 3);
     ConvParams id = test::conv_params(3, 1, 1, 0, 1, true);
@@ -130,6 +133,12 @@ TEST(GpuS2d, FirstLayerRepackGivesTheLaterLayersWordsToTheBit) {
         const std::vector<float> got = test::guarded_forward(*a, first, in, n).out, want = test::guarded_forward(*b, later, in, n).out;
         EXPECT_NE(b->describe(1).find("v38 s2d-half"), std::string::npos) << b->describe(1);
         EXPECT_EQ(got, want) << p << " " << c.in.w << "x" << c.in.h << " stride " << c.s << " batch " << n << " seed " << seed;
+        if (std::string(p) == "fp16" && n == 3) {  // an input value beyond fp16's range (the last image's first): reported at the layer
+          std::vector<float> huge = in;
+          huge[static_cast<size_t>(c.in.size()) * (n - 1)] = 1e5f;
+          auto f = test::open_backend(first, "cuda", test::guarded_options("38", "", p));
+          test::expect_error_at([&] { test::guarded_forward(*f, first, huge, n); }, "layer 'c'", "exceeds 65504");
+        }
       }
   }
 }

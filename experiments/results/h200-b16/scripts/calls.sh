@@ -216,4 +216,19 @@ tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2
 cat $OUT/summary.md
 }
 
+call8() {
+# Call 8: v38's FP32 input repacked a thread a pixel of T (s2d_pixel_kernel, 1b43d1d) with fc8's chunks first, the LRN
+# rule of call 7 taken back; base = ca8ea54. Pack as call 7's. 1) the whole test_gpu; 2) AlexNet fp16 / bf16 kernels, base
+# against new, 2 rounds alternating, 1-1,024 images, conv1, norm1 and fc8 per layer; 3) memcheck and racecheck over GpuS2d,
+# GpuLrnPoolHalf and fc v17's op cases; 4) ncu on the repack at 16 and 256 images.
+setup
+tests '' 300
+ab_fp16_bf16 1,2,4,8,16,32,128,1024 "ca8ea54 (base) -> the pixel repack + fc8's chunks first (new)" conv1 norm1 fc8
+sanitize 'GpuS2d.*:GpuLrnPoolHalf.*:*fc17*'
+ncu_repack
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
+cat $OUT/summary.md
+}
+
 "call$1"

@@ -112,8 +112,8 @@ TEST(GpuS2d, FirstLayerRepackGivesTheLaterLayersWordsToTheBit) {
   uint32_t seed;
   std::mt19937 rng = test::fresh_rng(&seed);
   struct Case { Shape in; int filters, k, s, p; };
-  // stride 4 (s2d_pixel_kernel's 4 x 4 x 3 form for the FP32 input): padded, a kernel a multiple of the stride, one that is
-  // not, a 72-column row; stride 2 (2 x 2 x 4, the pad channel) and 1 (1 x 1 x 8) over 3 channels
+  // stride 4: padded, a kernel a multiple of the stride, one that is not, a 72-column row; stride 2 (2 x 2 x 4 channels
+  // in T: the pad channel) and 1 (1 x 1 x 8) over 3 channels
   const Case cases[] = {{{3, 45, 43}, 24, 11, 4, 2}, {{3, 30, 33}, 16, 8, 4, 3}, {{3, 17, 19}, 8, 5, 4, 0}, {{3, 9, 283}, 8, 11, 4, 2},
                         {{3, 20, 21}, 10, 4, 2, 1}, {{3, 18, 20}, 16, 3, 1, 1}};
   for (const Case& c : cases) {

@@ -41,7 +41,6 @@ struct S2d {  // a kernel argument: plain values only
   int ct;                        // channels per pixel in T: the fewest from C up that make S S Ct a multiple of 8
   int c2, kh2, kw2, h2, w2, m;   // T's channels S S Ct, the new kernel, T's rows and columns, the filters
   FastDiv h2_div, words_div;     // by h2 and by T's words a pixel (c2 / 2), for the repack's indices
-  FastDiv w2_div;                // by w2: s2d_pixel_kernel's (image, block row) of a pixel of T
 };
 
 S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
@@ -63,7 +62,6 @@ S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
   g.m = c.filters;
   g.h2_div = FastDiv(static_cast<uint32_t>(g.h2));
   g.words_div = FastDiv(static_cast<uint32_t>(g.c2 / 2));
-  g.w2_div = FastDiv(static_cast<uint32_t>(g.w2));
   return g;
 }
 S2d s2d_of(const Layer& l) { return s2d_of(std::get<ConvParams>(l.op), l.in, l.out); }
@@ -159,60 +157,6 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
   }
 }
 
-// The FP32 NCHW input (v38 as the first layer) at compile-time S and CT (AlexNet's conv1: 4 and 3; VGG's conv1_1: 1 and
-// 8): a thread per pixel of T, (image, Y, X) in turn, reads its S S CT values straight from the input planes and stores
-// its c2 / 2 words in 16-byte pieces (c2 is a multiple of 8). Consecutive threads take consecutive X: a warp's load of one
-// (r, q, c) reads 32 values S x 4 bytes apart, whose lines the row's other S - 1 loads then find in L1. No table, no
-// shared memory, no barrier: s2d_kernel spends about 50 instructions a word on its indices and tables (3.9 M warp
-// instructions for conv1 at 16 images, issue-bound at 7.8 us under ncu, where the 9.9 MB read and 5 MB written take
-// about 3.5 us at the H200's rate); here a pixel's 24 words take about 200. The values and their rounding are
-// s2d_kernel's (pack2 of the same floats), the range checked once a thread on the largest |value| (as check_range: NaN
-// passes).
-template <bool BF16, int S, int CT>
-__global__ void __launch_bounds__(256) s2d_pixel_kernel(const float* __restrict__ in, Shape is, S2d g, unsigned pixels,
-                                                        uint32_t* __restrict__ t, int* ovf) {
-  constexpr int C2 = S * S * CT, WORDS = C2 / 2;
-  static_assert(WORDS % 4 == 0, "T's pixels are whole 16-byte pieces");
-  const long long plane = static_cast<long long>(is.h) * is.w;
-  float vmax = 0.0f;
-  for (unsigned p = blockIdx.x * blockDim.x + threadIdx.x; p < pixels; p += gridDim.x * blockDim.x) {
-    const unsigned row = g.w2_div.div(p), img = g.h2_div.div(row);  // p = (img h2 + Y) w2 + X
-    const int xb = static_cast<int>(p - row * g.w2), yb = static_cast<int>(row - img * g.h2);
-    bool xok[S];
-#pragma unroll
-    for (int q = 0; q < S; ++q) xok[q] = static_cast<unsigned>(xb * S + q - g.pw) < static_cast<unsigned>(is.w);
-    float v[C2];
-#pragma unroll
-    for (int r = 0; r < S; ++r) {
-      const int y = yb * S + r - g.ph;
-      const bool yok = static_cast<unsigned>(y) < static_cast<unsigned>(is.h);
-#pragma unroll
-      for (int c = 0; c < CT; ++c) {
-        const float* src = in + (static_cast<long long>(img) * g.c + c) * plane + static_cast<long long>(y) * is.w + xb * S - g.pw;
-        const bool ok = yok && c < g.c;
-#pragma unroll
-        for (int q = 0; q < S; ++q) v[(r * S + q) * CT + c] = ok && xok[q] ? __ldg(src + q) : 0.0f;
-      }
-    }
-    uint4* dst = reinterpret_cast<uint4*>(t + static_cast<long long>(p) * WORDS);
-#pragma unroll
-    for (int i = 0; i < WORDS / 4; ++i) {
-      uint32_t w[4];
-#pragma unroll
-      for (int j = 0; j < 4; ++j) {
-        const float lo = v[2 * (4 * i + j)], hi = v[2 * (4 * i + j) + 1];
-        vmax = fmaxf(vmax, fmaxf(fabsf(lo), fabsf(hi)));
-        w[j] = pack2<BF16>(lo, hi);
-      }
-      dst[i] = make_uint4(w[0], w[1], w[2], w[3]);
-    }
-  }
-  check_range<BF16>(vmax, ovf);
-}
-
-// The (S, Ct) pairs s2d_pixel_kernel is built for: 3 channels at stride 4 (AlexNet), 2 (Ct = the stored 4) and 1 (Ct = 8).
-bool pixel_form(const S2d& g) { return (g.s == 4 && g.ct == 3) || (g.s == 2 && g.ct == 4) || (g.s == 1 && g.ct == 8); }
-
 // W' (M, S S Ct, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
 __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
   const long long total = static_cast<long long>(m) * g.c2 * g.kh2 * g.kw2;
@@ -283,22 +227,8 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
     static const int resident = resident_blocks(kernel, 256, 0);
     kernel<<<static_cast<unsigned>(std::min<long long>(rows, resident)), 256, 0, s>>>(src, a.is, g, r, t, a.ovf);
   };
-  // the FP32 input at the (S, Ct) of s2d_pixel_kernel: a thread a pixel of T, as many blocks as the pixels need up to one
-  // wave; blocks of 64 threads where blocks of 256 would leave multiprocessors without one (AlexNet at 1-10 images: 3,249
-  // pixels an image)
-  const long long pixels = rows * g.w2;
-  const auto pixel = [&](auto kernel) {
-    const int threads = pixels >= 256LL * sm_count() ? 256 : 64;
-    static const int resident = resident_blocks(kernel, 256, 0);
-    const auto blocks = static_cast<unsigned>(std::min<long long>((pixels + threads - 1) / threads, resident * (256 / threads)));
-    kernel<<<blocks, threads, 0, s>>>(a.in_f32, a.is, g, static_cast<unsigned>(pixels), t, a.ovf);
-  };
   auto launch = [&]<bool BF16>() {
-    if (kind == kF32 && pixel_form(g) && pixels < (1LL << 31)) {
-      if (g.s == 4) pixel(s2d_pixel_kernel<BF16, 4, 3>);
-      else if (g.s == 2) pixel(s2d_pixel_kernel<BF16, 2, 4>);
-      else pixel(s2d_pixel_kernel<BF16, 1, 8>);
-    } else if (kind == kF32) go(s2d_kernel<BF16, kF32>);
+    if (kind == kF32) go(s2d_kernel<BF16, kF32>);
     else if (kind == kH16) go(s2d_kernel<BF16, kH16>);
     else go(s2d_kernel<BF16, kNhwc>);
   };

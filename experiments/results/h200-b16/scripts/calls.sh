@@ -231,4 +231,27 @@ tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2
 cat $OUT/summary.md
 }
 
+call9() {
+# Call 9: v38's FP32 input repacked a thread a (pixel of T, block row) (s2d_row_kernel, d6e17ae), base = the landing
+# candidate 3ac5423 (ca8ea54 + fc8's chunks first; s2d_kernel). Pack: LINEINFO=0 PACK="batchscope test_gpu"
+# BASE_PACK=3ac5423's full pack, then base/test_gpu added from it by hand. 1) the whole test_gpu (new); base's test_gpu over
+# GpuS2d and v38's op cases, memcheck / racecheck of it over GpuS2d; 2) AlexNet fp16 / bf16 kernels, base against new, 2
+# rounds alternating, 1-1,024 images, conv1 per layer; 3) memcheck and racecheck (new) over GpuS2d; 4) ncu on the repack.
+setup
+tests '' 300
+timeout 120 .device/base/test_gpu --gtest_brief=1 --gtest_filter='GpuS2d.*:*conv38*' > base-tests.log 2>&1
+echo "base tests exit $?: $(grep -E '^\[  PASSED|^\[  FAILED' base-tests.log | tr '\n' ' ')" >> $OUT/summary.md
+grep -E "FAILED|Failure" base-tests.log | head -10 >> $OUT/summary.md
+for tool in memcheck racecheck; do
+  timeout 120 /usr/local/cuda/bin/compute-sanitizer --tool $tool --print-limit 5 .device/base/test_gpu --gtest_brief=1 --gtest_filter='GpuS2d.*' > base-$tool.log 2>&1
+  echo "base $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' base-$tool.log | tr '\n' ' ')" >> $OUT/summary.md
+done
+ab_fp16_bf16 1,2,8,16,32,128,1024 "3ac5423 (base, s2d_kernel) -> s2d_row_kernel (new)" conv1
+sanitize 'GpuS2d.*'
+ncu_repack
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab *.log ncu-*.csv $OUT/tests.log 2>/dev/null
+cat $OUT/summary.md
+}
+
 "call$1"

@@ -254,4 +254,14 @@ tar cJf $OUT/raw.tar.xz ab *.log ncu-*.csv $OUT/tests.log 2>/dev/null
 cat $OUT/summary.md
 }
 
+call10() {
+# Call 10: the session's landing binaries d6e17ae against its first main 50fbe51, AlexNet fp16 / bf16 kernels, 2 rounds
+# alternating (no tests: they ran in call 9 on d6e17ae). Pack: call 9's batchscope, base/ from 50fbe51's pack, by hand.
+setup
+ab_fp16_bf16 1,16,128,1024 "main 50fbe51 (base) -> d6e17ae (new)" conv1 norm1 norm2 fc8
+echo "total $SECONDS s" >> $OUT/summary.md
+tar cJf $OUT/raw.tar.xz ab 2>/dev/null
+cat $OUT/summary.md
+}
+
 "call$1"

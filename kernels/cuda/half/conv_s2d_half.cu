@@ -91,8 +91,9 @@ enum Src { kF32, kH16, kNhwc };
 
 constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pixel: S S Ct / 2 (Ct <= 8)
 
-// A block per (image, block row Y) in turn (rows, rows + grid, ...: one wave of blocks, so that a block tabulates once
-// for many rows), threads over (block column X, word of T): consecutive threads write
+// The 16-bit inputs, and FP32 ones at an (S, Ct) s2d_row_kernel (below) is not built for. A block per (image, block
+// row Y) in turn (rows, rows + grid, ...: one wave of blocks, so that a block tabulates once for many rows), threads over
+// (block column X, word of T): consecutive threads write
 // consecutive words and read the few pixels of one S x S block (through L1). Where each of a word's two channels
 // j = (r S + q) Ct + c comes from, (r, q, c), is tabulated once per block, so that a thread's work is one division (a
 // FastDiv: the compiler's division by a runtime int was a quarter of the instructions) and its loads. With a block per
@@ -168,8 +169,11 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
 // barrier: s2d_kernel spends about 100 instructions a word on its indices and tables (3.9 M warp instructions for conv1 at
 // 16 images, issue-bound at 7.8 us under ncu, where the 9.9 MB read and 5 MB written take about 3.5 us at the H200's rate).
 // A thread a whole pixel (48 loads in flight, 78 registers) took 0.8 M instructions but 8.5 us: 12 warps a multiprocessor
-// at 16 images, latency-bound (call 8 of experiments/results/h200-b16/). The values and their rounding are s2d_kernel's
-// (pack2 of the same floats), the range checked once a thread on the largest |value| (as check_range: NaN passes).
+// at 16 images, latency-bound. This form, 32 registers and four times the warps: 1.2 M instructions, 7.2 us against 7.8 at
+// 16 images, 78 against 81 us at 256 (ncu); conv1 0.93-0.96x at 16-32 images, 0.95-0.98x at 1,024 (H200, calls 8-9 of
+// experiments/results/h200-b16/). Still held by its loads (long scoreboard, lg_throttle), not by its instructions. The
+// values and their rounding are s2d_kernel's (pack2 of the same floats), the range checked once a thread on the largest
+// |value| (as check_range: NaN passes).
 template <bool BF16, int S, int CT>
 __global__ void __launch_bounds__(256) s2d_row_kernel(const float* __restrict__ in, Shape is, S2d g, unsigned tasks,
                                                       uint32_t* __restrict__ t, int* ovf) {

@@ -49,9 +49,7 @@ for b in 16 8; do
   timeout 200 $NCU $bin/batchscope sweep --model data/models/alexnet --backend cuda --batches $b --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0 --out /tmp/n.csv > ncu-$b.csv 2>ncu-$b.err
   { echo "### ncu, fp16, $b images, every kernel of one cold pass"; python3 experiments/ncu_raw_table.py ncu-$b.csv; echo; } >> $OUT/summary.md 2>&1
 done
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz sw ncu-16.csv ncu-8.csv ncu-*.err 2>/dev/null
-cat $OUT/summary.md
+finish sw ncu-16.csv ncu-8.csv ncu-*.err
 }
 
 call2() {
@@ -71,9 +69,7 @@ for s in auto 2 3 4 5 6 8; do
   { echo "### splits $s"; python3 experiments/tune_summary.py tn/s$s.json 2>&1 | grep -E "^conv[2-5]"; } >> $OUT/summary.md
 done
 unset BS_SPLITS
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz tn 2>/dev/null
-cat $OUT/summary.md
+finish tn
 }
 
 # What calls 3-5 share. setup: the environment, the device line, the weights. tests FILTER (empty: all) TIMEOUT: test_gpu
@@ -111,16 +107,26 @@ sanitize() {
     echo "$tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' $tool.log | tr '\n' ' ')" >> $OUT/summary.md
   done
 }
-ncu_repack() {
-  local b w
+# The end of a call: the total time, FILES... into $OUT/raw.tar.xz, the summary printed.
+finish() {
+  echo "total $SECONDS s" >> $OUT/summary.md
+  tar cJf $OUT/raw.tar.xz "$@" 2>/dev/null
+  cat $OUT/summary.md
+}
+# ncu over the kernels matching REGEX (COUNT launches: tail of the table) of one fp16 pass, base and new, at each batch:
+# ncu_ab REGEX COUNT WHAT BATCHES...
+ncu_ab() {
+  local rx=$1 count=$2 what=$3 b
+  shift 3
   NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
   SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
-  for b in 16 256; do
-    timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
-    timeout 100 $NCU --kernel-name regex:s2d --launch-count 2 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
-    { echo; echo "### ncu, the repack at $b images (base, new; 2 launches each)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 2; } >> $OUT/summary.md 2>&1
+  for b in "$@"; do
+    timeout 100 $NCU --kernel-name regex:$rx --launch-count $count $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
+    timeout 100 $NCU --kernel-name regex:$rx --launch-count $count .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
+    { echo; echo "### ncu, $what at $b images (base, new; $count launches each)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n $count; } >> $OUT/summary.md 2>&1
   done
 }
+ncu_repack() { ncu_ab s2d 2 "the repack" 16 256; }
 
 call3() {
 # Call 3: v38's repack staged in shared memory (s2d_staged_kernel). Pack: new = the change (LINEINFO=0 PACK="batchscope
@@ -135,9 +141,7 @@ ncu_repack
 timeout 150 $bin/batchscope tune --model data/models/alexnet --precision fp16 --batches 8,32,64,128,256,1024 --reps 10 --warmup 3 \
   --conv-variants 38,45,66 --fc-variants 17 --out tune-c2.json > tune-c2.log 2>&1; echo "tune exit $?" >> $OUT/summary.md
 python3 experiments/tune_summary.py tune-c2.json 2>&1 | grep -E "^conv2" >> $OUT/summary.md
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv tune-c2.* $OUT/tests.log 2>/dev/null
-cat $OUT/summary.md
+finish ab memcheck.log racecheck.log ncu-*.csv tune-c2.* $OUT/tests.log
 }
 
 call4() {
@@ -148,9 +152,7 @@ tests '' 300
 ab_fp16_bf16 1,2,4,8,16,32,128,1024 "main 2b1acfd (base) -> staged repack + conv2 v66 (new)" conv1 conv2
 sanitize 'GpuS2d.*'
 ncu_repack
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
-cat $OUT/summary.md
+finish ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log
 }
 
 call5() {
@@ -162,22 +164,11 @@ setup
 tests '' 300
 ab_fp16_bf16 1,8,16,24,32,64,128,1024 "main 2b1acfd (base) -> conv2 v66 under two waves (new)" conv1 conv2
 sanitize 'GpuS2d.*:*WgmmaTma*'
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log $OUT/tests.log 2>/dev/null
-cat $OUT/summary.md
+finish ab memcheck.log racecheck.log $OUT/tests.log
 }
 
-ncu_lrn() {
-  # ncu on the 16-bit LRN + pooling kernels of one fp16 pass (norm1, norm2), base and new, at each batch given
-  local b
-  NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
-  SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
-  for b in "$@"; do
-    timeout 100 $NCU --kernel-name regex:lrn_pool --launch-count 4 $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-new-$b.csv 2>/dev/null
-    timeout 100 $NCU --kernel-name regex:lrn_pool --launch-count 4 .device/base/batchscope $SW --batches $b --out /tmp/n.csv > ncu-base-$b.csv 2>/dev/null
-    { echo; echo "### ncu, the 16-bit LRN + pooling kernels at $b images (base, new; 4 launches each: two passes' norm1, norm2)"; python3 experiments/ncu_raw_table.py ncu-base-$b.csv base base; python3 experiments/ncu_raw_table.py ncu-new-$b.csv new new | tail -n 4; } >> $OUT/summary.md 2>&1
-  done
-}
+# the 16-bit LRN + pooling kernels (two passes' norm1, norm2) at each batch given
+ncu_lrn() { ncu_ab lrn_pool 4 "the 16-bit LRN + pooling kernels" "$@"; }
 
 call6() {
 # Call 6 (twenty-ninth session): the 16-bit LRN + pooling kernels without the channel-zeroing branch where C is even
@@ -190,9 +181,7 @@ tests '' 300
 ab_fp16_bf16 1,2,8,16,32,128,1024 "main 50fbe51 (base) -> LRN zeroing only for odd C (new)" norm1 norm2
 sanitize 'GpuLrnPoolHalf.*'
 ncu_lrn 16 128
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
-cat $OUT/summary.md
+finish ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log
 }
 
 call7() {
@@ -211,9 +200,7 @@ SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 -
 timeout 100 $NCU --kernel-name regex:fc_stream_mma --launch-skip 2 --launch-count 1 $bin/batchscope $SW --out /tmp/n.csv > ncu-fc8-new.csv 2>/dev/null
 timeout 100 $NCU --kernel-name regex:fc_stream_mma --launch-skip 2 --launch-count 1 .device/base/batchscope $SW --out /tmp/n.csv > ncu-fc8-base.csv 2>/dev/null
 { echo; echo "### ncu, fc8 at 16 images (base, new)"; python3 experiments/ncu_raw_table.py ncu-fc8-base.csv base base; python3 experiments/ncu_raw_table.py ncu-fc8-new.csv new new | tail -n 1; } >> $OUT/summary.md 2>&1
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
-cat $OUT/summary.md
+finish ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log
 }
 
 call8() {
@@ -226,9 +213,7 @@ tests '' 300
 ab_fp16_bf16 1,2,4,8,16,32,128,1024 "ca8ea54 (base) -> the pixel repack + fc8's chunks first (new)" conv1 norm1 fc8
 sanitize 'GpuS2d.*:GpuLrnPoolHalf.*:*fc17*'
 ncu_repack
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log 2>/dev/null
-cat $OUT/summary.md
+finish ab memcheck.log racecheck.log ncu-*.csv $OUT/tests.log
 }
 
 call9() {
@@ -249,9 +234,7 @@ done
 ab_fp16_bf16 1,2,8,16,32,128,1024 "3ac5423 (base, s2d_kernel) -> s2d_row_kernel (new)" conv1
 sanitize 'GpuS2d.*'
 ncu_repack
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab *.log ncu-*.csv $OUT/tests.log 2>/dev/null
-cat $OUT/summary.md
+finish ab *.log ncu-*.csv $OUT/tests.log
 }
 
 call10() {
@@ -259,9 +242,7 @@ call10() {
 # alternating (no tests: they ran in call 9 on d6e17ae). Pack: call 9's batchscope, base/ from 50fbe51's pack, by hand.
 setup
 ab_fp16_bf16 1,16,128,1024 "main 50fbe51 (base) -> d6e17ae (new)" conv1 norm1 norm2 fc8
-echo "total $SECONDS s" >> $OUT/summary.md
-tar cJf $OUT/raw.tar.xz ab 2>/dev/null
-cat $OUT/summary.md
+finish ab
 }
 
 "call$1"

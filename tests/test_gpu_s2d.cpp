@@ -100,13 +100,13 @@ TEST(GpuS2d, RefusesWhatItCannotRewrite) {
   }
 }
 
-// The repack of the model's FP32 NCHW input (s2d_kernel reading it as the first layer) gives the words of the repack of a
-// 16-bit NHWC tensor (the same kernel after another layer) to the bit: the same layer at stride 4 over 3 channels, on
-// inputs exact in 16 bits (multiples of 1/64 in [-4, 4]), run first and after a 1x1 convolution by the identity (x x 1
-// plus zeros in FP32: x exactly), the outputs equal. Shapes: AlexNet's conv1 smaller (padded), a kernel a multiple of the
-// stride with odd padding, one that is not with none, and a row of 72 block columns (1,728 words: past one round of the
-// repack's 256 threads x 6 words). Written for a repack staged in shared memory, measured slower and not kept
-// (experiments/results/h200-b16/); it guards any later form of the first layer's repack.
+// The repack of the model's FP32 NCHW input (v38 as the first layer: s2d_row_kernel at strides 4, 2 and 1 over 3
+// channels) gives the words of the repack of a 16-bit NHWC tensor (s2d_kernel after another layer) to the bit: the same
+// layer on inputs exact in 16 bits (multiples of 1/64 in [-4, 4]), run first and after a 1x1 convolution by the identity
+// (x x 1 plus zeros in FP32: x exactly), the outputs equal. Stride-4 shapes: AlexNet's conv1 smaller (padded), a kernel a
+// multiple of the stride with odd padding, one that is not with none, and a row of 72 block columns (1,728 words: past
+// one round of s2d_kernel's 256 threads x 6 words). An fp16 input beyond 65504 is reported at the first layer. It guards
+// every form of the first layer's repack (experiments/results/h200-b16/ measured three).
 TEST(GpuS2d, FirstLayerRepackGivesTheLaterLayersWordsToTheBit) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;

@@ -215,7 +215,7 @@ __global__ void __launch_bounds__(256) s2d_row_kernel(const float* __restrict__ 
 }
 
 // The (S, Ct) pairs s2d_row_kernel is built for: 3 channels at stride 4 (AlexNet), 2 (Ct = the stored 4) and 1 (Ct = 8).
-bool pixel_form(const S2d& g) { return (g.s == 4 && g.ct == 3) || (g.s == 2 && g.ct == 4) || (g.s == 1 && g.ct == 8); }
+bool row_form(const S2d& g) { return (g.s == 4 && g.ct == 3) || (g.s == 2 && g.ct == 4) || (g.s == 1 && g.ct == 8); }
 
 // W' (M, S S Ct, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
 __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
@@ -298,7 +298,7 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
     kernel<<<blocks, threads, 0, s>>>(a.in_f32, a.is, g, static_cast<unsigned>(tasks), t, a.ovf);
   };
   auto launch = [&]<bool BF16>() {
-    if (kind == kF32 && pixel_form(g) && tasks < (1LL << 31)) {
+    if (kind == kF32 && row_form(g) && tasks < (1LL << 31)) {
       if (g.s == 4) by_row(s2d_row_kernel<BF16, 4, 3>);
       else if (g.s == 2) by_row(s2d_row_kernel<BF16, 2, 4>);
       else by_row(s2d_row_kernel<BF16, 1, 8>);

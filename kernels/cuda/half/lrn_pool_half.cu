@@ -13,7 +13,8 @@
 // 4 words, 8 channels; else 1) from them and the HW words on each side (read through L1: the neighbouring threads'
 // words), in the order and with the functions of lrn_kernel (half_ops.cu), so that the result is the unfused pair's to
 // the bit. Pooling reads the ring as pool_kernel reads the LRN's output.
-// The task loop has no test per channel: channels past C are zeroed in a branch only the pixel's last tasks take, and
+// The task loop has no test per channel: channels past C are zeroed in a branch only a pixel's last tasks take, and only
+// for an odd C (the pad channel; lrn_task), and
 // fp16's range is checked once a thread on the largest value it computed (per channel, the tests and the flag's
 // predicated store were 40 % of the loop's instructions).
 // Grid: x channel chunks, y strips, z images. At large batch a chunk is every channel of the pixel (a strip's rows

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """One markdown row per kernel launch of `ncu --set full --page raw --csv` output: time, grid, cluster, registers,
-warps active, issue slots and tensor pipe busy, instructions, DRAM bytes, and the top stalls per issued instruction
+warps active, issue slots and tensor pipe busy, instructions, DRAM bytes, DRAM and L2 throughput (% of peak over the
+kernel's time), L1 sector hit rate, and the top stalls per issued instruction
 (smsp__average_warps_issue_stalled_*_per_issue_active).
 
 usage: ncu_raw_table.py FILE.csv [LABEL ...]   (LABEL per launch, in order; default the launch's ID)
@@ -20,6 +21,9 @@ COLS = [  # (heading, metric)
     ("elapsed cycles", "gpc__cycles_elapsed.max"),
     ("warp instructions", "smsp__inst_executed.sum"),
     ("DRAM read MB", "dram__bytes_read.sum"),
+    ("DRAM %", "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("L2 %", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("L1 hit %", "l1tex__t_sector_hit_rate.pct"),
 ]
 STALL = ("smsp__average_warps_issue_stalled_", "_per_issue_active.ratio")
 

@@ -19,6 +19,7 @@
 // --input-precision's 16-bit) NCHW input itself, in place of the conversion pass every other version needs.
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <numeric>
 
 #include "kernels/cuda/check.hpp"
@@ -214,6 +215,63 @@ __global__ void __launch_bounds__(256) s2d_row_kernel(const float* __restrict__ 
   check_range<BF16>(vmax, ovf);
 }
 
+
+// PROBE (twenty-ninth session, not run): s2d_row_kernel's tasks with coalesced loads. A warp takes 32 / S consecutive
+// pixels of one block row of T (a segment; a row of w2 pixels has ceil(w2 S / 32) of them, the last one short). For
+// each channel c and block row r' it reads 32 consecutive floats of input row Y S + r' - ph (one 128-byte line where
+// s2d_row_kernel's loads touch four), lane l the column X0 S + l - pw, and puts them in its own slice of shared memory
+// ([c][r'][33]: rows of 33 so that the reads below are conflict-free); after __syncwarp lane (p, r) = (l / S, l % S)
+// reads its pixel's run of row r, [c][r][S p + q], and stores it as s2d_row_kernel does. The same values, the same
+// rounding: T to the bit.
+constexpr int kWarpThreads = 256;
+template <bool BF16, int S, int CT>
+__global__ void __launch_bounds__(kWarpThreads) s2d_warp_kernel(const float* __restrict__ in, Shape is, S2d g, unsigned segments,
+                                                                int per_row, uint32_t* __restrict__ t, int* ovf) {
+  constexpr int RUN = S * CT, WORDS = RUN / 2, PX = 32 / S;
+  static_assert(RUN % 4 == 0, "a task's run is whole 8-byte pieces");
+  __shared__ float slice[kWarpThreads / 32][CT * S][33];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, p = lane / S, r = lane % S;
+  const long long plane = static_cast<long long>(is.h) * is.w;
+  float vmax = 0.0f;
+  for (unsigned w = blockIdx.x * (kWarpThreads / 32) + warp; w < segments; w += gridDim.x * (kWarpThreads / 32)) {
+    const unsigned row = w / per_row, img = g.h2_div.div(row);  // w = (img h2 + Y) per_row + segment
+    const int x0 = static_cast<int>(w - row * per_row) * PX, yb = static_cast<int>(row - img * g.h2);
+    const int x = x0 * S + lane - g.pw;
+    const bool xok = static_cast<unsigned>(x) < static_cast<unsigned>(is.w) && x0 + lane / S < g.w2;
+#pragma unroll
+    for (int c = 0; c < CT; ++c)
+#pragma unroll
+      for (int rr = 0; rr < S; ++rr) {
+        const int y = yb * S + rr - g.ph;
+        const bool ok = xok && c < g.c && static_cast<unsigned>(y) < static_cast<unsigned>(is.h);
+        slice[warp][c * S + rr][lane] = ok ? __ldg(in + (static_cast<long long>(img) * g.c + c) * plane + static_cast<long long>(y) * is.w + x) : 0.0f;
+      }
+    __syncwarp();
+    float v[RUN];
+#pragma unroll
+    for (int c = 0; c < CT; ++c)
+#pragma unroll
+      for (int q = 0; q < S; ++q) v[q * CT + c] = slice[warp][c * S + r][S * p + q];
+    __syncwarp();  // the slice is rewritten by the next segment
+    if (x0 + p >= g.w2) continue;
+    uint32_t wd[WORDS];
+#pragma unroll
+    for (int j = 0; j < WORDS; ++j) {
+      vmax = fmaxf(vmax, fmaxf(fabsf(v[2 * j]), fabsf(v[2 * j + 1])));
+      wd[j] = pack2<BF16>(v[2 * j], v[2 * j + 1]);
+    }
+    uint32_t* dst = t + (static_cast<long long>(row) * g.w2 + x0 + p) * (S * WORDS) + r * WORDS;
+    if constexpr (WORDS % 4 == 0) {
+#pragma unroll
+      for (int j = 0; j < WORDS / 4; ++j) reinterpret_cast<uint4*>(dst)[j] = make_uint4(wd[4 * j], wd[4 * j + 1], wd[4 * j + 2], wd[4 * j + 3]);
+    } else {
+#pragma unroll
+      for (int j = 0; j < WORDS / 2; ++j) reinterpret_cast<uint2*>(dst)[j] = make_uint2(wd[2 * j], wd[2 * j + 1]);
+    }
+  }
+  check_range<BF16>(vmax, ovf);
+}
+
 // The (S, Ct) pairs s2d_row_kernel is built for: 3 channels at stride 4 (AlexNet), 2 (Ct = the stored 4) and 1 (Ct = 8).
 bool row_form(const S2d& g) { return (g.s == 4 && g.ct == 3) || (g.s == 2 && g.ct == 4) || (g.s == 1 && g.ct == 8); }
 
@@ -298,7 +356,19 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
     kernel<<<blocks, threads, 0, s>>>(a.in_f32, a.is, g, static_cast<unsigned>(tasks), t, a.ovf);
   };
   auto launch = [&]<bool BF16>() {
-    if (kind == kF32 && row_form(g) && tasks < (1LL << 31)) {
+    static const bool warp_probe = std::getenv("BS_S2D_WARP") != nullptr;  // PROBE
+    const int per_row = (g.w2 * g.s + 31) / 32;
+    const long long segments = rows * per_row;
+    const auto by_warp = [&](auto kernel) {
+      static const int resident = resident_blocks(kernel, kWarpThreads, 0);
+      const auto blocks = static_cast<unsigned>(std::min<long long>((segments + 7) / 8, resident));
+      kernel<<<blocks, kWarpThreads, 0, s>>>(a.in_f32, a.is, g, static_cast<unsigned>(segments), per_row, t, a.ovf);
+    };
+    if (warp_probe && kind == kF32 && row_form(g) && segments < (1LL << 31)) {
+      if (g.s == 4) by_warp(s2d_warp_kernel<BF16, 4, 3>);
+      else if (g.s == 2) by_warp(s2d_warp_kernel<BF16, 2, 4>);
+      else by_warp(s2d_warp_kernel<BF16, 1, 8>);
+    } else if (kind == kF32 && row_form(g) && tasks < (1LL << 31)) {
       if (g.s == 4) by_row(s2d_row_kernel<BF16, 4, 3>);
       else if (g.s == 2) by_row(s2d_row_kernel<BF16, 2, 4>);
       else by_row(s2d_row_kernel<BF16, 1, 8>);

@@ -245,4 +245,85 @@ ab_fp16_bf16 1,16,128,1024 "main 50fbe51 (base) -> d6e17ae (new)" conv1 norm1 no
 finish ab
 }
 
+# Env-switched probes in one binary (the switches unset run main's code). ptest NAME ENV FILTER: test_gpu over FILTER with
+# ENV set, into $OUT/summary.md. env_ab BATCHES NAME=ENV...: AlexNet fp16 kernels of main's code (no switch) against each
+# NAME's switch, 2 rounds in alternating order, then per NAME ab_compare.py over ab-NAME/ (base: main's runs). ncu_env
+# REGEX COUNT WHAT ENV BATCHES...: ncu over the matching launches without and with ENV.
+ptest() {
+  env $2 timeout 200 $T --gtest_brief=1 --gtest_filter="$3" > t-$1.log 2>&1
+  echo "tests $1 ($2) exit $?: $(grep -E '^\[  PASSED|^\[  FAILED' t-$1.log | tr '\n' ' ')" >> $OUT/summary.md
+  grep -E "FAILED|Failure" t-$1.log | head -10 >> $OUT/summary.md
+}
+env_ab() {
+  local batches=$1 r w e order p
+  shift
+  COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+  mkdir -p ab
+  declare -A envs=([main]=)
+  order=main
+  for p in "$@"; do envs[${p%%=*}]=${p#*=}; order="$order ${p%%=*}"; done
+  for r in 1 2; do
+    [ $r = 2 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
+    for w in $order; do
+      env ${envs[$w]} $bin/batchscope sweep $COMMON --batches $batches --precision fp16 --out ab/$w-fp16-r$r.csv > ab/$w-fp16-r$r.log 2>&1 ||
+        echo "$w r$r exit $?" >> $OUT/summary.md
+    done
+    echo "round $r ($SECONDS s)"
+  done
+  { echo "## main's code, per layer (us, median of 2 rounds)"; layers_us ab/main-fp16-r*.layers.csv; } >> $OUT/summary.md 2>&1
+  for p in "$@"; do
+    w=${p%%=*}
+    mkdir -p ab-$w
+    for f in ab/main-fp16-*; do cp $f ab-$w/base-${f#ab/main-}; done
+    for f in ab/$w-fp16-*; do cp $f ab-$w/new-${f#ab/$w-}; done
+  done
+}
+ncu_env() {
+  local rx=$1 count=$2 what=$3 e=$4 b
+  shift 4
+  NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+  SW="sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0"
+  for b in "$@"; do
+    timeout 100 $NCU --kernel-name regex:$rx --launch-count $count $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-$rx-main-$b.csv 2>/dev/null
+    timeout 100 env $e $NCU --kernel-name regex:$rx --launch-count $count $bin/batchscope $SW --batches $b --out /tmp/n.csv > ncu-$rx-$e-$b.csv 2>/dev/null
+    { echo; echo "### ncu, $what at $b images (main's code, then $e; $count launches each)"; python3 experiments/ncu_raw_table.py ncu-$rx-main-$b.csv
+      python3 experiments/ncu_raw_table.py ncu-$rx-$e-$b.csv | tail -n $count; } >> $OUT/summary.md 2>&1
+  done
+}
+
+call11() {
+# Call 11 (thirtieth session): three probes in one binary, 6353e75 + the probes (LINEINFO=0 PACK="batchscope test_gpu"):
+# BS_S2D_WARP=1, v38's FP32 input repacked by s2d_warp_kernel (probes.patch's, prepared in the twenty-ninth session);
+# BS_TILE64=6 / 8, v71's place (conv3 and conv4 at 16 images) taken by 64-pixel x 128-filter tiles on one warpgroup with
+# 6 / 8 stages (129 blocks where v71's 128 x 96 make 88); BS_LRN_STRIP=2, the 16-bit LRN + pooling in strips of 2 rows at
+# small batches (1 before). 1) each probe's tests; memcheck / racecheck of the warp repack, memcheck of the 64-pixel
+# tiles; 2) AlexNet fp16 kernels, main's code against each probe, 2 rounds alternating, 8-1,024 images; 3) ncu on the
+# repack, conv2-conv5 and the fully connected layers at 16 images (L2 and L1 columns).
+setup
+echo "# call 11" > $OUT/summary.md
+ptest warp BS_S2D_WARP=1 'GpuS2d.*:*conv38*'
+ptest tile6 BS_TILE64=6 '*conv71*'
+ptest tile8 BS_TILE64=8 '*conv71*'
+ptest strip2 BS_LRN_STRIP=2 'GpuLrnPoolHalf.*'
+for tool in memcheck racecheck; do
+  BS_S2D_WARP=1 timeout 100 /usr/local/cuda/bin/compute-sanitizer --tool $tool --print-limit 5 $T --gtest_brief=1 --gtest_filter='GpuS2d.*' > warp-$tool.log 2>&1
+  echo "warp $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' warp-$tool.log | tr '\n' ' ')" >> $OUT/summary.md
+done
+BS_TILE64=6 timeout 120 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter='*conv71*' > tile-memcheck.log 2>&1
+echo "tile6 memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' tile-memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
+env_ab 8,16,32,256,1024 warp=BS_S2D_WARP=1 tile6=BS_TILE64=6 tile8=BS_TILE64=8 strip2=BS_LRN_STRIP=2
+{ echo "## main -> warp repack"; python3 experiments/ab_compare.py ab-warp conv1
+  for w in tile6 tile8; do echo; echo "## main -> $w"; python3 experiments/ab_compare.py ab-$w conv3 | tail -n 7; python3 experiments/ab_compare.py ab-$w conv4 | tail -n 7; done
+  echo; echo "## main -> strip2"; python3 experiments/ab_compare.py ab-strip2 norm1 | tail -n 7; python3 experiments/ab_compare.py ab-strip2 norm2 | tail -n 7
+  echo; echo "## every probe, kernels"; for w in warp tile6 tile8 strip2; do echo "### $w"; python3 experiments/ab_compare.py ab-$w | head -n 7; done
+} >> $OUT/summary.md 2>&1
+ncu_env s2d 2 "the repack" BS_S2D_WARP=1 16 256
+ncu_env wgmma_tma 4 "conv2-conv5" BS_TILE64=6 16
+ncu_env lrn_pool 2 "norm1, norm2" BS_LRN_STRIP=2 16
+NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
+timeout 100 $NCU --kernel-name regex:fc_stream_mma --launch-count 3 $bin/batchscope sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0 --batches 16 --out /tmp/n.csv > ncu-fc-16.csv 2>/dev/null
+{ echo; echo "### ncu, fc6-fc8 at 16 images"; python3 experiments/ncu_raw_table.py ncu-fc-16.csv fc6 fc7 fc8; } >> $OUT/summary.md 2>&1
+finish ab ab-* t-*.log *-memcheck.log *-racecheck.log ncu-*.csv
+}
+
 "call$1"

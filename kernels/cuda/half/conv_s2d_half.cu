@@ -19,7 +19,6 @@
 // --input-precision's 16-bit) NCHW input itself, in place of the conversion pass every other version needs.
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <numeric>
 
 #include "kernels/cuda/check.hpp"
@@ -42,7 +41,6 @@ struct S2d {  // a kernel argument: plain values only
   int ct;                        // channels per pixel in T: the fewest from C up that make S S Ct a multiple of 8
   int c2, kh2, kw2, h2, w2, m;   // T's channels S S Ct, the new kernel, T's rows and columns, the filters
   FastDiv h2_div, words_div;     // by h2 and by T's words a pixel (c2 / 2), for the repack's indices
-  FastDiv w2_div;                // by w2: s2d_row_kernel's (image, block row) of a pixel of T
 };
 
 S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
@@ -64,7 +62,6 @@ S2d s2d_of(const ConvParams& c, Shape in, Shape out) {
   g.m = c.filters;
   g.h2_div = FastDiv(static_cast<uint32_t>(g.h2));
   g.words_div = FastDiv(static_cast<uint32_t>(g.c2 / 2));
-  g.w2_div = FastDiv(static_cast<uint32_t>(g.w2));
   return g;
 }
 S2d s2d_of(const Layer& l) { return s2d_of(std::get<ConvParams>(l.op), l.in, l.out); }
@@ -92,7 +89,7 @@ enum Src { kF32, kH16, kNhwc };
 
 constexpr int kMaxWords = kMaxStride * kMaxStride * 8 / 2;  // T's words per pixel: S S Ct / 2 (Ct <= 8)
 
-// The 16-bit inputs, and FP32 ones at an (S, Ct) s2d_row_kernel (below) is not built for. A block per (image, block
+// The 16-bit inputs, and FP32 ones at an (S, Ct) s2d_warp_kernel (below) is not built for. A block per (image, block
 // row Y) in turn (rows, rows + grid, ...: one wave of blocks, so that a block tabulates once for many rows), threads over
 // (block column X, word of T): consecutive threads write
 // consecutive words and read the few pixels of one S x S block (through L1). Where each of a word's two channels
@@ -162,67 +159,22 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
 }
 
 // The FP32 NCHW input (v38 as the first layer) at compile-time S and CT (AlexNet's conv1: 4 and 3; S 2 and CT 4; S 1 and
-// CT 8): a thread per (pixel of T, block row r), pixels (image, Y, X) in turn, r fastest. It reads the S x CT values of input
-// row Y S + r - ph under the pixel's block, for each channel S consecutive columns, and stores them, T's channels
-// (r S + q) CT + c for q < S and c < CT: a run of S CT / 2 words (AlexNet: 6 words, 24 bytes; 16 bytes for the other two).
-// Consecutive threads thus store consecutive runs (a warp: 8 pixels, 768 bytes in a row), and a warp's load of one (c, q)
-// reads 4 input rows of 8 values 16 bytes apart, whose lines its next q loads find in L1. No table, no shared memory, no
-// barrier: s2d_kernel spends about 100 instructions a word on its indices and tables (3.9 M warp instructions for conv1 at
-// 16 images, issue-bound at 7.8 us under ncu, where the 9.9 MB read and 5 MB written take about 3.5 us at the H200's rate).
-// A thread a whole pixel (48 loads in flight, 78 registers) took 0.8 M instructions but 8.5 us: 12 warps a multiprocessor
-// at 16 images, latency-bound. This form, 32 registers and four times the warps: 1.2 M instructions, 7.2 us against 7.8 at
-// 16 images, 78 against 81 us at 256 (ncu); conv1 0.93-0.96x at 16-32 images, 0.95-0.98x at 1,024 (H200, calls 8-9 of
-// experiments/results/h200-b16/). Still held by its loads (long scoreboard, lg_throttle), not by its instructions. The
-// values and their rounding are s2d_kernel's (pack2 of the same floats), the range checked once a thread on the largest
-// |value| (as check_range: NaN passes).
-template <bool BF16, int S, int CT>
-__global__ void __launch_bounds__(256) s2d_row_kernel(const float* __restrict__ in, Shape is, S2d g, unsigned tasks,
-                                                      uint32_t* __restrict__ t, int* ovf) {
-  constexpr int RUN = S * CT, WORDS = RUN / 2;  // a task's channels and words
-  static_assert(RUN % 4 == 0, "a task's run is whole 8-byte pieces");
-  const long long plane = static_cast<long long>(is.h) * is.w;
-  float vmax = 0.0f;
-  for (unsigned k = blockIdx.x * blockDim.x + threadIdx.x; k < tasks; k += gridDim.x * blockDim.x) {
-    const unsigned p = k / S, row = g.w2_div.div(p), img = g.h2_div.div(row);  // p = (img h2 + Y) w2 + X
-    const int r = static_cast<int>(k - p * S);
-    const int xb = static_cast<int>(p - row * g.w2), yb = static_cast<int>(row - img * g.h2);
-    const int y = yb * S + r - g.ph;
-    const bool yok = static_cast<unsigned>(y) < static_cast<unsigned>(is.h);
-    float v[RUN];
-#pragma unroll
-    for (int c = 0; c < CT; ++c) {
-      const float* src = in + (static_cast<long long>(img) * g.c + c) * plane + static_cast<long long>(y) * is.w + xb * S - g.pw;
-      const bool ok = yok && c < g.c;
-#pragma unroll
-      for (int q = 0; q < S; ++q)
-        v[q * CT + c] = ok && static_cast<unsigned>(xb * S + q - g.pw) < static_cast<unsigned>(is.w) ? __ldg(src + q) : 0.0f;
-    }
-    uint32_t w[WORDS];
-#pragma unroll
-    for (int j = 0; j < WORDS; ++j) {
-      vmax = fmaxf(vmax, fmaxf(fabsf(v[2 * j]), fabsf(v[2 * j + 1])));
-      w[j] = pack2<BF16>(v[2 * j], v[2 * j + 1]);
-    }
-    uint32_t* dst = t + static_cast<long long>(p) * (S * WORDS) + r * WORDS;  // T's pixel: S runs
-    if constexpr (WORDS % 4 == 0) {
-#pragma unroll
-      for (int j = 0; j < WORDS / 4; ++j) reinterpret_cast<uint4*>(dst)[j] = make_uint4(w[4 * j], w[4 * j + 1], w[4 * j + 2], w[4 * j + 3]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < WORDS / 2; ++j) reinterpret_cast<uint2*>(dst)[j] = make_uint2(w[2 * j], w[2 * j + 1]);
-    }
-  }
-  check_range<BF16>(vmax, ovf);
-}
-
-
-// PROBE (twenty-ninth session, not run): s2d_row_kernel's tasks with coalesced loads. A warp takes 32 / S consecutive
-// pixels of one block row of T (a segment; a row of w2 pixels has ceil(w2 S / 32) of them, the last one short). For
-// each channel c and block row r' it reads 32 consecutive floats of input row Y S + r' - ph (one 128-byte line where
-// s2d_row_kernel's loads touch four), lane l the column X0 S + l - pw, and puts them in its own slice of shared memory
-// ([c][r'][33]: rows of 33 so that the reads below are conflict-free); after __syncwarp lane (p, r) = (l / S, l % S)
-// reads its pixel's run of row r, [c][r][S p + q], and stores it as s2d_row_kernel does. The same values, the same
-// rounding: T to the bit.
+// CT 8): a warp per segment, 32 / S consecutive pixels of T in one block row (a row of w2 pixels has ceil(w2 S / 32)
+// segments, the last one short), segments (image, Y, segment) in turn. For each channel c and block row r' the warp reads
+// 32 consecutive floats of input row Y S + r' - ph (lane l column X0 S + l - pw: a 128-byte run, one or two lines) into
+// its own slice of shared memory, [c][r'][33] (rows of 33 floats: the reads below fall in 32 different banks); after
+// __syncwarp lane (p, r) = (l / S, l % S) reads its pixel's run of row r, [c][r][S p + q] for q < S and c < CT, and stores
+// T's channels (r S + q) CT + c as S CT / 2 words (AlexNet: 6 words, 24 bytes; 16 bytes for the other two), the warp's
+// 8 pixels' runs consecutive (768 bytes).
+// Its forms, measured on the H200 (experiments/results/h200-b16/, calls 8, 9 and 11): s2d_kernel's tables cost about 100
+// instructions a word (3.9 M warp instructions for conv1 at 16 images, issue-bound, 7.8 us under ncu); a thread a whole
+// pixel (48 loads in flight, 78 registers) 8.5 us, latency-bound at 12 warps a multiprocessor; a thread a (pixel, block
+// row), 12 loads of 4 bytes each touching four lines a warp, 7.2 us, and conv1 0.93-0.98x s2d_kernel's time at 16-1,024
+// images. This form issues twice that one's instructions (2.4 M at 16 images) and runs as long at 16 images (7.2 us
+// under ncu, one wave of blocks, long-scoreboard stalls 5.2 an issue where 16), but from 32 images, where the row form's
+// scattered loads queue, conv1 takes 0.95-0.96x its time (1.080 -> 1.031 ms at 1,024). The values and their rounding are s2d_kernel's (pack2 of the same
+// floats), the range checked once a thread on the largest |value| (as check_range: NaN passes). Blocks of kWarpThreads
+// threads, or 64 where those would leave multiprocessors without one (the loop strides by the launch's warps).
 constexpr int kWarpThreads = 256;
 template <bool BF16, int S, int CT>
 __global__ void __launch_bounds__(kWarpThreads) s2d_warp_kernel(const float* __restrict__ in, Shape is, S2d g, unsigned segments,
@@ -230,10 +182,10 @@ __global__ void __launch_bounds__(kWarpThreads) s2d_warp_kernel(const float* __r
   constexpr int RUN = S * CT, WORDS = RUN / 2, PX = 32 / S;
   static_assert(RUN % 4 == 0, "a task's run is whole 8-byte pieces");
   __shared__ float slice[kWarpThreads / 32][CT * S][33];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, p = lane / S, r = lane % S;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, p = lane / S, r = lane % S, warps = blockDim.x / 32;
   const long long plane = static_cast<long long>(is.h) * is.w;
   float vmax = 0.0f;
-  for (unsigned w = blockIdx.x * (kWarpThreads / 32) + warp; w < segments; w += gridDim.x * (kWarpThreads / 32)) {
+  for (unsigned w = blockIdx.x * warps + warp; w < segments; w += gridDim.x * warps) {
     const unsigned row = w / per_row, img = g.h2_div.div(row);  // w = (img h2 + Y) per_row + segment
     const int x0 = static_cast<int>(w - row * per_row) * PX, yb = static_cast<int>(row - img * g.h2);
     const int x = x0 * S + lane - g.pw;
@@ -272,8 +224,8 @@ __global__ void __launch_bounds__(kWarpThreads) s2d_warp_kernel(const float* __r
   check_range<BF16>(vmax, ovf);
 }
 
-// The (S, Ct) pairs s2d_row_kernel is built for: 3 channels at stride 4 (AlexNet), 2 (Ct = the stored 4) and 1 (Ct = 8).
-bool row_form(const S2d& g) { return (g.s == 4 && g.ct == 3) || (g.s == 2 && g.ct == 4) || (g.s == 1 && g.ct == 8); }
+// The (S, Ct) pairs s2d_warp_kernel is built for: 3 channels at stride 4 (AlexNet), 2 (Ct = the stored 4) and 1 (Ct = 8).
+bool warp_form(const S2d& g) { return (g.s == 4 && g.ct == 3) || (g.s == 2 && g.ct == 4) || (g.s == 1 && g.ct == 8); }
 
 // W' (M, S S Ct, KH', KW') in FP32 from w (M, C, KH, KW), zeros past the kernel and in the pad channel.
 __global__ void s2d_weights_kernel(const float* __restrict__ w, int m, S2d g, float* __restrict__ dst) {
@@ -345,33 +297,23 @@ void s2d_half_forward(int, const HalfConvArgs& a, cudaStream_t s) {
     static const int resident = resident_blocks(kernel, 256, 0);
     kernel<<<static_cast<unsigned>(std::min<long long>(rows, resident)), 256, 0, s>>>(src, a.is, g, r, t, a.ovf);
   };
-  // the FP32 input at the (S, Ct) of s2d_row_kernel: a thread a (pixel of T, block row), as many blocks as they need up
-  // to one wave; blocks of 64 threads where blocks of 256 would leave multiprocessors without one (AlexNet at 1-2 images:
-  // 12,996 tasks an image)
-  const long long tasks = rows * g.w2 * g.s;
-  const auto by_row = [&](auto kernel) {
-    const int threads = tasks >= 256LL * sm_count() ? 256 : 64;
-    static const int resident = resident_blocks(kernel, 256, 0);
-    const auto blocks = static_cast<unsigned>(std::min<long long>((tasks + threads - 1) / threads, resident * (256 / threads)));
-    kernel<<<blocks, threads, 0, s>>>(a.in_f32, a.is, g, static_cast<unsigned>(tasks), t, a.ovf);
+  // the FP32 input at the (S, Ct) of s2d_warp_kernel: a warp a segment, as many blocks as they need up to one wave;
+  // blocks of 2 warps where blocks of 8 would leave multiprocessors without one (AlexNet at 1-2 images: 456 segments an
+  // image)
+  const int per_row = (g.w2 * g.s + 31) / 32;
+  const long long segments = rows * per_row;
+  const auto by_warp = [&](auto kernel) {
+    const int threads = segments >= (kWarpThreads / 32LL) * sm_count() ? kWarpThreads : 64;
+    static const int resident = resident_blocks(kernel, kWarpThreads, 0);
+    const long long warps = threads / 32;
+    const auto blocks = static_cast<unsigned>(std::min<long long>((segments + warps - 1) / warps, resident * (kWarpThreads / threads)));
+    kernel<<<blocks, threads, 0, s>>>(a.in_f32, a.is, g, static_cast<unsigned>(segments), per_row, t, a.ovf);
   };
   auto launch = [&]<bool BF16>() {
-    static const bool warp_probe = std::getenv("BS_S2D_WARP") != nullptr;  // PROBE
-    const int per_row = (g.w2 * g.s + 31) / 32;
-    const long long segments = rows * per_row;
-    const auto by_warp = [&](auto kernel) {
-      static const int resident = resident_blocks(kernel, kWarpThreads, 0);
-      const auto blocks = static_cast<unsigned>(std::min<long long>((segments + 7) / 8, resident));
-      kernel<<<blocks, kWarpThreads, 0, s>>>(a.in_f32, a.is, g, static_cast<unsigned>(segments), per_row, t, a.ovf);
-    };
-    if (warp_probe && kind == kF32 && row_form(g) && segments < (1LL << 31)) {
+    if (kind == kF32 && warp_form(g) && segments < (1LL << 31)) {
       if (g.s == 4) by_warp(s2d_warp_kernel<BF16, 4, 3>);
       else if (g.s == 2) by_warp(s2d_warp_kernel<BF16, 2, 4>);
       else by_warp(s2d_warp_kernel<BF16, 1, 8>);
-    } else if (kind == kF32 && row_form(g) && tasks < (1LL << 31)) {
-      if (g.s == 4) by_row(s2d_row_kernel<BF16, 4, 3>);
-      else if (g.s == 2) by_row(s2d_row_kernel<BF16, 2, 4>);
-      else by_row(s2d_row_kernel<BF16, 1, 8>);
     } else if (kind == kF32) go(s2d_kernel<BF16, kF32>);
     else if (kind == kH16) go(s2d_kernel<BF16, kH16>);
     else go(s2d_kernel<BF16, kNhwc>);

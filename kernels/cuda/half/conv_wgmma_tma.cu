@@ -108,10 +108,9 @@ void with_tile(int version, F&& f) {
     case 69: return f.template operator()<TmaTile<WgTile<128, 3, 128, 2, 1, t, 8>>, BF16>();
     case 70: return f.template operator()<TmaTile<WgTile<96, 3, 128, 2, 1, t, 8>>, BF16>();
     case 71: {
-      // PROBE: BS_TILE64=6 / 8: v71's place taken by 64 pixels x 128 filters on one warpgroup, that many stages
-      static const int probe = std::getenv("BS_TILE64") ? std::atoi(std::getenv("BS_TILE64")) : 0;
-      if (probe == 6) return f.template operator()<TmaTile<WgTile<128, 6, 64, 1, 1, t>>, BF16>();
-      if (probe == 8) return f.template operator()<TmaTile<WgTile<128, 8, 64, 1, 1, t>>, BF16>();
+      // PROBE: BS_TILE192C=1: v71's place taken by 128 x 192 tiles, 4 stages, split-K reduced in a cluster
+      static const bool probe = std::getenv("BS_TILE192C") != nullptr;
+      if (probe) return f.template operator()<TmaTile<WgTile<192, 4, 128, 2, 1, t, 8>>, BF16>();
       return f.template operator()<TmaTile<WgTile<96, 5, 128, 2, 1, t>>, BF16>();
     }
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a TMA wgmma version");

@@ -24,7 +24,6 @@
 #include <algorithm>
 #include <cfloat>
 #include <cstddef>
-#include <cstdlib>
 #include <type_traits>
 
 #include "kernels/cuda/check.hpp"
@@ -372,9 +371,7 @@ LrnPoolHalfGrid lrn_pool_half_grid(int n, Shape s, const PoolParams& pp, Shape o
     g.grid[1] = g.grid[2] = 1;
     return g;
   }
-  // PROBE: BS_LRN_STRIP=R: strips of R rows (not 1) at small batches, the chunks halved to fill the GPU after
-  static const int probe_strip = std::getenv("BS_LRN_STRIP") ? std::atoi(std::getenv("BS_LRN_STRIP")) : 1;
-  if (blocks() < want) g.strip = std::min(os.h, probe_strip);  // small batches: more blocks before narrower chunks
+  if (blocks() < want) g.strip = 1;  // small batches: more blocks before narrower chunks
   while (blocks() < want && g.cw > 4) g.cw = std::max(4, halve(g.cw));
   g.vec = task_words(cs2, g.cw);
   g.grid[0] = (cs2 + g.cw - 1) / g.cw;

@@ -296,33 +296,33 @@ call11() {
 # BS_S2D_WARP=1, v38's FP32 input repacked by s2d_warp_kernel (probes.patch's, prepared in the twenty-ninth session);
 # BS_TILE64=6 / 8, v71's place (conv3 and conv4 at 16 images) taken by 64-pixel x 128-filter tiles on one warpgroup with
 # 6 / 8 stages (129 blocks where v71's 128 x 96 make 88); BS_LRN_STRIP=2, the 16-bit LRN + pooling in strips of 2 rows at
-# small batches (1 before). 1) each probe's tests; memcheck / racecheck of the warp repack, memcheck of the 64-pixel
-# tiles; 2) AlexNet fp16 kernels, main's code against each probe, 2 rounds alternating, 8-1,024 images; 3) ncu on the
-# repack, conv2-conv5 and the fully connected layers at 16 images (L2 and L1 columns).
+# small batches (1 before). 1) each probe's tests; 2) AlexNet fp16 kernels, main's code against each probe, 2 rounds
+# alternating, 8-1,024 images; 3) ncu at 16 images on the repack, conv2-conv5, the LRN kernels and the fully connected
+# layers (L2 and L1 columns); 4) memcheck / racecheck of the warp repack, memcheck of the 64-pixel tiles.
 setup
 echo "# call 11" > $OUT/summary.md
 ptest warp BS_S2D_WARP=1 'GpuS2d.*:*conv38*'
 ptest tile6 BS_TILE64=6 '*conv71*'
 ptest tile8 BS_TILE64=8 '*conv71*'
 ptest strip2 BS_LRN_STRIP=2 'GpuLrnPoolHalf.*'
-for tool in memcheck racecheck; do
-  BS_S2D_WARP=1 timeout 100 /usr/local/cuda/bin/compute-sanitizer --tool $tool --print-limit 5 $T --gtest_brief=1 --gtest_filter='GpuS2d.*' > warp-$tool.log 2>&1
-  echo "warp $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' warp-$tool.log | tr '\n' ' ')" >> $OUT/summary.md
-done
-BS_TILE64=6 timeout 120 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter='*conv71*' > tile-memcheck.log 2>&1
-echo "tile6 memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' tile-memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
 env_ab 8,16,32,256,1024 warp=BS_S2D_WARP=1 tile6=BS_TILE64=6 tile8=BS_TILE64=8 strip2=BS_LRN_STRIP=2
 { echo "## main -> warp repack"; python3 experiments/ab_compare.py ab-warp conv1
   for w in tile6 tile8; do echo; echo "## main -> $w"; python3 experiments/ab_compare.py ab-$w conv3 | tail -n 7; python3 experiments/ab_compare.py ab-$w conv4 | tail -n 7; done
   echo; echo "## main -> strip2"; python3 experiments/ab_compare.py ab-strip2 norm1 | tail -n 7; python3 experiments/ab_compare.py ab-strip2 norm2 | tail -n 7
   echo; echo "## every probe, kernels"; for w in warp tile6 tile8 strip2; do echo "### $w"; python3 experiments/ab_compare.py ab-$w | head -n 7; done
 } >> $OUT/summary.md 2>&1
-ncu_env s2d 2 "the repack" BS_S2D_WARP=1 16 256
+ncu_env s2d 2 "the repack" BS_S2D_WARP=1 16
 ncu_env wgmma_tma 4 "conv2-conv5" BS_TILE64=6 16
 ncu_env lrn_pool 2 "norm1, norm2" BS_LRN_STRIP=2 16
 NCU="/usr/local/cuda/bin/ncu --set full --page raw --csv --clock-control none"
 timeout 100 $NCU --kernel-name regex:fc_stream_mma --launch-count 3 $bin/batchscope sweep --model data/models/alexnet --backend cuda --precision fp16 --reps 1 --warmup 0 --no-profile --check-images 0 --batches 16 --out /tmp/n.csv > ncu-fc-16.csv 2>/dev/null
 { echo; echo "### ncu, fc6-fc8 at 16 images"; python3 experiments/ncu_raw_table.py ncu-fc-16.csv fc6 fc7 fc8; } >> $OUT/summary.md 2>&1
+for tool in memcheck racecheck; do
+  BS_S2D_WARP=1 timeout 80 /usr/local/cuda/bin/compute-sanitizer --tool $tool --print-limit 5 $T --gtest_brief=1 --gtest_filter='GpuS2d.*' > warp-$tool.log 2>&1
+  echo "warp $tool exit $?: $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY|PASSED|FAILED' warp-$tool.log | tr '\n' ' ')" >> $OUT/summary.md
+done
+BS_TILE64=6 timeout 90 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter='*conv71*' > tile-memcheck.log 2>&1
+echo "tile6 memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' tile-memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
 finish ab ab-* t-*.log *-memcheck.log *-racecheck.log ncu-*.csv
 }
 

@@ -9,7 +9,7 @@ usage: ncu_raw_table.py FILE.csv [LABEL ...]   (LABEL per launch, in order; defa
 import csv
 import sys
 
-COLS = [  # (heading, metric)
+COLS = [  # (heading, metric or metrics: alternative names, |-separated)
     ("us", "gpu__time_duration.sum"),
     ("grid", "launch__grid_size"),
     ("cluster", "launch__cluster_dim_z"),
@@ -21,7 +21,7 @@ COLS = [  # (heading, metric)
     ("elapsed cycles", "gpc__cycles_elapsed.max"),
     ("warp instructions", "smsp__inst_executed.sum"),
     ("DRAM read MB", "dram__bytes_read.sum"),
-    ("DRAM %", "dram__throughput.avg.pct_of_peak_sustained_elapsed"),
+    ("DRAM %", "gpu__dram_throughput.avg.pct_of_peak_sustained_elapsed|dram__throughput.avg.pct_of_peak_sustained_elapsed"),
     ("L2 %", "lts__throughput.avg.pct_of_peak_sustained_elapsed"),
     ("L1 hit %", "l1tex__t_sector_hit_rate.pct"),
 ]
@@ -55,8 +55,9 @@ def main():
         label = labels[n] if n < len(labels) else r[idx["ID"]]
         name = r[idx["Kernel Name"]].removeprefix("void ").split("<")[0].split("(")[0] if "Kernel Name" in idx else "?"
         cells = []
-        for _, m in COLS:
-            if m not in idx:
+        for _, ms in COLS:
+            m = next((a for a in ms.split("|") if a in idx), None)  # the first of its names this ncu wrote
+            if m is None:
                 cells.append("?")
                 continue
             v = num(r[idx[m]])

@@ -247,7 +247,8 @@ finish ab
 
 # Env-switched probes in one binary (the switches unset run main's code). ptest NAME ENV FILTER: test_gpu over FILTER with
 # ENV set, into $OUT/summary.md. env_ab BATCHES NAME=ENV...: AlexNet fp16 kernels of main's code (no switch) against each
-# NAME's switch, 2 rounds in alternating order, then per NAME ab_compare.py over ab-NAME/ (base: main's runs). ncu_env
+# NAME's switch, 2 rounds in alternating order, in $ENV_DIR (default ab; call 12: env), then per NAME ab-NAME/ for
+# ab_compare.py (base: main's runs). ncu_env
 # REGEX COUNT WHAT ENV BATCHES...: ncu over the matching launches without and with ENV.
 ptest() {
   env $2 timeout 200 $T --gtest_brief=1 --gtest_filter="$3" > t-$1.log 2>&1
@@ -258,24 +259,25 @@ env_ab() {
   local batches=$1 r w e order p
   shift
   COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
-  mkdir -p ab
+  local d=${ENV_DIR:-ab}
+  mkdir -p $d
   declare -A envs=([main]=)
   order=main
   for p in "$@"; do envs[${p%%=*}]=${p#*=}; order="$order ${p%%=*}"; done
   for r in 1 2; do
     [ $r = 2 ] && order=$(echo $order | tr ' ' '\n' | tac | tr '\n' ' ')
     for w in $order; do
-      env ${envs[$w]} $bin/batchscope sweep $COMMON --batches $batches --precision fp16 --out ab/$w-fp16-r$r.csv > ab/$w-fp16-r$r.log 2>&1 ||
+      env ${envs[$w]} $bin/batchscope sweep $COMMON --batches $batches --precision fp16 --out $d/$w-fp16-r$r.csv > $d/$w-fp16-r$r.log 2>&1 ||
         echo "$w r$r exit $?" >> $OUT/summary.md
     done
     echo "round $r ($SECONDS s)"
   done
-  { echo "## main's code, per layer (us, median of 2 rounds)"; layers_us ab/main-fp16-r*.layers.csv; } >> $OUT/summary.md 2>&1
+  { echo "## main's code, per layer (us, median of 2 rounds)"; layers_us $d/main-fp16-r*.layers.csv; } >> $OUT/summary.md 2>&1
   for p in "$@"; do
     w=${p%%=*}
     mkdir -p ab-$w
-    for f in ab/main-fp16-*; do cp $f ab-$w/base-${f#ab/main-}; done
-    for f in ab/$w-fp16-*; do cp $f ab-$w/new-${f#ab/$w-}; done
+    for f in $d/main-fp16-*; do cp $f ab-$w/base-${f#$d/main-}; done
+    for f in $d/$w-fp16-*; do cp $f ab-$w/new-${f#$d/$w-}; done
   done
 }
 ncu_env() {
@@ -324,6 +326,26 @@ done
 BS_TILE64=6 timeout 90 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter='*conv71*' > tile-memcheck.log 2>&1
 echo "tile6 memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' tile-memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
 finish ab ab-* t-*.log *-memcheck.log *-racecheck.log ncu-*.csv
+}
+
+call12() {
+# Call 12: the landing candidate 0d6f8d3 (s2d_warp_kernel as v38's FP32 form; BS_TILE192C=1 probes v71's place taken by
+# 128 x 192 tiles, 4 stages, split-K reduced in a cluster), base = call 11's binary 7f4c8b2 with no switch (main's code).
+# Pack: LINEINFO=0 PACK="batchscope test_gpu" BASE_PACK=7f4c8b2's pack. 1) the whole test_gpu; the probe over v71's op
+# cases, and memcheck of them; memcheck / racecheck over GpuS2d; 2) AlexNet fp16 / bf16 kernels, base against new, 2
+# rounds alternating, 1-1,024 images, conv1 per layer; 3) the probe against no switch (new binary), fp16 at 8-32 images,
+# conv3 / conv4 per layer; 4) ncu on conv2-conv5 at 16 images with the probe.
+setup
+tests '' 300
+ptest tile192c BS_TILE192C=1 '*conv71*'
+BS_TILE192C=1 timeout 90 /usr/local/cuda/bin/compute-sanitizer --tool memcheck --print-limit 5 $T --gtest_brief=1 --gtest_filter='*conv71*' > tile-memcheck.log 2>&1
+echo "tile192c memcheck exit $?: $(grep -E 'ERROR SUMMARY|PASSED|FAILED' tile-memcheck.log | tr '\n' ' ')" >> $OUT/summary.md
+sanitize 'GpuS2d.*'
+ab_fp16_bf16 1,2,16,128,1024 "7f4c8b2 with no switch (base: main's code) -> 0d6f8d3 (new)" conv1
+ENV_DIR=env env_ab 8,16,32 tile192c=BS_TILE192C=1
+{ echo; echo "## no switch -> tile192c"; python3 experiments/ab_compare.py ab-tile192c conv3; python3 experiments/ab_compare.py ab-tile192c conv4 | tail -n 5; } >> $OUT/summary.md 2>&1
+ncu_env wgmma_tma 4 "conv2-conv5" BS_TILE192C=1 16
+finish ab env ab-* *.log ncu-*.csv $OUT/tests.log
 }
 
 "call$1"

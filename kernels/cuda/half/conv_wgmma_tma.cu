@@ -20,7 +20,6 @@
 #include <cuda.h>
 
 #include <algorithm>
-#include <cstdlib>
 #include <string>
 
 #include "kernels/cuda/check.hpp"
@@ -107,12 +106,7 @@ void with_tile(int version, F&& f) {
     case 68: return f.template operator()<TmaTile<WgTile<96, 4, 256, 4, 1, t>>, BF16>();
     case 69: return f.template operator()<TmaTile<WgTile<128, 3, 128, 2, 1, t, 8>>, BF16>();
     case 70: return f.template operator()<TmaTile<WgTile<96, 3, 128, 2, 1, t, 8>>, BF16>();
-    case 71: {
-      // PROBE: BS_TILE192C=1: v71's place taken by 128 x 192 tiles, 4 stages, split-K reduced in a cluster
-      static const bool probe = std::getenv("BS_TILE192C") != nullptr;
-      if (probe) return f.template operator()<TmaTile<WgTile<192, 4, 128, 2, 1, t, 8>>, BF16>();
-      return f.template operator()<TmaTile<WgTile<96, 5, 128, 2, 1, t>>, BF16>();
-    }
+    case 71: return f.template operator()<TmaTile<WgTile<96, 5, 128, 2, 1, t>>, BF16>();
     default: fail("--conv-variant", "version " + std::to_string(version) + " is not a TMA wgmma version");
   }
 }

@@ -348,4 +348,18 @@ ncu_env wgmma_tma 4 "conv2-conv5" BS_TILE192C=1 16
 finish ab env ab-* *.log ncu-*.csv $OUT/tests.log
 }
 
+call13() {
+# Call 13: the TMA mainloop's warpgroups released from the block's barrier (gemm_wgmma_tma.cuh: an empty mbarrier a stage,
+# arrived on by each warpgroup after its products, waited on by thread 0 before a refill), base = 0d6f8d3 (call 12's new,
+# the probe unset). Pack: LINEINFO=0 PACK="batchscope test_gpu" BASE_PACK=0d6f8d3's pack. 1) the whole test_gpu; memcheck
+# and racecheck over the TMA bit tests and v66 / v69 / v71's op cases; 2) AlexNet fp16 / bf16 kernels, base against new, 2
+# rounds alternating, 16-1,024 images, conv2-conv5 per layer; 3) ncu on conv2-conv5 at 16 images.
+setup
+tests '' 300
+sanitize '*WgmmaTma*:*conv66*:*conv69*:*conv71*'
+ab_fp16_bf16 16,32,128,1024 "0d6f8d3 (base) -> empty barriers in the TMA mainloop (new)" conv2 conv3 conv4 conv5
+ncu_ab wgmma_tma 4 "conv2-conv5" 16
+finish ab *.log ncu-*.csv $OUT/tests.log
+}
+
 "call$1"

@@ -14,12 +14,10 @@
 // Descriptors: A's k step kk at its tile's start, 8-row atoms 256 bytes apart, swizzle mode 3 (32 bytes); B's as in
 // gemm_wgmma.cuh.
 //
-// Pipeline: gemm_wgmma.cuh's, loads STAGES - 2 ahead of the products and one wgmma batch in flight. Two mbarriers a
-// buffer: full, which thread 0 arms with the stage's bytes before it issues the copies and every thread waits on (parity:
-// the buffer's use count, mod 2); and empty, on which each warpgroup arrives once its wgmma_wait<1> has retired the
-// stage's products, and which thread 0 waits on before it refills the buffer (stage i + STAGES - 2 into stage i - 2's).
-// The first form met at the block's barrier every stage instead (gemm_wgmma.cuh's cp.async loaders still do, as their
-// copies come from every thread): the warpgroups in step, each waiting for the slower one's products of stage i - 1.
+// Pipeline: gemm_wgmma.cuh's, loads STAGES - 2 ahead of the products and one wgmma batch in flight, with the block's
+// barrier at each stage as the sign that stage i - 2's buffer is free; thread 0 then arms that buffer's mbarrier with
+// the stage's bytes and issues its copies, and every thread waits on the mbarrier of stage i (parity: the buffer's use
+// count, mod 2).
 //
 // The Problem provides, beside gemm_wgmma.cuh's epilogue members and k_tiles, splits:
 //   tma_state<T>(group, m0, n0, kt0)              the issuing thread's state (where the block's tiles start)
@@ -65,9 +63,6 @@ __device__ __forceinline__ void mbar_init_fence() { asm volatile("fence.mbarrier
 __device__ __forceinline__ void mbar_expect_tx(uint32_t bar, uint32_t bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
 }
-__device__ __forceinline__ void mbar_arrive(uint32_t bar) {
-  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
-}
 __device__ __forceinline__ void mbar_wait(uint32_t bar, uint32_t parity) {
   asm volatile(
       "{\n\t.reg .pred p;\n"
@@ -102,9 +97,8 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_tma_kernel(const __grid_c
   extern __shared__ __align__(1024) uint8_t wg_smem[];
   // The stages' mbarriers in the 1,024 bytes of room for aligning the first atom: below it where they fit, else after
   // the last stage (no static shared memory: v65's two blocks fill the multiprocessor's 228 KB to the byte).
-  // Two a stage: full (the copies landed) and empty (every warpgroup's products read it: its buffer may be refilled).
   const uint32_t start = gemm::smem_u32(wg_smem), base = (start + 1023u) & ~1023u;
-  const uint32_t bars = base - start >= 16u * T::STAGES ? start : base + static_cast<uint32_t>(T::STAGES * T::STAGE_BYTES);
+  const uint32_t bars = base - start >= 8u * T::STAGES ? start : base + static_cast<uint32_t>(T::STAGES * T::STAGE_BYTES);
   const int tid = threadIdx.x, lane = tid % 32, warp = tid / 32, wgi = warp / 4;
   const int group = blockIdx.z / pr.splits, split = blockIdx.z % pr.splits;
   const int m0 = blockIdx.x * T::BM, n0 = blockIdx.y * T::BN;
@@ -113,16 +107,12 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_tma_kernel(const __grid_c
   const auto a_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES); };
   const auto b_at = [&](int s) { return base + static_cast<uint32_t>(s * T::STAGE_BYTES + T::A_BYTES); };
   const auto bar = [&](int s) { return bars + 8u * static_cast<uint32_t>(s); };
-  const auto empty = [&](int s) { return bars + 8u * static_cast<uint32_t>(T::STAGES + s); };
 
   auto st = pr.template tma_state<T>(group, m0, n0, kt0);  // used by thread 0 only
   if (tid == 0) {
     pr.prefetch_maps();
 #pragma unroll
-    for (int s = 0; s < T::STAGES; ++s) {
-      mbar_init(bar(s), 1);
-      mbar_init(empty(s), T::WG);  // one arrival a warpgroup
-    }
+    for (int s = 0; s < T::STAGES; ++s) mbar_init(bar(s), 1);
     mbar_init_fence();
   }
   __syncthreads();
@@ -141,19 +131,14 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_tma_kernel(const __grid_c
 #pragma unroll
     for (int i = 0; i < T::BN / 2; ++i) acc[mi][i] = 0.0f;
   int s_next = T::STAGES - 2, s = 0;
-  uint32_t phase = 0;   // bit s: the parity of buffer s's next completion
-  uint32_t freed = 0;   // thread 0: bit s, the parity of buffer s's next release (empty)
-  int s_prev = T::STAGES - 1;  // the buffer of stage i - 1
+  uint32_t phase = 0;  // bit s: the parity of buffer s's next completion
   // Stage 0's descriptors of this warpgroup's first A piece (k step 0) and of B, made once
   const uint32_t a0 = a_at(0) + static_cast<uint32_t>(wgi * T::MI) * tma_a_piece_bytes<T>();
   const uint64_t da0 = T::A_WIDE ? desc_sw128(a0) : desc_sw32(a0), db0 = desc_sw128(b_at(0));
   for (int i = 0; i < nk; ++i) {
+    __syncthreads();  // every warpgroup is done with stage i - 2 (its wgmma_wait<1> of iteration i - 1)
     const int next = i + T::STAGES - 2;
     if (tid == 0 && next < nk) {
-      if (next >= T::STAGES) {  // the buffer held stage next - STAGES = i - 2: every warpgroup released it in iteration i - 1
-        mbar_wait(empty(s_next), (freed >> s_next) & 1u);
-        freed ^= 1u << s_next;
-      }
       mbar_expect_tx(bar(s_next), T::STAGE_BYTES);
       pr.template tma_issue<T>(st, a_at(s_next), b_at(s_next), bar(s_next), kt0 + next);
     }
@@ -171,10 +156,8 @@ __global__ void __launch_bounds__(T::THREADS, 1) wgmma_tma_kernel(const __grid_c
         mma<T>(acc[mi], a, b);
       }
     wgmma_commit();
-    wgmma_wait<1>();  // stage i - 1's products are done: its buffer is this warpgroup's no more
+    wgmma_wait<1>();
     fence_operands(acc);
-    if (i > 0 && tid % 128 == 0) mbar_arrive(empty(s_prev));
-    s_prev = s;
     if (++s == T::STAGES) s = 0;
   }
   wgmma_wait<0>();

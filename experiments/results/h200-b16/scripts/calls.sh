@@ -362,4 +362,31 @@ ncu_ab wgmma_tma 4 "conv2-conv5" 16
 finish ab *.log ncu-*.csv $OUT/tests.log
 }
 
+call14() {
+# Call 14: the session's landing code (6353e75 + s2d_warp_kernel; the probes of calls 11-13 out) against its first main
+# (7f4c8b2 with no switch: 6353e75's code). Pack: LINEINFO=0 PACK="batchscope test_gpu" BASE_PACK=7f4c8b2's pack.
+# 1) GpuS2d and v38's op cases, memcheck / racecheck over GpuS2d; 2) AlexNet kernels, base against new, 2 rounds
+# alternating: fp16 / bf16 at 1-1,024 images, FP32 at 1 and 16, INT8 weights (fp16 activations) at 1 and 16; conv1 per
+# layer; 3) ECE 408 (10,000 images) Op Times in FP32 and fp16, one round each binary.
+setup
+tests 'GpuS2d.*:*conv38*' 150
+sanitize 'GpuS2d.*'
+COMMON="--model data/models/alexnet --backend cuda --reps 20 --warmup 3 --host-memory pinned --check-images 1 --check-backend cpu"
+mkdir -p ab
+point() {
+  local r=$1 w=$2
+  bs_of $w sweep $COMMON --batches 1,16,128,1024 --precision fp16 --out ab/$w-fp16-r$r.csv > ab/$w-fp16-r$r.log 2>&1 || echo "$w fp16 exit $?" >> $OUT/summary.md
+  bs_of $w sweep $COMMON --batches 1,16,128,1024 --precision bf16 --out ab/$w-bf16-r$r.csv > ab/$w-bf16-r$r.log 2>&1 || echo "$w bf16 exit $?" >> $OUT/summary.md
+  bs_of $w sweep $COMMON --batches 1,16 --precision fp32 --out ab/$w-fp32-r$r.csv > ab/$w-fp32-r$r.log 2>&1 || echo "$w fp32 exit $?" >> $OUT/summary.md
+  bs_of $w sweep $COMMON --batches 1,16 --precision fp16 --weights int8 --out ab/$w-int8fp16-r$r.csv > ab/$w-int8fp16-r$r.log 2>&1 || echo "$w int8 exit $?" >> $OUT/summary.md
+  echo "round $r $w ($SECONDS s)"
+}
+ROUNDS=2 ab_rounds point
+for w in base new; do for p in fp32 fp16; do
+  bs_of $w infer --model data/models/ece408 --backend cuda --precision $p --warmup 3 --reps 20 --layer-times > ab/$w-ece408-$p-r1.txt 2>&1 || echo "$w ece408 $p exit $?" >> $OUT/summary.md
+done; done
+{ echo "## 7f4c8b2 with no switch (base: the session's first main) -> the landing code (new), kernels"; python3 experiments/ab_compare.py ab conv1 | grep -v missing; } >> $OUT/summary.md 2>&1
+finish ab *.log $OUT/tests.log
+}
+
 "call$1"

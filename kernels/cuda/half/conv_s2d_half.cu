@@ -171,8 +171,9 @@ __global__ void __launch_bounds__(256) s2d_kernel(const void* __restrict__ in, S
 // pixel (48 loads in flight, 78 registers) 8.5 us, latency-bound at 12 warps a multiprocessor; a thread a (pixel, block
 // row), 12 loads of 4 bytes each touching four lines a warp, 7.2 us, and conv1 0.93-0.98x s2d_kernel's time at 16-1,024
 // images. This form issues twice that one's instructions (2.4 M at 16 images) and runs as long at 16 images (7.2 us
-// under ncu, one wave of blocks, long-scoreboard stalls 5.2 an issue where 16), but from 32 images, where the row form's
-// scattered loads queue, conv1 takes 0.95-0.96x its time (1.080 -> 1.031 ms at 1,024). The values and their rounding are s2d_kernel's (pack2 of the same
+// under ncu, one wave of blocks, long-scoreboard stalls 5.2 an issue where 16; conv1 1.00-1.01x in fp16, 1.02x in bf16),
+// but from 32 images, where the row form's scattered loads queue, conv1 takes 0.96-0.97x its time in fp16 (1.080 ->
+// 1.031-1.043 ms at 1,024), 0.97-0.98x in bf16. The values and their rounding are s2d_kernel's (pack2 of the same
 // floats), the range checked once a thread on the largest |value| (as check_range: NaN passes). Blocks of kWarpThreads
 // threads, or 64 where those would leave multiprocessors without one (the loop strides by the launch's warps).
 constexpr int kWarpThreads = 256;

@@ -105,8 +105,8 @@ TEST(GpuS2d, RefusesWhatItCannotRewrite) {
 // layer on inputs exact in 16 bits (multiples of 1/64 in [-4, 4]), run first and after a 1x1 convolution by the identity
 // (x x 1 plus zeros in FP32: x exactly), the outputs equal. Stride-4 shapes: AlexNet's conv1 smaller (padded), a kernel a
 // multiple of the stride with odd padding, one that is not with none, and a row of 72 block columns (1,728 words: past
-// one round of s2d_kernel's 256 threads x 6 words), at 1, 3 and 40 images. An fp16 input beyond 65504 is reported at the first layer. It guards
-// every form of the first layer's repack (experiments/results/h200-b16/ measured three).
+// one round of s2d_kernel's 256 threads x 6 words), at 1, 3 and 40 images. An fp16 input beyond 65504 is reported at the
+// first layer. It guards every form of the first layer's repack (experiments/results/h200-b16/ measured four).
 TEST(GpuS2d, FirstLayerRepackGivesTheLaterLayersWordsToTheBit) {
   SKIP_WITHOUT_GPU();
   uint32_t seed;

@@ -190,7 +190,7 @@ __global__ void __launch_bounds__(kWarpThreads) s2d_warp_kernel(const float* __r
     const unsigned row = w / per_row, img = g.h2_div.div(row);  // w = (img h2 + Y) per_row + segment
     const int x0 = static_cast<int>(w - row * per_row) * PX, yb = static_cast<int>(row - img * g.h2);
     const int x = x0 * S + lane - g.pw;
-    const bool xok = static_cast<unsigned>(x) < static_cast<unsigned>(is.w) && x0 + lane / S < g.w2;
+    const bool xok = static_cast<unsigned>(x) < static_cast<unsigned>(is.w) && x0 + p < g.w2;
 #pragma unroll
     for (int c = 0; c < CT; ++c)
 #pragma unroll
